@@ -1,0 +1,33 @@
+#pragma once
+// ONNX → Graph. Uses the official ONNX library: the checker runs first, initializers become
+// constants, older opsets are upgraded to the opset-17 forms the op table implements.
+//
+// Every failure is a tessel::Error whose one-line message names the file, the node and the reason:
+//   "model.onnx: node 'Conv_3' (Conv): input 1 has shape [8,3,3] but ..."
+// An unknown op reports every unsupported op with its node name at once.
+#include <map>
+#include <string>
+
+#include "core/graph/graph.h"
+
+namespace tessel {
+
+struct ImportOptions {
+  // Binds symbolic (or overrides) input dims: --shape NAME=1x3x224x224.
+  std::map<std::string, Shape> input_shapes;
+  // Graph inputs whose values are known now (tessel run binds inputs that feed shape operands,
+  // e.g. Reshape's shape in the ONNX node tests). They stay graph inputs; inference sees their value.
+  std::map<std::string, Tensor> bound_inputs;
+};
+
+Graph import_onnx(const std::string& path, const ImportOptions& options = {});
+
+// Names of graph inputs that feed inputs listed in an op's shape_inputs (directly), in the
+// model at `path`; tessel run binds these to the given input files before import.
+std::vector<std::string> onnx_shape_operand_inputs(const std::string& path);
+
+// ONNX TensorProto files (input_K.pb / output_K.pb of the ONNX test suite).
+Tensor read_tensor_pb(const std::string& path);
+void write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path);
+
+}  // namespace tessel

@@ -1,0 +1,153 @@
+#include "core/graph/graph.h"
+
+#include <unordered_set>
+
+#include "core/graph/op_table.h"
+
+namespace tessel {
+
+ValueId Graph::add_input(std::string name, TensorType type) {
+  Value v;
+  v.name = std::move(name);
+  v.type = std::move(type);
+  values.push_back(std::move(v));
+  inputs.push_back(static_cast<ValueId>(values.size() - 1));
+  return inputs.back();
+}
+
+ValueId Graph::add_constant(std::string name, Tensor value) {
+  Value v;
+  v.name = std::move(name);
+  v.type = TensorType{value.dtype(), value.shape()};
+  v.value = std::move(value);
+  values.push_back(std::move(v));
+  return static_cast<ValueId>(values.size() - 1);
+}
+
+std::vector<ValueId> Graph::add_node(std::string node_name, const OpDef& op, Attrs attrs, std::vector<ValueId> node_inputs,
+                                     int num_outputs, std::vector<std::string> output_names) {
+  Node n;
+  n.op = &op;
+  n.attrs = std::move(attrs);
+  n.inputs = std::move(node_inputs);
+  NodeId id = static_cast<NodeId>(nodes.size());
+  for (int k = 0; k < num_outputs; ++k) {
+    Value v;
+    v.name = k < static_cast<int>(output_names.size()) ? output_names[k] : node_name + (num_outputs > 1 ? "_out" + std::to_string(k) : "");
+    v.producer = id;
+    v.output_index = k;
+    values.push_back(std::move(v));
+    n.outputs.push_back(static_cast<ValueId>(values.size() - 1));
+  }
+  n.name = std::move(node_name);
+  nodes.push_back(std::move(n));
+  return nodes.back().outputs;
+}
+
+bool Graph::is_input(ValueId id) const {
+  for (ValueId i : inputs)
+    if (i == id) return true;
+  return false;
+}
+
+bool Graph::is_constant(ValueId id) const {
+  const Value& v = value(id);
+  return v.producer < 0 && v.value.defined() && !is_input(id);
+}
+
+std::vector<std::vector<NodeId>> Graph::consumers() const {
+  std::vector<std::vector<NodeId>> out(values.size());
+  for (NodeId n = 0; n < static_cast<NodeId>(nodes.size()); ++n)
+    for (ValueId v : nodes[n].inputs)
+      if (v != kNoValue && (out[v].empty() || out[v].back() != n)) out[v].push_back(n);
+  return out;
+}
+
+std::string Graph::unique_name(const std::string& base) const {
+  std::unordered_set<std::string> used;
+  for (const auto& v : values) used.insert(v.name);
+  for (const auto& n : nodes) used.insert(n.name);
+  if (!used.count(base)) return base;
+  for (int k = 1;; ++k)
+    if (!used.count(base + "_" + std::to_string(k))) return base + "_" + std::to_string(k);
+}
+
+int64_t Graph::parameter_count() const {
+  int64_t n = 0;
+  for (ValueId id = 0; id < static_cast<ValueId>(values.size()); ++id)
+    if (is_constant(id)) n += values[id].value.numel();
+  return n;
+}
+
+OpTypes node_types(const Graph& g, const Node& n) {
+  OpTypes t;
+  for (ValueId v : n.inputs) t.inputs.push_back(v == kNoValue ? nullptr : &g.value(v).type);
+  for (ValueId v : n.outputs) t.outputs.push_back(g.value(v).type);
+  return t;
+}
+
+int64_t node_flops(const Graph& g, const Node& n) { return n.op->flops(n.attrs, node_types(g, n)); }
+
+namespace {
+
+// Values up to this many elements are computed at compile time when all their inputs are known:
+// enough for every shape computation exporters emit, small enough to never cost real time.
+constexpr int64_t kMaxPropagatedElements = 1024;
+
+void check_arity(const Node& n) {
+  int ni = static_cast<int>(n.inputs.size()), no = static_cast<int>(n.outputs.size());
+  const OpDef& op = *n.op;
+  if (ni < op.min_inputs || ni > op.max_inputs)
+    throw Error("has " + std::to_string(ni) + " inputs; " + op.name + " takes " + std::to_string(op.min_inputs) +
+                (op.max_inputs == op.min_inputs ? "" : " to " + std::to_string(op.max_inputs)));
+  if (no < op.min_outputs || no > op.max_outputs)
+    throw Error("has " + std::to_string(no) + " outputs; " + op.name + " produces " + std::to_string(op.min_outputs) +
+                (op.max_outputs == op.min_outputs ? "" : " to " + std::to_string(op.max_outputs)));
+  for (int i = 0; i < std::min(ni, op.min_inputs); ++i)
+    if (n.inputs[i] == kNoValue) throw Error("required input " + std::to_string(i) + " is missing");
+}
+
+void infer_node(Graph& g, Node& n) {
+  check_arity(n);
+  std::vector<const TensorType*> types;
+  std::vector<const Tensor*> known;
+  bool all_known = true;
+  for (ValueId v : n.inputs) {
+    types.push_back(v == kNoValue ? nullptr : &g.value(v).type);
+    const Tensor* val = v == kNoValue || !g.value(v).value.defined() ? nullptr : &g.value(v).value;
+    known.push_back(val);
+    if (v != kNoValue && !val) all_known = false;
+  }
+  InferContext ctx(types, known, static_cast<int>(n.outputs.size()));
+  n.op->infer(n.attrs, ctx);
+  if (!ctx.all_outputs_set()) throw Error("internal: " + n.op->name + " did not infer every output");
+
+  int64_t out_elements = 0;
+  bool values_given = true;
+  for (int k = 0; k < ctx.num_outputs(); ++k) {
+    Value& out = g.value(n.outputs[k]);
+    out.type = ctx.outputs()[k];
+    out.value = ctx.output_values()[k];
+    out_elements += shape_numel(out.type.shape);
+    values_given = values_given && out.value.defined();
+  }
+  if (values_given || !all_known || out_elements > kMaxPropagatedElements) return;
+  std::vector<Tensor> outs;
+  for (const TensorType& t : ctx.outputs()) outs.emplace_back(t.dtype, t.shape);
+  n.op->reference(n.attrs, KernelArgs{known, &outs});
+  for (int k = 0; k < ctx.num_outputs(); ++k) g.value(n.outputs[k]).value = std::move(outs[k]);
+}
+
+}  // namespace
+
+void infer_types(Graph& g) {
+  for (Node& n : g.nodes) {
+    try {
+      infer_node(g, n);
+    } catch (const Error& e) {
+      rethrow_with_context(e, "node '" + n.name + "' (" + n.op->name + ")");
+    }
+  }
+}
+
+}  // namespace tessel

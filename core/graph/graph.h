@@ -1,0 +1,79 @@
+#pragma once
+// The dataflow graph: values (typed tensors) produced by nodes (ops), plus graph inputs and
+// constants. Nodes are kept in topological order. A Graph is a value: passes take one and return
+// a new one; snapshots are held as shared_ptr<const Graph>, and constants share their buffers, so
+// keeping every pass's result costs little.
+//
+//   %x (input) ──▶ [Conv] ──▶ %c ──▶ [Relu] ──▶ %y (output)
+//   %w (constant) ─┘
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph/op.h"
+
+namespace tessel {
+
+using ValueId = int32_t;
+constexpr ValueId kNoValue = -1;
+using NodeId = int32_t;
+
+struct Value {
+  std::string name;
+  TensorType type;
+  NodeId producer = -1;  // -1: a graph input or a constant
+  int output_index = 0;
+  // Known at compile time: constants (weights) and, after inference, results of shape
+  // computations and bound inputs. Undefined otherwise.
+  Tensor value;
+  std::string layout;  // data layout ("NCHW", "NCHW16c"); empty until layout passes assign one
+};
+
+struct Node {
+  std::string name;
+  const OpDef* op = nullptr;
+  Attrs attrs;
+  std::vector<ValueId> inputs;  // kNoValue for an omitted optional input
+  std::vector<ValueId> outputs;
+};
+
+class Graph {
+ public:
+  std::string name = "main";
+  std::vector<Value> values;
+  std::vector<Node> nodes;  // topological order
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+
+  ValueId add_input(std::string name, TensorType type);
+  ValueId add_constant(std::string name, Tensor value);
+  // Appends a node; outputs get the given names (or "<node>_out<k>") and are typed by infer_types.
+  std::vector<ValueId> add_node(std::string name, const OpDef& op, Attrs attrs, std::vector<ValueId> inputs,
+                                int num_outputs = 1, std::vector<std::string> output_names = {});
+  ValueId add_node1(std::string name, const OpDef& op, Attrs attrs, std::vector<ValueId> inputs) {
+    return add_node(std::move(name), op, std::move(attrs), std::move(inputs))[0];
+  }
+
+  const Value& value(ValueId id) const { return values.at(static_cast<size_t>(id)); }
+  Value& value(ValueId id) { return values.at(static_cast<size_t>(id)); }
+  bool is_constant(ValueId id) const;  // a weight: no producer, value known, not a graph input
+  bool is_input(ValueId id) const;
+  // Nodes that read each value (index = ValueId).
+  std::vector<std::vector<NodeId>> consumers() const;
+  std::string unique_name(const std::string& base) const;
+  int64_t parameter_count() const;  // elements in constants
+};
+
+// Infers dtypes and shapes of every node output in order, and propagates values known at compile
+// time through small computations (Shape → Gather → Concat → Reshape chains). Throws Error naming
+// the node and the reason.
+void infer_types(Graph& g);
+
+// Floating-point operations of one node, from its op's cost function.
+int64_t node_flops(const Graph& g, const Node& n);
+OpTypes node_types(const Graph& g, const Node& n);
+
+using GraphPtr = std::shared_ptr<const Graph>;
+
+}  // namespace tessel

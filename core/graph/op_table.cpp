@@ -1,0 +1,59 @@
+#include "core/graph/op_table.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/graph/ops/elementwise.h"
+#include "core/graph/ops/nn.h"
+#include "core/graph/ops/shape_ops.h"
+
+namespace tessel {
+
+namespace {
+
+#define TESSEL_OP(NAME, ...) make_op_def<__VA_ARGS__>(NAME),
+std::vector<OpDef> build_table() {
+  return {
+#include "core/graph/ops/elementwise.def"
+#include "core/graph/ops/nn.def"
+#include "core/graph/ops/shape_ops.def"
+  };
+}
+#undef TESSEL_OP
+
+const std::vector<OpDef>& table() {
+  static const std::vector<OpDef> ops = build_table();
+  return ops;
+}
+
+const std::unordered_map<std::string_view, const OpDef*>& index() {
+  static const auto map = [] {
+    std::unordered_map<std::string_view, const OpDef*> m;
+    for (const OpDef& op : table()) m.emplace(op.name, &op);
+    return m;
+  }();
+  return map;
+}
+
+}  // namespace
+
+std::span<const OpDef> all_ops() { return table(); }
+
+const OpDef* find_op(std::string_view name) {
+  auto it = index().find(name);
+  return it == index().end() ? nullptr : it->second;
+}
+
+const OpDef& get_op(std::string_view name) {
+  if (const OpDef* op = find_op(name)) return *op;
+  std::string close;
+  for (const OpDef& op : table()) {
+    std::string a(op.name), b(name);
+    std::transform(a.begin(), a.end(), a.begin(), ::tolower);
+    std::transform(b.begin(), b.end(), b.begin(), ::tolower);
+    if (a.find(b) != std::string::npos || b.find(a) != std::string::npos) close += (close.empty() ? "" : ", ") + op.name;
+  }
+  throw Error("unknown op '" + std::string(name) + "'" + (close.empty() ? "" : " (did you mean: " + close + "?)"));
+}
+
+}  // namespace tessel

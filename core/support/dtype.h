@@ -1,0 +1,78 @@
+#pragma once
+// Element types of tensors. Storage of float16/bfloat16 is the raw 16-bit pattern; arithmetic on
+// them goes through float (see float16.h).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tessel {
+
+enum class DataType : uint8_t {
+  kFloat32, kFloat64, kFloat16, kBFloat16,
+  kInt8, kInt16, kInt32, kInt64, kUInt8, kBool,
+};
+
+size_t dtype_size(DataType t);
+std::string_view dtype_name(DataType t);         // "f32", "i64", "bool", ...
+DataType dtype_from_name(std::string_view name);  // accepts short names and "float32" etc.; throws Error
+bool dtype_is_float(DataType t);
+bool dtype_is_integer(DataType t);                // signed or unsigned, not bool
+
+// Wrappers for the 16-bit float types so templates can tell them apart from integers.
+struct Float16 { uint16_t bits = 0; };
+struct BFloat16 { uint16_t bits = 0; };
+float to_float(Float16 h);
+float to_float(BFloat16 h);
+Float16 to_float16(float f);
+BFloat16 to_bfloat16(float f);
+
+template <class T> struct DataTypeOf;
+template <> struct DataTypeOf<float> { static constexpr DataType value = DataType::kFloat32; };
+template <> struct DataTypeOf<double> { static constexpr DataType value = DataType::kFloat64; };
+template <> struct DataTypeOf<Float16> { static constexpr DataType value = DataType::kFloat16; };
+template <> struct DataTypeOf<BFloat16> { static constexpr DataType value = DataType::kBFloat16; };
+template <> struct DataTypeOf<int8_t> { static constexpr DataType value = DataType::kInt8; };
+template <> struct DataTypeOf<int16_t> { static constexpr DataType value = DataType::kInt16; };
+template <> struct DataTypeOf<int32_t> { static constexpr DataType value = DataType::kInt32; };
+template <> struct DataTypeOf<int64_t> { static constexpr DataType value = DataType::kInt64; };
+template <> struct DataTypeOf<uint8_t> { static constexpr DataType value = DataType::kUInt8; };
+template <> struct DataTypeOf<bool> { static constexpr DataType value = DataType::kBool; };
+
+// Calls f.template operator()<T>() with the C++ type of `t`. Use with a template lambda:
+//   dispatch_dtype(t, [&]<class T>() { ... });
+template <class F> decltype(auto) dispatch_dtype(DataType t, F&& f) {
+  switch (t) {
+    case DataType::kFloat32: return f.template operator()<float>();
+    case DataType::kFloat64: return f.template operator()<double>();
+    case DataType::kFloat16: return f.template operator()<Float16>();
+    case DataType::kBFloat16: return f.template operator()<BFloat16>();
+    case DataType::kInt8: return f.template operator()<int8_t>();
+    case DataType::kInt16: return f.template operator()<int16_t>();
+    case DataType::kInt32: return f.template operator()<int32_t>();
+    case DataType::kInt64: return f.template operator()<int64_t>();
+    case DataType::kUInt8: return f.template operator()<uint8_t>();
+    case DataType::kBool: return f.template operator()<bool>();
+  }
+  return f.template operator()<float>();
+}
+
+// Element conversion through double, with the 16-bit float types handled.
+template <class T> double to_double(T v) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return to_float(v);
+  else return static_cast<double>(v);
+}
+template <class T> T from_double(double v) {
+  if constexpr (std::is_same_v<T, Float16>) return to_float16(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, BFloat16>) return to_bfloat16(static_cast<float>(v));
+  else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
+  else return static_cast<T>(v);
+}
+
+}  // namespace tessel
+
+namespace tessel {
+// ONNX TensorProto.DataType codes (the numbers are part of the ONNX format).
+DataType dtype_from_onnx(int64_t code);  // throws Error for types Tessel does not handle
+int32_t dtype_to_onnx(DataType t);
+}  // namespace tessel

@@ -1,0 +1,100 @@
+#include "core/support/tensor.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/support/error.h"
+
+namespace tessel {
+
+Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  int64_t n = 1;
+  for (int64_t d : shape_) {
+    if (d < 0) throw Error("negative dimension in shape " + shape_str(shape_));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      throw Error("tensor of shape " + shape_str(shape_) + " is too large");
+    n *= d;
+  }
+  if (n > kMaxTensorBytes / static_cast<int64_t>(dtype_size(dtype)))
+    throw Error("refusing to allocate a " + std::string(dtype_name(dtype)) + shape_str(shape_) +
+                " tensor (" + std::to_string(n * static_cast<int64_t>(dtype_size(dtype)) >> 20) +
+                " MiB exceeds the 8 GiB limit)");
+  size_t bytes = std::max<size_t>(static_cast<size_t>(n) * dtype_size(dtype), 1);
+  storage_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]());
+}
+
+void Tensor::check_type(DataType expected) const {
+  if (expected != dtype_)
+    throw Error("tensor has type " + std::string(dtype_name(dtype_)) + ", accessed as " +
+                std::string(dtype_name(expected)));
+}
+
+double Tensor::get_double(int64_t i) const {
+  return dispatch_dtype(dtype_, [&]<class T>() { return to_double(reinterpret_cast<const T*>(raw_data())[i]); });
+}
+
+void Tensor::set_double(int64_t i, double v) {
+  dispatch_dtype(dtype_, [&]<class T>() { reinterpret_cast<T*>(raw_data())[i] = from_double<T>(v); });
+}
+
+std::vector<int64_t> Tensor::to_int64s() const {
+  if (!dtype_is_integer(dtype_))
+    throw Error("expected an integer tensor, got " + std::string(dtype_name(dtype_)));
+  std::vector<int64_t> out(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) out[i] = static_cast<int64_t>(get_double(i));
+  if (dtype_ == DataType::kInt64) std::memcpy(out.data(), raw_data(), nbytes());  // exact for huge values
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  std::memcpy(t.raw_data(), raw_data(), nbytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel())
+    throw Error("cannot reshape " + shape_str(shape_) + " to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::cast(DataType to) const {
+  Tensor out(to, shape_);
+  int64_t n = numel();
+  dispatch_dtype(dtype_, [&]<class S>() {
+    const S* src = reinterpret_cast<const S*>(raw_data());
+    dispatch_dtype(to, [&]<class D>() {
+      D* dst = reinterpret_cast<D*>(out.raw_data());
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<S, D>) {
+          dst[i] = src[i];
+        } else if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool> && std::is_integral_v<S>) {
+          dst[i] = static_cast<D>(src[i]);  // integer → integer keeps exact 64-bit values
+        } else {
+          double v = to_double(src[i]);
+          if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>) {
+            if (std::isnan(v)) v = 0;
+            v = std::trunc(v);
+          }
+          dst[i] = from_double<D>(v);
+        }
+      }
+    });
+  });
+  return out;
+}
+
+std::string Tensor::summary() const {
+  std::string s = std::string(dtype_name(dtype_)) + shape_str(shape_) + " {";
+  int64_t n = std::min<int64_t>(numel(), 6);
+  for (int64_t i = 0; i < n; ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%g", i ? ", " : "", get_double(i));
+    s += buf;
+  }
+  return s + (numel() > n ? ", ...}" : "}");
+}
+
+}  // namespace tessel

@@ -1,0 +1,72 @@
+#pragma once
+// A dense, row-major host tensor. Copies share the buffer (like a handle); `clone` copies data.
+// Immutable snapshots hold `Tensor` freely: nothing writes through a shared buffer after it is
+// published, by convention of every pass and kernel (outputs are always freshly allocated).
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/support/dtype.h"
+#include "core/support/shape.h"
+
+namespace tessel {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DataType dtype, Shape shape);  // zero-filled; throws Error on absurd sizes
+
+  template <class T> static Tensor from_values(Shape shape, std::span<const T> values) {
+    Tensor t(DataTypeOf<T>::value, std::move(shape));
+    std::memcpy(t.raw_data(), values.data(), t.nbytes());
+    return t;
+  }
+  template <class T> static Tensor scalar(T v) {
+    return from_values<T>({}, std::span<const T>(&v, 1));
+  }
+  static Tensor from_int64s(Shape shape, const std::vector<int64_t>& v) {
+    return from_values<int64_t>(std::move(shape), v);
+  }
+
+  bool defined() const { return storage_ != nullptr; }
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+
+  std::byte* raw_data() { return storage_.get(); }
+  const std::byte* raw_data() const { return storage_.get(); }
+  template <class T> T* data() { check_type(DataTypeOf<T>::value); return reinterpret_cast<T*>(raw_data()); }
+  template <class T> const T* data() const {
+    check_type(DataTypeOf<T>::value);
+    return reinterpret_cast<const T*>(raw_data());
+  }
+  template <class T> std::span<const T> values() const { return {data<T>(), static_cast<size_t>(numel())}; }
+
+  // Element i converted through double (any dtype); used by kernels that are not type-specialised.
+  double get_double(int64_t i) const;
+  void set_double(int64_t i, double v);
+  // Reads an integer tensor (any integer dtype) as int64 values: shapes, axes, pads, indices.
+  std::vector<int64_t> to_int64s() const;
+
+  Tensor clone() const;
+  // Same bytes, new shape (numel must match). Shares storage.
+  Tensor reshaped(Shape shape) const;
+  // Elementwise conversion (ONNX Cast semantics through double; float → int truncates).
+  Tensor cast(DataType to) const;
+  std::string summary() const;  // "f32[2,3] {1, 2, 3, ...}"
+
+ private:
+  void check_type(DataType expected) const;
+  DataType dtype_ = DataType::kFloat32;
+  Shape shape_;
+  std::shared_ptr<std::byte[]> storage_;
+};
+
+// The largest tensor Tessel agrees to allocate (refuses absurd sizes from corrupt models before
+// allocating).
+constexpr int64_t kMaxTensorBytes = int64_t{8} << 30;
+
+}  // namespace tessel
