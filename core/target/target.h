@@ -1,0 +1,93 @@
+#pragma once
+// A compilation target: a kind ("ref", later "llvm", "opencl", ...) plus typed options with
+// defaults. Built from JSON or from the short command-line form:
+//
+//   Target::parse(R"({"kind": "ref", "vector_bits": 512})")
+//   Target::parse("ref -vector_bits=256 -num_threads=2")
+//
+// Passes and code generators read only these options, never the machine they run on (compilation
+// may happen away from the device). Kinds are registered in TargetKindRegistry with their options;
+// an unknown kind, unknown option or bad value throws Error listing what is valid.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tessel {
+
+using TargetOptionValue = std::variant<int64_t, bool, std::string>;
+
+struct TargetOptionSpec {
+  std::string name;
+  enum class Type { kInt, kBool, kString } type = Type::kInt;
+  std::string doc;
+  // The default, computed when a Target is built (it may depend on the host, e.g. vector_bits).
+  std::function<TargetOptionValue()> default_value;
+  int64_t min = 0, max = INT64_MAX;  // for integers
+  std::vector<std::string> choices;  // for strings; empty: any
+};
+std::string_view target_option_type_name(TargetOptionSpec::Type t);  // "int", "bool", "string"
+
+struct TargetKind {
+  std::string name;
+  std::string device;  // the device type its code runs on ("cpu")
+  std::string doc;
+  std::vector<TargetOptionSpec> options;
+  const TargetOptionSpec* find_option(std::string_view option) const;
+};
+
+// Typed registry of target kinds. The built-in kinds are registered on first use; plugins add
+// theirs with add(). A duplicate name is refused.
+class TargetKindRegistry {
+ public:
+  static TargetKindRegistry& global();
+  void add(TargetKind kind);  // throws Error when the name is taken
+  const TargetKind* find(std::string_view name) const;
+  const TargetKind& get(std::string_view name) const;  // throws Error listing the registered kinds
+  std::vector<std::string> names() const;
+  std::shared_ptr<const TargetKind> get_shared(std::string_view name) const;  // throws like get()
+
+ private:
+  TargetKindRegistry();
+  std::vector<std::shared_ptr<const TargetKind>> kinds_;
+};
+
+class Target {
+ public:
+  // JSON object (starts with '{') or short form "kind -opt=value ...". Throws Error.
+  static Target parse(std::string_view spec);
+  static Target from_json(const nlohmann::json& j);
+  // The kind with every option at its default.
+  static Target of_kind(std::string_view kind);
+
+  const std::string& kind() const { return kind_->name; }
+  const TargetKind& kind_info() const { return *kind_; }
+  int64_t get_int(std::string_view option) const;
+  bool get_bool(std::string_view option) const;
+  const std::string& get_string(std::string_view option) const;
+
+  std::string str() const;           // short form with every option: "ref -num_threads=1 -vector_bits=512"
+  nlohmann::json to_json() const;    // {"kind": ..., every option}
+  bool operator==(const Target& o) const { return kind_ == o.kind_ && options_ == o.options_; }
+
+ private:
+  explicit Target(std::shared_ptr<const TargetKind> kind);
+  void set(std::string_view option, const TargetOptionValue& value);
+  const TargetOptionValue& get(std::string_view option, TargetOptionSpec::Type type) const;
+  std::shared_ptr<const TargetKind> kind_;
+  std::map<std::string, TargetOptionValue, std::less<>> options_;
+};
+
+// Vector width in 32-bit floats (vector_bits / 32): the channel block of NCHW{c}c layouts.
+int64_t target_vector_floats(const Target& t);
+
+// 512 when the host CPU has AVX-512F, else 256: the `ref` kind's vector_bits default.
+int64_t host_vector_bits();
+
+}  // namespace tessel
