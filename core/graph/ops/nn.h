@@ -1,2 +1,4 @@
 #pragma once
-#include "core/graph/ops/common.h"
+// Neural-network ops: convolutions, pooling, matrix products, normalizations, softmax family and
+// activations that are not plain element-wise arithmetic. One header per family.
+#include "core/graph/ops/nn_conv.h"
