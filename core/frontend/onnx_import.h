@@ -6,7 +6,9 @@
 //   "model.onnx: node 'Conv_3' (Conv): input 1 has shape [8,3,3] but ..."
 // An unknown op reports every unsupported op with its node name at once.
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/graph/graph.h"
 
@@ -25,6 +27,14 @@ Graph import_onnx(const std::string& path, const ImportOptions& options = {});
 // Names of graph inputs that feed inputs listed in an op's shape_inputs (directly), in the
 // model at `path`; tessel run binds these to the given input files before import.
 std::vector<std::string> onnx_shape_operand_inputs(const std::string& path);
+
+// A graph input that is not an initializer (the inputs `tessel run` reads as input_K.pb, in order).
+struct OnnxInputInfo {
+  std::string name;
+  std::optional<Shape> static_shape;  // nullopt when a dim is symbolic or the rank is not declared
+  bool feeds_shape_operand = false;   // read directly by an input listed in its op's shape_inputs
+};
+std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path);
 
 // ONNX TensorProto files (input_K.pb / output_K.pb of the ONNX test suite).
 Tensor read_tensor_pb(const std::string& path);

@@ -1,0 +1,267 @@
+#include "core/frontend/onnx_import.h"
+
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/frontend/onnx_attributes.h"
+#include "core/frontend/onnx_external_data.h"
+#include "core/frontend/onnx_model_loader.h"
+#include "core/frontend/onnx_tensor.h"
+#include "core/graph/op_table.h"
+#include "core/support/error.h"
+
+namespace tessel {
+
+namespace {
+
+// "[N,3,224,224]" with symbolic dims by name, for messages.
+std::string declared_shape_text(const onnx::TensorShapeProto& shape) {
+  std::string out = "[";
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& d = shape.dim(i);
+    out += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
+  }
+  return out + "]";
+}
+
+// The static shape a graph input declares, or nullopt when a dim is symbolic or the rank unknown.
+std::optional<Shape> static_shape_of(const onnx::ValueInfoProto& input) {
+  const auto& tt = input.type().tensor_type();
+  if (!tt.has_shape()) return std::nullopt;
+  Shape s;
+  for (const auto& d : tt.shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+    s.push_back(d.dim_value());
+  }
+  return s;
+}
+
+std::string shape_arg_text(const Shape& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+  return out;
+}
+
+// Builds a Graph from a loaded, upgraded model. Errors name the node; the caller adds the file.
+class GraphBuilder {
+ public:
+  GraphBuilder(const onnx::GraphProto& proto, const ImportOptions& options) : proto_(proto), options_(options) {}
+
+  Graph build(const std::string& fallback_name) {
+    g_.name = proto_.name().empty() ? fallback_name : proto_.name();
+    for (const auto& init : proto_.initializer()) {
+      try {
+        define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
+      } catch (const Error& e) {
+        rethrow_with_context(e, "initializer '" + init.name() + "'");
+      }
+    }
+    add_inputs();
+    for (const auto& node : proto_.node()) {
+      try {
+        add_node(node);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "node '" + node.name() + "' (" + node.op_type() + ")");
+      }
+    }
+    for (const auto& out : proto_.output()) {
+      auto it = ids_.find(out.name());
+      if (it == ids_.end()) throw Error("graph output '" + out.name() + "' is not produced by any node");
+      g_.outputs.push_back(it->second);
+    }
+    infer_types(g_);
+    return std::move(g_);
+  }
+
+ private:
+  void define(const std::string& name, ValueId id) { ids_[name] = id; }
+
+  void add_inputs() {
+    std::unordered_set<std::string> initializers;
+    for (const auto& init : proto_.initializer()) initializers.insert(init.name());
+    std::unordered_set<std::string> runtime_inputs;
+    for (const auto& input : proto_.input()) {
+      if (initializers.count(input.name())) continue;  // a weight with a declared type: a constant
+      runtime_inputs.insert(input.name());
+      try {
+        add_input(input);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "input '" + input.name() + "'");
+      }
+    }
+    auto check_named = [&](const std::string& name, const char* what) {
+      if (runtime_inputs.count(name)) return;
+      std::string names;
+      for (const auto& input : proto_.input())
+        if (runtime_inputs.count(input.name())) names += (names.empty() ? "" : ", ") + input.name();
+      throw Error(std::string(what) + " names '" + name + "', which is not a graph input (inputs: " +
+                  (names.empty() ? "none" : names) + ")");
+    };
+    for (const auto& [name, shape] : options_.input_shapes) check_named(name, "--shape");
+    for (const auto& [name, value] : options_.bound_inputs) check_named(name, "a bound input");
+  }
+
+  void add_input(const onnx::ValueInfoProto& input) {
+    if (!input.type().has_tensor_type()) throw Error("is not a tensor (sequences, maps and optionals are not supported)");
+    const auto& tt = input.type().tensor_type();
+    const DataType dtype = dtype_from_onnx(tt.elem_type());
+    Shape shape;
+    auto bound = options_.bound_inputs.find(input.name());
+    auto given = options_.input_shapes.find(input.name());
+    if (given != options_.input_shapes.end()) {
+      shape = given->second;
+    } else if (bound != options_.bound_inputs.end()) {
+      shape = bound->second.shape();
+    } else if (auto s = static_shape_of(input)) {
+      shape = *s;
+    } else {
+      throw Error(symbolic_dim_message(input));
+    }
+    const ValueId id = g_.add_input(input.name(), TensorType{dtype, shape});
+    if (bound != options_.bound_inputs.end()) {
+      const Tensor& v = bound->second;
+      if (v.dtype() != dtype || v.shape() != shape)
+        throw Error("bound value " + type_str({v.dtype(), v.shape()}) + " does not match the input's type " +
+                    type_str({dtype, shape}));
+      g_.value(id).value = v;
+    }
+    define(input.name(), id);
+  }
+
+  static std::string symbolic_dim_message(const onnx::ValueInfoProto& input) {
+    const auto& tt = input.type().tensor_type();
+    if (!tt.has_shape()) return "has no declared shape; give one with --shape " + input.name() + "=1x3x224x224";
+    Shape example;
+    std::string which;
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      const bool symbolic = !d.has_dim_value() || d.dim_value() < 0;
+      if (symbolic && which.empty())
+        which = (d.dim_param().empty() ? "an unnamed dimension" : "'" + d.dim_param() + "'") + " at axis " + std::to_string(i);
+      example.push_back(symbolic ? 1 : d.dim_value());
+    }
+    return "has symbolic dimension " + which + " in shape " + declared_shape_text(tt.shape()) +
+           "; bind it with --shape " + input.name() + "=" + shape_arg_text(example);
+  }
+
+  void add_node(const onnx::NodeProto& node) {
+    if (node.op_type() == "Constant") return add_constant_node(node);
+    const OpDef& op = get_op(node.op_type());
+    Attrs attrs;
+    try {
+      attrs = op.parse_attrs(op.name, attr_map_from_onnx(node));
+    } catch (const Error& e) {
+      // parse_attrs names the op itself ("Conv: attribute ..."); the node context already does.
+      std::string msg = e.what();
+      const std::string prefix = op.name + ": ";
+      throw Error(msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg);
+    }
+    std::vector<ValueId> inputs;
+    for (const std::string& name : node.input()) {
+      if (name.empty()) {
+        inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = ids_.find(name);
+      if (it == ids_.end())
+        throw Error("input '" + name + "' is not a graph input, an initializer or an output of an earlier node");
+      inputs.push_back(it->second);
+    }
+    while (!inputs.empty() && inputs.back() == kNoValue) inputs.pop_back();  // trailing omitted optionals
+    std::vector<std::string> outputs(node.output().begin(), node.output().end());
+    while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
+    for (size_t k = 0; k < outputs.size(); ++k)
+      if (outputs[k].empty()) outputs[k] = g_.unique_name(node.name() + "_unused" + std::to_string(k));
+    const auto ids = g_.add_node(node.name(), op, std::move(attrs), std::move(inputs), static_cast<int>(outputs.size()),
+                                 outputs);
+    for (size_t k = 0; k < outputs.size(); ++k) define(outputs[k], ids[k]);
+  }
+
+  void add_constant_node(const onnx::NodeProto& node) {
+    if (node.output_size() != 1 || node.attribute_size() != 1)
+      throw Error("a Constant node needs exactly one output and one value attribute");
+    const onnx::AttributeProto& a = node.attribute(0);
+    Tensor value;
+    if (a.name() == "value") value = tensor_from_onnx(a.t());
+    else if (a.name() == "value_float") value = Tensor::scalar<float>(a.f());
+    else if (a.name() == "value_int") value = Tensor::scalar<int64_t>(a.i());
+    else if (a.name() == "value_floats")
+      value = Tensor::from_values<float>({a.floats_size()}, std::span<const float>(a.floats().data(), a.floats_size()));
+    else if (a.name() == "value_ints")
+      value = Tensor::from_values<int64_t>({a.ints_size()}, std::span<const int64_t>(a.ints().data(), a.ints_size()));
+    else if (a.name() == "value_string" || a.name() == "value_strings")
+      throw Error("string constants are not supported");
+    else
+      throw Error("attribute '" + a.name() + "' is not supported (sparse or unknown constant form)");
+    define(node.output(0), g_.add_constant(node.output(0), std::move(value)));
+  }
+
+  const onnx::GraphProto& proto_;
+  const ImportOptions& options_;
+  Graph g_;
+  std::unordered_map<std::string, ValueId> ids_;
+};
+
+}  // namespace
+
+Graph import_onnx(const std::string& path, const ImportOptions& options) {
+  LoadedOnnxModel model = load_onnx_model(path);
+  try {
+    return GraphBuilder(model.proto.graph(), options).build(std::filesystem::path(path).stem().string());
+  } catch (const Error& e) {
+    rethrow_with_context(e, path);
+  }
+}
+
+std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path) {
+  const LoadedOnnxModel model = load_onnx_model(path);
+  const onnx::GraphProto& graph = model.proto.graph();
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  std::unordered_set<std::string> shape_operands;
+  for (const auto& node : graph.node()) {
+    const OpDef* op = find_op(node.op_type());
+    if (!op) continue;
+    for (int i : op->shape_inputs)
+      if (i < node.input_size() && !node.input(i).empty()) shape_operands.insert(node.input(i));
+  }
+  std::vector<OnnxInputInfo> out;
+  for (const auto& input : graph.input()) {
+    if (initializers.count(input.name())) continue;
+    out.push_back({input.name(), static_shape_of(input), shape_operands.count(input.name()) > 0});
+  }
+  return out;
+}
+
+std::vector<std::string> onnx_shape_operand_inputs(const std::string& path) {
+  std::vector<std::string> names;
+  for (const OnnxInputInfo& in : onnx_runtime_inputs(path))
+    if (in.feeds_shape_operand) names.push_back(in.name);
+  return names;
+}
+
+Tensor read_tensor_pb(const std::string& path) {
+  onnx::TensorProto proto;
+  parse_proto_file(path, proto, "TensorProto");
+  try {
+    if (proto.data_type() == onnx::TensorProto::UNDEFINED)
+      throw Error("the tensor has no data type (is this a TensorProto file?)");
+    load_external_data(proto, std::filesystem::path(path).parent_path());
+    return tensor_from_onnx(proto);
+  } catch (const Error& e) {
+    rethrow_with_context(e, path);
+  }
+}
+
+void write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path) {
+  onnx::TensorProto proto;
+  tensor_to_onnx(t, name, &proto);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(path + ": cannot open for writing: " + std::strerror(errno));
+  if (!proto.SerializeToOstream(&out) || !out.flush())
+    throw Error(path + ": writing failed: " + std::strerror(errno));
+}
+
+}  // namespace tessel

@@ -1,0 +1,29 @@
+#pragma once
+// Reads an ONNX model file into a ModelProto ready to become a Graph, checking everything that can
+// be wrong with an untrusted file before anything is built:
+//
+//   parse (one pass over the file) → default-domain opset in 7..17 → every unsupported op, listed
+//   together → external data (inside the model's folder) → onnx::checker → opset upgrade
+#include <string>
+
+#include <google/protobuf/message_lite.h>
+#include <onnx/onnx_pb.h>
+
+namespace tessel {
+
+struct LoadedOnnxModel {
+  onnx::ModelProto proto;  // upgraded to the op table's forms; every node has a name
+  int64_t opset = 0;       // the default-domain opset the file declared
+};
+
+// Throws Error "PATH: reason" (one line).
+LoadedOnnxModel load_onnx_model(const std::string& path);
+
+// Parses a protobuf file into `message`; throws Error "PATH: reason" for a missing, empty,
+// truncated or corrupt file. `what` names the expected content ("ONNX model", "TensorProto").
+void parse_proto_file(const std::string& path, google::protobuf::MessageLite& message, const char* what);
+
+// Node names as Tessel shows them: the ONNX name, or "<OpType>_<index>" when it is empty.
+void name_unnamed_nodes(onnx::GraphProto& graph);
+
+}  // namespace tessel

@@ -1,0 +1,141 @@
+#include "core/frontend/onnx_tensor.h"
+
+#include <cstring>
+
+#include "core/support/error.h"
+
+namespace tessel {
+
+namespace {
+
+const char* typed_field_for(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return "float_data";
+    case DataType::kFloat64: return "double_data";
+    case DataType::kInt64: return "int64_data";
+    default: return "int32_data";
+  }
+}
+
+// The names of the non-empty value fields, so a message can say what the file actually holds.
+std::string present_fields(const onnx::TensorProto& p) {
+  std::string out;
+  auto note = [&](bool present, const char* name) {
+    if (present) out += (out.empty() ? "" : ", ") + std::string(name);
+  };
+  note(!p.raw_data().empty(), "raw_data");
+  note(p.float_data_size() > 0, "float_data");
+  note(p.double_data_size() > 0, "double_data");
+  note(p.int32_data_size() > 0, "int32_data");
+  note(p.int64_data_size() > 0, "int64_data");
+  note(p.uint64_data_size() > 0, "uint64_data");
+  note(p.string_data_size() > 0, "string_data");
+  return out.empty() ? "no data" : out;
+}
+
+template <class Field> void check_count(const Field& field, const char* name, const DeclaredTensor& d) {
+  int64_t n = shape_numel(d.shape);
+  if (static_cast<int64_t>(field.size()) != n)
+    throw Error(std::string(name) + " has " + std::to_string(field.size()) + " values but " +
+                std::string(dtype_name(d.dtype)) + shape_str(d.shape) + " needs " + std::to_string(n));
+}
+
+// Copies a typed repeated field element by element into `t` (already sized).
+template <class Field> void fill_from_field(Tensor& t, const Field& field) {
+  dispatch_dtype(t.dtype(), [&]<class T>() {
+    T* dst = reinterpret_cast<T*>(t.raw_data());
+    for (int i = 0; i < field.size(); ++i) {
+      if constexpr (std::is_same_v<T, Float16>) dst[i] = Float16{static_cast<uint16_t>(field.Get(i))};
+      else if constexpr (std::is_same_v<T, BFloat16>) dst[i] = BFloat16{static_cast<uint16_t>(field.Get(i))};
+      else if constexpr (std::is_same_v<T, bool>) dst[i] = field.Get(i) != 0;
+      else dst[i] = static_cast<T>(field.Get(i));
+    }
+  });
+}
+
+}  // namespace
+
+std::string tensor_label(const onnx::TensorProto& proto) {
+  return proto.name().empty() ? std::string("unnamed tensor") : "tensor '" + proto.name() + "'";
+}
+
+DeclaredTensor declared_tensor(const onnx::TensorProto& proto) {
+  try {
+    DeclaredTensor d{dtype_from_onnx(proto.data_type()), {}, 0};
+    const int64_t elem = static_cast<int64_t>(dtype_size(d.dtype));
+    bool has_zero_dim = false;
+    for (int64_t dim : proto.dims()) {
+      if (dim < 0) throw Error("negative dimension " + std::to_string(dim));
+      d.shape.push_back(dim);
+      has_zero_dim = has_zero_dim || dim == 0;
+    }
+    // Multiply with a guard instead of overflowing: any product above the limit is refused alike.
+    int64_t numel = 1;
+    for (int64_t dim : d.shape) {
+      if (has_zero_dim) { numel = 0; break; }
+      if (numel > kMaxTensorBytes / elem / dim)
+        throw Error("declared shape " + shape_str(d.shape) + " of " + std::string(dtype_name(d.dtype)) +
+                    " exceeds the " + std::to_string(kMaxTensorBytes >> 30) + " GiB tensor limit");
+      numel *= dim;
+    }
+    d.bytes = numel * elem;
+    return d;
+  } catch (const Error& e) {
+    rethrow_with_context(e, tensor_label(proto));
+  }
+}
+
+Tensor tensor_from_onnx(const onnx::TensorProto& proto) {
+  const DeclaredTensor d = declared_tensor(proto);
+  try {
+    if (proto.has_segment()) throw Error("segmented tensors are not supported");
+    if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+      throw Error("its data is stored externally and was not loaded");
+    const int64_t n = shape_numel(d.shape);
+    if (!proto.raw_data().empty()) {
+      if (static_cast<int64_t>(proto.raw_data().size()) != d.bytes)
+        throw Error("raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but " +
+                    std::string(dtype_name(d.dtype)) + shape_str(d.shape) + " needs " + std::to_string(d.bytes));
+      Tensor t(d.dtype, d.shape);
+      std::memcpy(t.raw_data(), proto.raw_data().data(), static_cast<size_t>(d.bytes));
+      if (d.dtype == DataType::kBool) {  // any non-zero byte is true; keep bools canonical
+        auto* b = reinterpret_cast<uint8_t*>(t.raw_data());
+        for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+      }
+      return t;
+    }
+    if (n == 0) return Tensor(d.dtype, d.shape);
+    switch (d.dtype) {
+      case DataType::kFloat32:
+        if (proto.float_data_size() == 0) break;
+        check_count(proto.float_data(), "float_data", d);
+        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.float_data()); return t; }();
+      case DataType::kFloat64:
+        if (proto.double_data_size() == 0) break;
+        check_count(proto.double_data(), "double_data", d);
+        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.double_data()); return t; }();
+      case DataType::kInt64:
+        if (proto.int64_data_size() == 0) break;
+        check_count(proto.int64_data(), "int64_data", d);
+        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.int64_data()); return t; }();
+      default:  // i8 i16 i32 u8 bool f16 bf16: int32_data
+        if (proto.int32_data_size() == 0) break;
+        check_count(proto.int32_data(), "int32_data", d);
+        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.int32_data()); return t; }();
+    }
+    throw Error(std::string(dtype_name(d.dtype)) + " values belong in raw_data or " + typed_field_for(d.dtype) +
+                ", found " + present_fields(proto));
+  } catch (const Error& e) {
+    rethrow_with_context(e, tensor_label(proto));
+  }
+}
+
+void tensor_to_onnx(const Tensor& t, const std::string& name, onnx::TensorProto* out) {
+  out->Clear();
+  out->set_name(name);
+  out->set_data_type(dtype_to_onnx(t.dtype()));
+  for (int64_t d : t.shape()) out->add_dims(d);
+  out->set_raw_data(reinterpret_cast<const char*>(t.raw_data()), t.nbytes());
+}
+
+}  // namespace tessel

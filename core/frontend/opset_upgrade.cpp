@@ -1,0 +1,303 @@
+// Opset upgrade: every rewrite from an older default-domain opset (7..16) to the form of the same
+// op that the op table implements, in one place. Rules, by the opset that changed the op:
+//
+//   Clip < 11               attrs min/max          → constant inputs 1, 2 (of the input's type)
+//   Split < 13              attr split             → constant input 1
+//   Squeeze, Unsqueeze < 13 attr axes              → constant input 1
+//   ReduceSum < 13          attr axes              → constant input 1
+//   Pad < 11                attrs pads, value      → constant inputs 1, 2 (value of the input's type)
+//   Slice < 10              attrs starts/ends/axes → constant inputs 1, 2, 3
+//   TopK < 10               attr k                 → constant input 1
+//   Dropout < 12            attr ratio             → constant input 1
+//   BatchNormalization < 9  attr spatial           → dropped (only spatial=1 exists in later opsets)
+//   Upsample 7..10          attr or input scales   → Resize(X, roi = none, scales), asymmetric
+//   Resize 10               inputs X, scales       → Resize(X, roi = none, scales), asymmetric
+//   every op                attrs consumed_inputs, is_test → dropped (no-ops in inference)
+//
+//   Softmax, LogSoftmax, Hardmax < 13 applied the op to the input coerced to 2-D at `axis`; opset 13
+//   applies it along one axis. Unless axis is -1 (where both agree), the node becomes:
+//
+//       x ──▶ Flatten(axis) ──▶ Op(axis=1) ──▶ Reshape ──▶ y
+//       └───▶ Shape ────────────────────────────┘
+//
+// Constants added by a rule become initializers with fresh names derived from the node's name.
+// Element types that a constant must share with an input (Clip, Pad) come from the model's inputs
+// and initializers, or from ONNX shape inference when the value is computed by another node.
+#include "core/frontend/opset_upgrade.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <onnx/shape_inference/implementation.h>
+
+#include "core/frontend/onnx_tensor.h"
+#include "core/support/error.h"
+
+namespace tessel {
+
+namespace {
+
+using onnx::AttributeProto;
+using onnx::NodeProto;
+
+const AttributeProto* find_attr(const NodeProto& n, std::string_view name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+void remove_attr(NodeProto& n, std::string_view name) {
+  auto* attrs = n.mutable_attribute();
+  for (int i = attrs->size() - 1; i >= 0; --i)
+    if (attrs->Get(i).name() == name) attrs->DeleteSubrange(i, 1);
+}
+
+void set_string_attr(NodeProto& n, const std::string& name, const std::string& value) {
+  remove_attr(n, name);
+  AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeProto::STRING);
+  a->set_s(value);
+}
+
+void set_int_attr(NodeProto& n, const std::string& name, int64_t value) {
+  remove_attr(n, name);
+  AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeProto::INT);
+  a->set_i(value);
+}
+
+void set_input(NodeProto& n, int index, const std::string& value) {
+  while (n.input_size() <= index) n.add_input("");
+  n.set_input(index, value);
+}
+
+std::vector<int64_t> ints_of(const AttributeProto& a) { return {a.ints().begin(), a.ints().end()}; }
+
+class Upgrader {
+ public:
+  Upgrader(onnx::ModelProto& model, int64_t opset) : model_(model), graph_(*model.mutable_graph()), opset_(opset) {}
+
+  void run() {
+    collect_names();
+    if (needs_element_types()) collect_element_types();
+    google::protobuf::RepeatedPtrField<NodeProto> old_nodes;
+    old_nodes.Swap(graph_.mutable_node());
+    for (NodeProto& node : old_nodes) {
+      try {
+        upgrade(node);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "node '" + node.name() + "' (" + node.op_type() + ")");
+      }
+    }
+  }
+
+ private:
+  bool old(const char* op, int64_t changed_at) const { return current_op_ == op && opset_ < changed_at; }
+
+  void upgrade(NodeProto& node) {
+    current_op_ = node.op_type();
+    if (!node.domain().empty() && node.domain() != "ai.onnx") return emit(node);
+    remove_attr(node, "consumed_inputs");
+    remove_attr(node, "is_test");
+    if (old("Clip", 11)) {
+      clip(node);
+    } else if (old("Split", 13)) {
+      attr_to_int_input(node, "split", 1);
+    } else if (old("Squeeze", 13) || old("Unsqueeze", 13) || old("ReduceSum", 13)) {
+      attr_to_int_input(node, "axes", 1);
+    } else if (old("Pad", 11)) {
+      pad(node);
+    } else if (old("Slice", 10)) {
+      attr_to_int_input(node, "starts", 1);
+      attr_to_int_input(node, "ends", 2);
+      attr_to_int_input(node, "axes", 3);
+    } else if (old("TopK", 10)) {
+      attr_to_int_input(node, "k", 1, /*as_scalar_list=*/true);
+    } else if (old("Dropout", 12)) {
+      if (const AttributeProto* r = find_attr(node, "ratio"))
+        set_input(node, 1, add_constant(node.name() + "_ratio", Tensor::scalar<float>(r->f())));
+      remove_attr(node, "ratio");
+    } else if (old("BatchNormalization", 9)) {
+      const AttributeProto* s = find_attr(node, "spatial");
+      if (s && s->i() != 1) throw Error("spatial=" + std::to_string(s->i()) + " is not supported (only spatial=1)");
+      remove_attr(node, "spatial");
+    } else if (current_op_ == "Upsample" || (current_op_ == "Resize" && opset_ < 11)) {
+      upsample_to_resize(node);
+    } else if (old("Softmax", 13) || old("LogSoftmax", 13) || old("Hardmax", 13)) {
+      return coerced_2d_to_axis(node);
+    }
+    emit(node);
+  }
+
+  void emit(NodeProto& node) { graph_.mutable_node()->Add(std::move(node)); }
+
+  // ----- rules -----
+
+  void attr_to_int_input(NodeProto& node, const char* attr, int index, bool as_scalar_list = false) {
+    const AttributeProto* a = find_attr(node, attr);
+    if (!a) return;
+    std::vector<int64_t> v = as_scalar_list ? std::vector<int64_t>{a->i()} : ints_of(*a);
+    set_input(node, index,
+              add_constant(node.name() + "_" + attr, Tensor::from_int64s({static_cast<int64_t>(v.size())}, v)));
+    remove_attr(node, attr);
+  }
+
+  void clip(NodeProto& node) {
+    const DataType t = element_type(node.input(0));
+    if (const AttributeProto* lo = find_attr(node, "min"))
+      set_input(node, 1, add_constant(node.name() + "_min", scalar_of(t, lo->f())));
+    if (const AttributeProto* hi = find_attr(node, "max"))
+      set_input(node, 2, add_constant(node.name() + "_max", scalar_of(t, hi->f())));
+    remove_attr(node, "min");
+    remove_attr(node, "max");
+  }
+
+  void pad(NodeProto& node) {
+    attr_to_int_input(node, "pads", 1);
+    if (const AttributeProto* v = find_attr(node, "value"))
+      set_input(node, 2, add_constant(node.name() + "_value", scalar_of(element_type(node.input(0)), v->f())));
+    remove_attr(node, "value");
+  }
+
+  void upsample_to_resize(NodeProto& node) {
+    const std::string x = node.input(0);
+    std::string scales = node.input_size() > 1 ? node.input(1) : "";
+    if (const AttributeProto* s = find_attr(node, "scales")) {  // Upsample 7..8 keeps scales as an attribute
+      std::vector<float> v(s->floats().begin(), s->floats().end());
+      scales = add_constant(node.name() + "_scales", Tensor::from_values<float>({static_cast<int64_t>(v.size())}, v));
+      remove_attr(node, "scales");
+    }
+    const AttributeProto* m = find_attr(node, "mode");
+    const std::string mode = m ? m->s() : "nearest";
+    if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+      throw Error("mode '" + mode + "' is not one of nearest, linear");
+    node.set_op_type("Resize");
+    node.clear_input();
+    node.add_input(x);
+    node.add_input("");  // roi: unused by asymmetric coordinates
+    node.add_input(scales);
+    // Upsample and Resize-10 map output pixel x to input pixel x / scale, rounding down for nearest.
+    set_string_attr(node, "mode", mode == "nearest" ? "nearest" : "linear");
+    set_string_attr(node, "coordinate_transformation_mode", "asymmetric");
+    if (mode == "nearest") set_string_attr(node, "nearest_mode", "floor");
+  }
+
+  void coerced_2d_to_axis(NodeProto& node) {
+    const AttributeProto* a = find_attr(node, "axis");
+    const int64_t axis = a ? a->i() : 1;
+    if (axis == -1) return emit(node);  // the last axis: old and new semantics agree
+    const std::string x = node.input(0), y = node.output(0), name = node.name();
+    const std::string flat = fresh(name + "_2d"), flat_out = fresh(name + "_2d_out"), shape = fresh(name + "_shape");
+
+    NodeProto flatten;
+    flatten.set_name(flat);
+    flatten.set_op_type("Flatten");
+    flatten.add_input(x);
+    flatten.add_output(fresh(name + "_2d_in"));
+    set_int_attr(flatten, "axis", axis);
+
+    NodeProto shape_of;
+    shape_of.set_name(shape);
+    shape_of.set_op_type("Shape");
+    shape_of.add_input(x);
+    shape_of.add_output(shape);
+
+    NodeProto reshape;
+    reshape.set_name(fresh(name + "_restore"));
+    reshape.set_op_type("Reshape");
+    reshape.add_input(flat_out);
+    reshape.add_input(shape);
+    reshape.add_output(y);
+
+    node.set_input(0, flatten.output(0));
+    node.set_output(0, flat_out);
+    set_int_attr(node, "axis", 1);
+    emit(flatten);
+    emit(node);
+    emit(shape_of);
+    emit(reshape);
+  }
+
+  // ----- names, constants, element types -----
+
+  void collect_names() {
+    for (const auto& v : graph_.input()) names_.insert(v.name());
+    for (const auto& v : graph_.initializer()) names_.insert(v.name());
+    for (const auto& n : graph_.node()) {
+      names_.insert(n.name());
+      for (const auto& o : n.output()) names_.insert(o);
+    }
+  }
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    names_.insert(name);
+    return name;
+  }
+
+  std::string add_constant(const std::string& base, const Tensor& value) {
+    std::string name = fresh(base);
+    tensor_to_onnx(value, name, graph_.add_initializer());
+    return name;
+  }
+
+  static Tensor scalar_of(DataType t, double v) {
+    Tensor s(t, {});
+    // ±FLT_MAX defaults of old Clip must not become inf in float16: clamp to the type's range.
+    if (t == DataType::kFloat16) v = std::clamp(v, -65504.0, 65504.0);
+    s.set_double(0, v);
+    return s;
+  }
+
+  bool needs_element_types() const {
+    if (opset_ >= 11) return false;
+    for (const auto& n : graph_.node())
+      if (n.op_type() == "Clip" || n.op_type() == "Pad") return true;
+    return false;
+  }
+
+  void collect_element_types() {
+    try {
+      onnx::shape_inference::InferShapes(model_);
+    } catch (const std::exception&) {
+      // Inference is only a source of element types here; what it cannot type falls back to f32,
+      // the only type these old ops were used with in practice.
+    }
+    auto note = [&](const onnx::ValueInfoProto& v) {
+      if (v.type().has_tensor_type()) elem_types_[v.name()] = v.type().tensor_type().elem_type();
+    };
+    for (const auto& v : graph_.input()) note(v);
+    for (const auto& v : graph_.value_info()) note(v);
+    for (const auto& v : graph_.output()) note(v);
+    for (const auto& t : graph_.initializer()) elem_types_[t.name()] = t.data_type();
+  }
+
+  DataType element_type(const std::string& value) const {
+    auto it = elem_types_.find(value);
+    if (it == elem_types_.end()) return DataType::kFloat32;
+    return dtype_from_onnx(it->second);
+  }
+
+  onnx::ModelProto& model_;
+  onnx::GraphProto& graph_;
+  int64_t opset_;
+  std::string current_op_;
+  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, int32_t> elem_types_;
+};
+
+}  // namespace
+
+void upgrade_opset(onnx::ModelProto& model, int64_t opset) { Upgrader(model, opset).run(); }
+
+std::string_view upgraded_op_type(std::string_view op_type) {
+  return op_type == "Upsample" ? "Resize" : op_type;
+}
+
+}  // namespace tessel

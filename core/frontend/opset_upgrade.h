@@ -1,0 +1,21 @@
+#pragma once
+// Rewrites nodes written for older default-domain opsets into the forms the op table implements
+// (the newest form up to opset 17). See the note at the top of opset_upgrade.cpp for every rule.
+#include <string_view>
+
+#include <onnx/onnx_pb.h>
+
+namespace tessel {
+
+constexpr int64_t kMinOnnxOpset = 7;
+constexpr int64_t kMaxOnnxOpset = 17;
+
+// `opset` is the model's default-domain opset (kMinOnnxOpset..kMaxOnnxOpset). Nodes must be named
+// already. Throws Error "node 'NAME' (OP): reason" for old forms Tessel cannot express.
+void upgrade_opset(onnx::ModelProto& model, int64_t opset);
+
+// The op type a node of `op_type` has after upgrade_opset (Upsample → Resize), for the check that
+// lists unsupported ops before anything is rewritten.
+std::string_view upgraded_op_type(std::string_view op_type);
+
+}  // namespace tessel
