@@ -1,4 +1,9 @@
 #pragma once
-// Neural-network ops: convolutions, pooling, matrix products, normalizations, softmax family and
-// activations that are not plain element-wise arithmetic. One header per family.
+// Neural-network ops: convolutions, pooling, matrix products, normalizations, the softmax family
+// and activations that are not plain element-wise arithmetic. One header per family.
+#include "core/graph/ops/nn_activation.h"
 #include "core/graph/ops/nn_conv.h"
+#include "core/graph/ops/nn_matmul.h"
+#include "core/graph/ops/nn_norm.h"
+#include "core/graph/ops/nn_pool.h"
+#include "core/graph/ops/nn_softmax.h"
