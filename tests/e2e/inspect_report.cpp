@@ -1,0 +1,20 @@
+#include "tests/e2e/inspect_report.h"
+
+#include <QJsonArray>
+
+namespace tessel::testing {
+
+InspectReport read_inspect_report(const QJsonObject& json) {
+  InspectReport report;
+  const QJsonArray nodes = json["nodes"].toArray();
+  report.node_count = static_cast<int>(nodes.size());
+  for (const QJsonValue& v : nodes) {
+    const QJsonObject node = v.toObject();
+    report.op_counts[node["op"].toString()] += 1;
+    report.flops_by_node[node["name"].toString()] = node["flops"].toInteger();
+  }
+  if (json.contains("parameters")) report.parameters = json["parameters"].toInteger();
+  return report;
+}
+
+}  // namespace tessel::testing
