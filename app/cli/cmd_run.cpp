@@ -1,0 +1,131 @@
+// tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]...
+//
+// The contract in DESIGN.md: DIR/input_K.pb are the graph inputs that are not initializers, in
+// order; output_K.pb is written for each graph output. Outputs are first written under temporary
+// names and renamed only once every one of them exists, so a failure leaves no partial outputs.
+#include <unistd.h>
+
+#include <filesystem>
+#include <span>
+
+#include "app/cli/cli_args.h"
+#include "core/frontend/onnx_import.h"
+#include "core/runtime/reference_executor.h"
+#include "core/target/target.h"
+
+namespace tessel::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const ArgSpec kSpec{
+    .usage = "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]...",
+    .value_options = {"--inputs", "--out-dir", "--target"},
+    .repeatable_options = {"--shape"},
+    .min_positional = 1,
+    .max_positional = 1,
+};
+
+constexpr const char* kDetails =
+    "Runs MODEL (ONNX) with the reference executor. Reads DIR/input_K.pb (ONNX TensorProto; K counts\n"
+    "the graph inputs that are not initializers, in order) and writes output_K.pb for each graph output.\n\n"
+    "  --target SPEC         'ref' (default) or {\"kind\": \"ref\"}; the reference executor\n"
+    "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n";
+
+// The kinds `tessel run` can execute today.
+const std::vector<std::string> kRunnableTargets = {"ref"};
+
+void check_target(const std::string& spec) {
+  const Target target = Target::parse(spec);
+  for (const std::string& k : kRunnableTargets)
+    if (target.kind() == k) return;
+  std::string names;
+  for (const std::string& k : kRunnableTargets) names += (names.empty() ? "" : ", ") + k;
+  throw Error("target '" + target.kind() + "' cannot run models yet (available targets: " + names + ")");
+}
+
+// Temporary output files, removed unless commit() renamed all of them into place.
+class OutputFiles {
+ public:
+  explicit OutputFiles(fs::path dir) : dir_(std::move(dir)) {}
+  ~OutputFiles() {
+    std::error_code ec;
+    for (const fs::path& p : temps_) fs::remove(p, ec);
+    for (const fs::path& p : committed_) fs::remove(p, ec);
+  }
+  void write(const Tensor& t, const std::string& name, size_t k) {
+    fs::path final_path = dir_ / ("output_" + std::to_string(k) + ".pb");
+    fs::path temp = dir_ / (".output_" + std::to_string(k) + ".pb.tmp" + std::to_string(::getpid()));
+    temps_.push_back(temp);
+    finals_.push_back(final_path);
+    write_tensor_pb(t, name, temp.string());
+  }
+  void commit() {
+    for (size_t k = 0; k < temps_.size(); ++k) {
+      std::error_code ec;
+      fs::rename(temps_[k], finals_[k], ec);
+      if (ec) throw Error(finals_[k].string() + ": cannot write: " + ec.message());
+      committed_.push_back(finals_[k]);
+    }
+    temps_.clear();
+    committed_.clear();  // every output is in place: keep them
+  }
+
+ private:
+  fs::path dir_;
+  std::vector<fs::path> temps_, finals_, committed_;
+};
+
+}  // namespace
+
+int run_run_command(std::span<const std::string> argv) {
+  const Args args = Args::parse(argv, kSpec);
+  if (args.help()) return print_usage(kSpec, kDetails), 0;
+  const std::string model = args.positional()[0];
+  const fs::path inputs_dir = args.required("--inputs");
+  const fs::path out_dir = args.required("--out-dir");
+  check_target(args.value("--target").value_or("ref"));
+
+  ImportOptions options;
+  options.input_shapes = parse_shape_options(args.values("--shape"));
+  const std::vector<OnnxInputInfo> declared = onnx_runtime_inputs(model);
+  if (!fs::is_directory(inputs_dir)) throw Error(inputs_dir.string() + ": not a folder of input_K.pb files");
+  std::vector<Tensor> inputs;
+  std::vector<std::string> input_files;
+  for (size_t k = 0; k < declared.size(); ++k) {
+    const fs::path file = inputs_dir / ("input_" + std::to_string(k) + ".pb");
+    if (!fs::exists(file))
+      throw Error(file.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
+                  " inputs, input '" + declared[k].name + "' is number " + std::to_string(k));
+    inputs.push_back(read_tensor_pb(file.string()));
+    input_files.push_back(file.string());
+    const OnnxInputInfo& in = declared[k];
+    if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.back());
+    if (!in.static_shape && !options.input_shapes.count(in.name)) options.input_shapes.emplace(in.name, inputs.back().shape());
+  }
+
+  const Graph graph = import_onnx(model, options);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Value& v = graph.value(graph.inputs[k]);
+    if (inputs[k].dtype() != v.type.dtype || inputs[k].shape() != v.type.shape)
+      throw Error(input_files[k] + ": input '" + v.name + "' of " + model + " is " + type_str(v.type) +
+                  ", the file holds " + type_str({inputs[k].dtype(), inputs[k].shape()}));
+  }
+  std::vector<Tensor> outputs;
+  try {
+    outputs = run_reference(graph, inputs);
+  } catch (const Error& e) {
+    rethrow_with_context(e, model);
+  }
+
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error(out_dir.string() + ": cannot create the output folder: " + ec.message());
+  OutputFiles files(out_dir);
+  for (size_t k = 0; k < outputs.size(); ++k) files.write(outputs[k], graph.value(graph.outputs[k]).name, k);
+  files.commit();
+  return 0;
+}
+
+}  // namespace tessel::cli
