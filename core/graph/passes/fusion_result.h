@@ -13,8 +13,9 @@ namespace tessel {
 
 // Why an edge producer → consumer was not fused (see REFERENCE.md, "Fusion").
 enum class FusionBlock {
-  kOpaqueProducer,        // the producer is opaque (or referenced from outside: graph output)
+  kOpaqueProducer,        // the producer is opaque
   kOpaqueConsumer,        // the consumer is opaque
+  kExternalOutput,        // the producer's result is also a graph output (read from outside)
   kNoPostDominator,       // the producer's outputs do not meet again in one node
   kNotPostDominator,      // the consumer is not the producer's immediate post-dominator
   kComplexEdgeNotElemWise,  // conv/dense output reaches its post-dominator through a non-element-wise edge

@@ -1,0 +1,58 @@
+// The graph pipeline, in order. This is the file to read to learn what Tessel does to a model
+// before it becomes kernels; each pass has a short header in this folder with an example.
+#include "core/graph/passes/pipeline.h"
+
+#include "core/graph/passes/eliminate_common_subexpressions.h"
+#include "core/graph/passes/eliminate_dead_code.h"
+#include "core/graph/passes/fold_constants.h"
+#include "core/graph/passes/fuse_ops.h"
+#include "core/graph/passes/infer_shapes.h"
+#include "core/graph/passes/plan_memory.h"
+
+namespace tessel {
+
+std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
+  std::vector<GraphPass> all = {
+      {"infer_shapes", infer_shapes},                  // dtypes and shapes of every value
+      {"fold_constants", fold_constants},              // shape chains, constant subgraphs → constants
+      {"eliminate_common_subexpressions", eliminate_common_subexpressions},
+      {"eliminate_dead_code", eliminate_dead_code},    // what no output needs
+      {"fuse_ops", fuse_ops},                          // groups of nodes → one kernel each
+      {"plan_memory", plan_memory},                    // storage of every intermediate tensor
+  };
+  std::vector<GraphPass> enabled;
+  for (GraphPass& p : all) {
+    if (o.disabled_passes.count(p.name)) continue;
+    if (!o.fold_constants && p.name == "fold_constants") continue;
+    if (!o.fuse && p.name == "fuse_ops") continue;
+    if (!o.plan_memory && p.name == "plan_memory") continue;
+    enabled.push_back(std::move(p));
+  }
+  return enabled;
+}
+
+GraphPipelineResult run_graph_pipeline(GraphPtr graph, const Target& target, const PipelineOptions& options,
+                                       const std::vector<PassInstrument*>& instruments) {
+  PassManager pm(graph_pipeline_passes(options));
+  PassVerifier verifier;
+  PassRecorder recorder;
+  if (options.verify) pm.add_instrument(&verifier);  // first: it may reject a pass's result
+  pm.add_instrument(&recorder);
+  for (PassInstrument* i : instruments) pm.add_instrument(i);
+
+  PassContext ctx{target, options, nullptr, nullptr};
+  GraphPipelineResult result;
+  try {
+    result.graph = pm.run(graph, ctx);
+  } catch (const PassFailure& failure) {
+    result.graph = failure.last_good_graph();
+    result.error = failure.what();
+  }
+  result.records = recorder.records();
+  // Analyses describe the final graph only when no pass changed it after they ran.
+  result.fusion = ctx.fusion;
+  result.memory_plan = ctx.memory_plan;
+  return result;
+}
+
+}  // namespace tessel
