@@ -7,19 +7,22 @@
 
 namespace tessel {
 
-Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+void Tensor::check_allocation(DataType dtype, const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape_) {
-    if (d < 0) throw Error("negative dimension in shape " + shape_str(shape_));
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("negative dimension in shape " + shape_str(shape));
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw Error("tensor of shape " + shape_str(shape_) + " is too large");
+      throw Error("tensor of shape " + shape_str(shape) + " is too large");
     n *= d;
   }
   if (n > kMaxTensorBytes / static_cast<int64_t>(dtype_size(dtype)))
-    throw Error("refusing to allocate a " + std::string(dtype_name(dtype)) + shape_str(shape_) +
-                " tensor (" + std::to_string(n * static_cast<int64_t>(dtype_size(dtype)) >> 20) +
-                " MiB exceeds the 8 GiB limit)");
-  size_t bytes = std::max<size_t>(static_cast<size_t>(n) * dtype_size(dtype), 1);
+    throw Error("refusing to allocate a " + std::string(dtype_name(dtype)) + shape_str(shape) + " tensor (" +
+                std::to_string(n * static_cast<int64_t>(dtype_size(dtype)) >> 20) + " MiB exceeds the 8 GiB limit)");
+}
+
+Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  check_allocation(dtype_, shape_);
+  size_t bytes = std::max<size_t>(static_cast<size_t>(shape_numel(shape_)) * dtype_size(dtype), 1);
   storage_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]());
 }
 

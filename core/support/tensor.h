@@ -16,6 +16,8 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(DataType dtype, Shape shape);  // zero-filled; throws Error on absurd sizes
+  // Throws the Error the constructor would for a negative, overflowing or too large shape.
+  static void check_allocation(DataType dtype, const Shape& shape);
 
   template <class T> static Tensor from_values(Shape shape, std::span<const T> values) {
     Tensor t(DataTypeOf<T>::value, std::move(shape));

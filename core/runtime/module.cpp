@@ -1,0 +1,59 @@
+#include "core/runtime/module.h"
+
+#include "core/support/error.h"
+
+namespace tessel {
+
+size_t Module::index_of(const std::string& name) const {
+  for (size_t i = 0; i < kernels_.size(); ++i)
+    if (kernels_[i].name == name) return i;
+  std::string known;
+  for (const auto& k : kernels_) known += (known.empty() ? "" : ", ") + k.name;
+  throw Error("module (" + target_kind() + ") has no kernel '" + name + "' (kernels: " + (known.empty() ? "none" : known) + ")");
+}
+
+bool Module::has_kernel(const std::string& name) const {
+  for (const auto& k : kernels_)
+    if (k.name == name) return true;
+  return false;
+}
+
+const KernelSignature& Module::signature(const std::string& name) const { return kernels_[index_of(name)]; }
+
+void Module::check_arg(const KernelSignature& sig, size_t k, DataType dtype, const Shape& shape) const {
+  const KernelParam& p = sig.params[k];
+  if (p.dtype != dtype || p.shape != shape)
+    throw Error("kernel '" + sig.name + "' argument " + std::to_string(k) + " (" + p.name + ") expects " +
+                std::string(dtype_name(p.dtype)) + shape_str(p.shape) + ", got " + std::string(dtype_name(dtype)) +
+                shape_str(shape));
+}
+
+void Module::call(const std::string& name, const std::vector<const NDArray*>& args) const {
+  size_t index = index_of(name);
+  const KernelSignature& sig = kernels_[index];
+  if (args.size() != sig.params.size())
+    throw Error("kernel '" + name + "' takes " + std::to_string(sig.params.size()) + " arguments, got " +
+                std::to_string(args.size()));
+  std::vector<void*> data;
+  for (size_t k = 0; k < args.size(); ++k) {
+    check_arg(sig, k, args[k]->dtype(), args[k]->shape());
+    data.push_back(args[k]->data());
+  }
+  invoke(index, data.data());
+}
+
+void Module::call_host(const std::string& name, const std::vector<Tensor*>& args) const {
+  size_t index = index_of(name);
+  const KernelSignature& sig = kernels_[index];
+  if (args.size() != sig.params.size())
+    throw Error("kernel '" + name + "' takes " + std::to_string(sig.params.size()) + " arguments, got " +
+                std::to_string(args.size()));
+  std::vector<void*> data;
+  for (size_t k = 0; k < args.size(); ++k) {
+    check_arg(sig, k, args[k]->dtype(), args[k]->shape());
+    data.push_back(args[k]->raw_data());
+  }
+  invoke(index, data.data());
+}
+
+}  // namespace tessel

@@ -1,0 +1,52 @@
+#pragma once
+// A runtime Module: what a code generator returns. Every kernel is callable by name with typed
+// arguments (one buffer per parameter of the lowered function, inputs then outputs), and the
+// module can hand back its artifacts (LLVM IR, assembly, C source) as text for the studio.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/runtime/ndarray.h"
+#include "core/support/error.h"
+
+namespace tessel {
+
+struct KernelParam {
+  std::string name;
+  DataType dtype = DataType::kFloat32;
+  Shape shape;
+};
+
+struct KernelSignature {
+  std::string name;
+  std::vector<KernelParam> params;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual std::string target_kind() const = 0;
+  // Artifact name → text: "llvm_ir", "asm", "c", "loopir" (whatever the backend has).
+  virtual std::map<std::string, std::string> artifacts() const { return {}; }
+
+  const std::vector<KernelSignature>& kernels() const { return kernels_; }
+  bool has_kernel(const std::string& name) const;
+  const KernelSignature& signature(const std::string& name) const;  // throws Error listing kernels
+
+  // Checks every argument against the signature (count, dtype, shape), then runs the kernel.
+  void call(const std::string& name, const std::vector<const NDArray*>& args) const;
+  // Host tensors, for CPU modules: arguments are written in place (outputs must be allocated).
+  void call_host(const std::string& name, const std::vector<Tensor*>& args) const;
+
+ protected:
+  // args[k] is the data space of parameter k.
+  virtual void invoke(size_t kernel_index, void* const* args) const = 0;
+  void add_kernel(KernelSignature sig) { kernels_.push_back(std::move(sig)); }
+
+ private:
+  size_t index_of(const std::string& name) const;
+  void check_arg(const KernelSignature& sig, size_t k, DataType dtype, const Shape& shape) const;
+  std::vector<KernelSignature> kernels_;
+};
+
+}  // namespace tessel
