@@ -396,12 +396,16 @@ def summary(model, flops):
     """What `tessel inspect` should report, counted from the model itself."""
     ops = collections.Counter(n.op_type for n in model.graph.node)
     params = sum(int(np.prod(t.dims)) for t in model.graph.initializer)
+    constant_node_elements = sum(int(np.prod(a.t.dims)) for n in model.graph.node if n.op_type == "Constant"
+                                 for a in n.attribute if a.name == "value")
     return {
         "opset": model.opset_import[0].version,
         "nodes": len(model.graph.node),
         "nodes_without_constants": len(model.graph.node) - ops.get("Constant", 0),
         "op_counts": dict(sorted(ops.items())),
         "parameters": params,
+        # Tessel's graph holds Constant nodes' values as constants beside the weights.
+        "constant_elements": params + constant_node_elements,
         "flops_by_node": dict(sorted(flops.items())),
         "flops_of_listed_nodes": sum(flops.values()),
         "flops_note": "Conv, Gemm and MatMul only: 2 per multiply-accumulate, plus 1 per output for a bias input",

@@ -2,11 +2,11 @@
 // PASS/FAIL with the error line, and can rewrite the lists the ctest reads:
 //
 //   onnx_conformance_survey [--filter TEXT] [--jobs N]
-//                           [--write-passing FILE]    every float32 test that passes
-//                           [--write-excluded FILE]   every other surveyed test, with a reason
+//                           [--write-passing FILE]    every test that passes
+//                           [--write-excluded FILE]   every surveyed test that fails, with a reason
 //
 // A reason written by hand in the existing excluded file is kept while that test still fails;
-// reasons the survey writes itself start with "fails:" or name the element type.
+// reasons the survey writes itself start with "fails:" and quote the error.
 #include <QCoreApplication>
 #include <QProcess>
 
@@ -80,14 +80,10 @@ std::map<std::string, std::string> read_reasons(const std::string& path) {
   return reasons;
 }
 
-std::string automatic_reason(const NodeTest& test, const NodeTestResult& result) {
-  if (test.element_kind != "float32") return test.element_kind + " only";
-  return "fails: " + result.message;
-}
+// A reason the survey writes itself; hand-written ones (kept while the test fails) say why in words.
+std::string automatic_reason(const NodeTestResult& result) { return "fails: " + result.message; }
 
-bool is_automatic(const std::string& reason) {
-  return reason.rfind("fails:", 0) == 0 || reason.find(" only") != std::string::npos;
-}
+bool is_automatic(const std::string& reason) { return reason.rfind("fails:", 0) == 0; }
 
 int survey(const SurveyOptions& options) {
   const std::string tessel = tessel_binary_path(TESSEL_BINARY_DIR "/app/cli/tessel");
@@ -121,13 +117,13 @@ int survey(const SurveyOptions& options) {
     std::printf("%s %-52s [%s, opset %d]%s%s\n", r.passed ? "PASS" : "FAIL", t.name.c_str(), t.element_kind.c_str(),
                 t.opset, r.passed ? "" : " ", r.message.c_str());
     passed += r.passed ? 1 : 0;
-    if (r.passed && t.element_kind == "float32") {
+    if (r.passed) {
       passing.push_back(t.name);
       continue;
     }
     auto old = old_reasons.find(t.name);
     const bool keep_old = old != old_reasons.end() && !is_automatic(old->second) && !r.passed;
-    excluded.emplace_back(t.name, keep_old ? old->second : automatic_reason(t, r));
+    excluded.emplace_back(t.name, keep_old ? old->second : automatic_reason(r));
   }
   std::printf("\nop pass counts (passed/run):\n");
   for (const auto& [op, counts] : pass_counts_by_op(tests, results))
@@ -135,7 +131,7 @@ int survey(const SurveyOptions& options) {
   std::printf("survey: %zu node tests with only supported ops (%zu ops supported), %d passed, %zu failed; "
               "%d left out for unsupported ops\n",
               tests.size(), ops.size(), passed, tests.size() - passed, unsupported);
-  std::printf("survey: %zu float32 tests pass (passing.txt), %zu excluded (excluded.txt)\n", passing.size(),
+  std::printf("survey: %zu tests pass (passing.txt), %zu excluded (excluded.txt)\n", passing.size(),
               excluded.size());
 
   if (!options.write_passing.empty()) {

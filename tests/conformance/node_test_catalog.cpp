@@ -32,6 +32,9 @@ std::string kind_of(const onnx::TypeProto& type) {
     case onnx::TensorProto::FLOAT16: return "float16";
     case onnx::TensorProto::BFLOAT16: return "bfloat16";
     case onnx::TensorProto::STRING: return "string";
+    case onnx::TensorProto::UINT16: return "uint16";
+    case onnx::TensorProto::UINT32: return "uint32";
+    case onnx::TensorProto::UINT64: return "uint64";
     case onnx::TensorProto::COMPLEX64: case onnx::TensorProto::COMPLEX128: return "complex";
     default: return "";
   }

@@ -18,7 +18,7 @@ struct NodeTest {
   int opset = 0;        // of the default domain
   // "float32" when every floating tensor of the graph's inputs and outputs is float32 (integer and
   // bool tensors allowed); otherwise the first other kind met: "float64", "float16", "bfloat16",
-  // "string", "complex", "sequence/optional/map".
+  // "string", "complex", "uint16", "uint32", "uint64", "sequence/optional/map".
   std::string element_kind;
   int expected_outputs = 0;  // output_K.pb files in test_data_set_0
 };

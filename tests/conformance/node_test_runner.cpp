@@ -55,6 +55,9 @@ NodeTestResult judge(const NodeTest& test, Job& job, const RunOptions& options) 
     result.message = compare_output_files(test.folder + "/test_data_set_0", job.out_dir->path().toStdString(),
                                           test.expected_outputs);
   }
+  // Paths inside the test's folder are shown relative to it: the messages stay one short line.
+  const std::string prefix = test.folder + "/";
+  for (size_t at; (at = result.message.find(prefix)) != std::string::npos;) result.message.erase(at, prefix.size());
   result.passed = result.message.empty();
   return result;
 }

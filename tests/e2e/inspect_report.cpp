@@ -13,7 +13,8 @@ InspectReport read_inspect_report(const QJsonObject& json) {
     report.op_counts[node["op"].toString()] += 1;
     report.flops_by_node[node["name"].toString()] = node["flops"].toInteger();
   }
-  if (json.contains("parameters")) report.parameters = json["parameters"].toInteger();
+  const QJsonObject totals = json["totals"].toObject();
+  if (totals.contains("parameters")) report.parameters = totals["parameters"].toInteger();
   return report;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// The parts of `tessel inspect --json` the end-to-end test checks, read from its JSON.
+// The parts of `tessel inspect --json` the end-to-end test checks, read from its JSON:
+//   {"nodes": [{"name": "/fc/Gemm", "op": "Gemm", "flops": 330, ...}, ...], "totals": {"parameters": N, ...}}
 #include <QJsonObject>
 #include <QMap>
 #include <QString>
