@@ -132,12 +132,24 @@ class Fuser {
       PatternKind edge = PatternKind::kElemWise;
       for (int c : consumers_[i]) {
         lca = lca < 0 ? -1 : common_ancestor(lca, c);
-        edge = std::max(edge, g_.nodes[c].op->pattern);
+        edge = std::max(edge, edge_pattern(i, c));
       }
       dom_parent_[i] = lca;
       dom_depth_[i] = lca < 0 ? 1 : dom_depth_[lca] + 1;
       edge_pattern_[i] = edge;
     }
+  }
+
+  // The consumer's pattern, except that a broadcast op reading a tensor of its own output shape
+  // (the conv result in conv + bias) is element-wise along that edge.
+  PatternKind edge_pattern(int producer, int consumer) const {
+    const Node& c = g_.nodes[consumer];
+    PatternKind k = c.op->pattern;
+    if (k != PatternKind::kBroadcast || c.outputs.empty()) return k;
+    const Shape& out = g_.value(c.outputs[0]).type.shape;
+    for (ValueId v : c.inputs)
+      if (v != kNoValue && g_.value(v).producer == producer && g_.value(v).type.shape != out) return k;
+    return PatternKind::kElemWise;
   }
 
   int common_ancestor(int a, int b) const {

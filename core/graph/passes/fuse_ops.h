@@ -13,7 +13,8 @@
 //
 // 1. Build the post-dominator tree over the dataflow graph (a node whose result is a graph output
 //    has none). A node's pattern toward its post-dominator is the max over its out-edges, where an
-//    edge's pattern is its consumer's op pattern.
+//    edge's pattern is its consumer's op pattern (a broadcast reading a tensor of its own output
+//    shape counts as element-wise on that edge: conv → Add(bias)).
 // 2. Each node starts as its own group (union-find). Phase 0: a conv/dense (out-element-wise
 //    fusable) group fuses into its post-dominator when that edge is element-wise and every node on
 //    the way is at most broadcast; element-wise/broadcast nodes fuse into a post-dominator reached

@@ -8,6 +8,7 @@
 #include "core/graph/passes/fuse_ops.h"
 #include "core/graph/passes/infer_shapes.h"
 #include "core/graph/passes/plan_memory.h"
+#include "core/graph/passes/simplify_inference.h"
 
 namespace tessel {
 
@@ -15,6 +16,7 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
   std::vector<GraphPass> all = {
       {"infer_shapes", infer_shapes},                  // dtypes and shapes of every value
       {"fold_constants", fold_constants},              // shape chains, constant subgraphs → constants
+      {"simplify_inference", simplify_inference},      // batch norm into conv weights, no dropout/identity
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       {"eliminate_dead_code", eliminate_dead_code},    // what no output needs
       {"fuse_ops", fuse_ops},                          // groups of nodes → one kernel each
@@ -24,6 +26,7 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
   for (GraphPass& p : all) {
     if (o.disabled_passes.count(p.name)) continue;
     if (!o.fold_constants && p.name == "fold_constants") continue;
+    if (!o.simplify && p.name == "simplify_inference") continue;
     if (!o.fuse && p.name == "fuse_ops") continue;
     if (!o.plan_memory && p.name == "plan_memory") continue;
     enabled.push_back(std::move(p));
