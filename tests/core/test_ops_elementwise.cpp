@@ -39,6 +39,7 @@ class TestOpsElementwise : public QObject {
   void prelu_slope_broadcasts();
   void dropout_inference_and_training_rules();
   void identity_copies();
+  void half_precision_types();
   void pattern_kinds_and_attrs();
   void flops_count_outputs();
 };
@@ -460,6 +461,28 @@ void TestOpsElementwise::identity_copies() {
   QCOMPARE(y.shape(), x.shape());
   QCOMPARE(y.data<int64_t>()[3], (int64_t{1} << 62) + 1);
   QVERIFY(y.raw_data() != x.raw_data());
+}
+
+void TestOpsElementwise::half_precision_types() {
+  // Values chosen to be exact in f16/bf16, so the expected results are exact too.
+  auto cast_to = [](const Tensor& t, int64_t onnx_code) { return run_op("Cast", {{"to", onnx_code}}, {{t}})[0]; };
+  for (int64_t code : {int64_t{10}, int64_t{16}}) {  // FLOAT16, BFLOAT16
+    Tensor a = cast_to(f32({3}, {1.5f, -2.0f, 0.25f}), code), b = cast_to(f32({1}, {2.25f}), code);
+    Tensor sum = run1("Add", {{a}, {b}});
+    QCOMPARE(sum.dtype(), a.dtype());
+    Tensor back = cast_to(sum, 1);
+    QCOMPARE(back.data<float>()[0], 3.75f);
+    QCOMPARE(back.data<float>()[1], 0.25f);
+    QCOMPARE(back.data<float>()[2], 2.5f);
+    Tensor mx = cast_to(run1("ReduceMax", {{a}}), 1);
+    QCOMPARE(mx.data<float>()[0], 1.5f);
+    QCOMPARE(cast_to(run1("Relu", {{a}}), 1).data<float>()[1], 0.0f);
+  }
+  // f32 → bf16 rounds to nearest even: 1 + 2^-8 lies halfway between 1 and 1 + 2^-7.
+  Tensor halfway = cast_to(f32({2}, {1.00390625f, 1.01171875f}), 16);
+  Tensor back = cast_to(halfway, 1);
+  QCOMPARE(back.data<float>()[0], 1.0f);
+  QCOMPARE(back.data<float>()[1], 1.015625f);
 }
 
 void TestOpsElementwise::pattern_kinds_and_attrs() {
