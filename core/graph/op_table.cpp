@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/graph/ops/elementwise.h"
+#include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/shape_ops.h"
 
@@ -17,6 +18,7 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/elementwise.def"
 #include "core/graph/ops/nn.def"
 #include "core/graph/ops/shape_ops.def"
+#include "core/graph/ops/layout_ops.def"
   };
 }
 #undef TESSEL_OP

@@ -1,0 +1,85 @@
+#include "core/graph/ops/layout_ops.h"
+
+#include "core/graph/layout.h"
+
+namespace tessel::ops {
+
+namespace {
+
+// The plain layouts the blocked ones unfold to.
+const Layout& plain_data() {
+  static const Layout l("NCHW");
+  return l;
+}
+const Layout& plain_kernel() {
+  static const Layout l("OIHW");
+  return l;
+}
+const Layout& plain_bias() {
+  static const Layout l("C");
+  return l;
+}
+Layout bias_layout(const Layout& out) { return Layout("C" + std::to_string(out.factor('C')) + "c"); }
+
+// Types of the plain Conv's inputs and output.
+struct PlainTypes {
+  TensorType x, w, b, y;
+  bool has_bias = false;
+};
+
+PlainTypes plain_types(const Conv2dNchwcAttrs& a, const std::vector<const TensorType*>& in) {
+  const Layout data(a.data_layout), kernel(a.kernel_layout);
+  PlainTypes t;
+  t.x = {in[0]->dtype, convert_layout_shape(data, plain_data(), in[0]->shape)};
+  t.w = {in[1]->dtype, convert_layout_shape(kernel, plain_kernel(), in[1]->shape)};
+  if (in.size() > 2 && in[2]) {
+    t.has_bias = true;
+    t.b = {in[2]->dtype, convert_layout_shape(bias_layout(Layout(a.out_layout)), plain_bias(), in[2]->shape)};
+  }
+  return t;
+}
+
+void check_layouts(const Conv2dNchwcAttrs& a) {
+  const Layout data(a.data_layout), kernel(a.kernel_layout), out(a.out_layout);
+  if (data.primal_axes() != "NCHW" || out.primal_axes() != "NCHW")
+    throw Error("conv2d_nchwc: data_layout and out_layout must block NCHW, got " + a.data_layout + " and " + a.out_layout);
+  if (kernel.primal_axes() != "OIHW") throw Error("conv2d_nchwc: kernel_layout must block OIHW, got " + a.kernel_layout);
+  if (a.conv.group != 1) throw Error("conv2d_nchwc: only group=1 is blocked, got group=" + std::to_string(a.conv.group));
+}
+
+}  // namespace
+
+void Conv2dNchwcOp::infer(const Attrs& a, InferContext& ctx) {
+  check_layouts(a);
+  std::vector<const TensorType*> in;
+  for (int i = 0; i < ctx.num_inputs(); ++i) in.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+  PlainTypes t = plain_types(a, in);
+  InferContext plain({&t.x, &t.w, t.has_bias ? &t.b : nullptr}, {nullptr, nullptr, nullptr}, 1);
+  ConvOp::infer(a.conv, plain);
+  const TensorType& y = plain.outputs()[0];
+  ctx.set_output(0, y.dtype, convert_layout_shape(plain_data(), Layout(a.out_layout), y.shape));
+}
+
+void Conv2dNchwcOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Layout data(a.data_layout), kernel(a.kernel_layout), out(a.out_layout);
+  Tensor x = convert_layout(args.in(0), data, plain_data());
+  Tensor w = convert_layout(args.in(1), kernel, plain_kernel());
+  Tensor b;
+  if (args.has(2)) b = convert_layout(args.in(2), bias_layout(out), plain_bias());
+  TensorType xt{x.dtype(), x.shape()}, wt{w.dtype(), w.shape()}, bt{b.dtype(), b.shape()};
+  InferContext plain({&xt, &wt, b.defined() ? &bt : nullptr}, {nullptr, nullptr, nullptr}, 1);
+  ConvOp::infer(a.conv, plain);
+  std::vector<Tensor> y{Tensor(plain.outputs()[0].dtype, plain.outputs()[0].shape)};
+  ConvOp::reference(a.conv, KernelArgs{{&x, &w, b.defined() ? &b : nullptr}, &y});
+  convert_layout_into(y[0], args.out(0), plain_data(), out);
+}
+
+int64_t Conv2dNchwcOp::flops(const Attrs& a, const OpTypes& types) {
+  PlainTypes t = plain_types(a, types.inputs);
+  OpTypes plain;
+  plain.inputs = {&t.x, &t.w, t.has_bias ? &t.b : nullptr};
+  plain.outputs = {{types.outputs[0].dtype, convert_layout_shape(Layout(a.out_layout), plain_data(), types.outputs[0].shape)}};
+  return ConvOp::flops(a.conv, plain);
+}
+
+}  // namespace tessel::ops
