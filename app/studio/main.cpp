@@ -1,0 +1,111 @@
+// tessel-studio [FILE]
+// tessel-studio --open FILE --screenshot out.png [--pane NAME] [--size 1280x820]
+//
+// Without a file the studio opens the first bundled sample. With --screenshot it renders the window
+// (or one pane) once the model is compiled and laid out, writes the PNG and exits: tests and
+// documentation use it headless (QT_QPA_PLATFORM=offscreen).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QPixmap>
+#include <QTimer>
+#include <cstdio>
+
+#include "app/studio/main_window.h"
+
+namespace {
+
+QString models_dir() {
+  QString env = qEnvironmentVariable("TESSEL_MODELS_DIR");
+  return env.isEmpty() ? QStringLiteral(TESSEL_SOURCE_DIR "/resources/models") : env;
+}
+
+// Selects something worth inspecting: the anchor of the biggest fusion group, else the first op.
+void select_interesting_node(tessel::studio::MainWindow& w) {
+  auto snap = w.controller()->snapshot();
+  if (!snap || !snap->optimized || snap->optimized->nodes.empty()) return;
+  const tessel::Graph& g = *snap->optimized;
+  tessel::NodeId pick = 0;
+  if (snap->fusion) {
+    size_t best = 0;
+    for (const tessel::FusionGroup& group : snap->fusion->groups)
+      if (group.nodes.size() > best && group.anchor >= 0) best = group.nodes.size(), pick = group.anchor;
+  }
+  w.selection()->set_node(QString::fromStdString(g.nodes[static_cast<size_t>(pick)].name));
+}
+
+int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, const QString& out) {
+  QWidget* target = pane_name.isEmpty() ? &w : w.pane_by_name(pane_name);
+  if (!target) {
+    std::fprintf(stderr, "tessel-studio: unknown pane '%s' (graph, passes, inspector, memory, diagnostics, welcome)\n",
+                 qPrintable(pane_name));
+    return 2;
+  }
+  if (w.controller()->has_document()) {
+    if (!w.controller()->wait_until_idle(120000)) {
+      std::fprintf(stderr, "tessel-studio: compiling did not finish in time\n");
+      return 1;
+    }
+    w.panes().graph->wait_for_layout(60000);
+    select_interesting_node(w);
+  }
+  QApplication::processEvents();
+  if (!target->grab().save(out, "PNG")) {
+    std::fprintf(stderr, "tessel-studio: cannot write %s\n", qPrintable(out));
+    return 1;
+  }
+  if (auto snap = w.controller()->snapshot())
+    for (const auto& d : snap->diagnostics) std::fprintf(stderr, "%s: %s\n", d.stage.c_str(), d.message.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Tessel");
+  QApplication::setApplicationName("Tessel Studio");
+  QApplication::setApplicationVersion(TESSEL_VERSION);
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Tessel Studio: watch and steer the compiler.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument("file", "An ONNX model, a graph text file or a .tessel session.", "[FILE]");
+  QCommandLineOption open_opt("open", "Open FILE.", "FILE");
+  QCommandLineOption shot_opt("screenshot", "Render headless to PNG and exit.", "PNG");
+  QCommandLineOption pane_opt("pane", "With --screenshot: only this pane.", "NAME");
+  QCommandLineOption size_opt("size", "Window size, WIDTHxHEIGHT.", "SIZE", "1280x820");
+  QCommandLineOption target_opt("set-target", "After opening, compile for TARGET (an edit: it is autosaved).", "TARGET");
+  QCommandLineOption recovery_opt("recovery-file", "Autosave / crash-recovery file.", "PATH");
+  QCommandLineOption restore_opt("restore", "Restore the recovery file without asking.");
+  parser.addOptions({open_opt, shot_opt, pane_opt, size_opt, target_opt, recovery_opt, restore_opt});
+  parser.process(app);
+
+  QString file = parser.value(open_opt);
+  if (file.isEmpty() && !parser.positionalArguments().isEmpty()) file = parser.positionalArguments().first();
+  const bool screenshot = parser.isSet(shot_opt);
+
+  tessel::studio::MainWindowOptions options;
+  options.models_dir = models_dir();
+  options.recovery_path = parser.value(recovery_opt);
+  options.offer_recovery = !screenshot;
+  tessel::studio::MainWindow window(options);
+  QStringList size = parser.value(size_opt).split('x');
+  if (size.size() == 2) window.resize(size[0].toInt(), size[1].toInt());
+
+  if (parser.isSet(restore_opt) && window.restore_recovered()) {
+    // restored: nothing else to open
+  } else if (!file.isEmpty()) {
+    window.open_file(file);
+  } else if (!window.has_recovery_offer()) {
+    QString sample = tessel::views::WelcomePane::default_sample(options.models_dir);
+    if (!sample.isEmpty()) window.open_file(sample);
+  }
+  if (parser.isSet(target_opt)) window.controller()->set_target(parser.value(target_opt));
+
+  window.show();
+  if (screenshot) return take_screenshot(window, parser.value(pane_opt), parser.value(shot_opt));
+  return app.exec();
+}

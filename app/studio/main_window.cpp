@@ -1,0 +1,479 @@
+#include "app/studio/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyle>
+#include <QStyleFactory>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "app/studio/command_palette.h"
+
+namespace tessel::studio {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+QPalette dark_palette() {
+  QPalette p;
+  QColor window(45, 47, 52), base(32, 34, 38), text(222, 224, 228), disabled(120, 122, 128);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, QColor(40, 42, 47));
+  p.setColor(QPalette::ToolTipBase, window);
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, window);
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::Highlight, QColor(64, 128, 220));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Mid, QColor(90, 92, 98));
+  p.setColor(QPalette::Disabled, QPalette::Text, disabled);
+  p.setColor(QPalette::Disabled, QPalette::WindowText, disabled);
+  p.setColor(QPalette::Disabled, QPalette::ButtonText, disabled);
+  return p;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow(parent), options_(std::move(options)) {
+  setObjectName("tessel_studio");
+  system_palette_ = QApplication::palette();
+  selection_ = new views::Selection(this);
+  controller_ = new views::SessionController(&views::compile_model, this);
+  QString recovery = options_.recovery_path.isEmpty() ? views::SessionController::default_recovery_path()
+                                                      : options_.recovery_path;
+  // Read what a previous studio left before this one's autosave overwrites it.
+  if (options_.offer_recovery) recovered_ = views::SessionController::read_recovery(recovery);
+  controller_->set_recovery_path(recovery);
+
+  panes_.graph = new views::GraphPane(selection_, this);
+  panes_.passes = new views::PassStepperPane(selection_, this);
+  panes_.inspector = new views::InspectorPane(this);
+  panes_.memory = new views::MemoryPane(selection_, this);
+  panes_.diagnostics = new views::DiagnosticsPane(this);
+  welcome_ = new views::WelcomePane(this);
+  welcome_->set_samples_dir(options_.models_dir);
+  welcome_->on_open = [this](const QString& path) { open_file(path); };
+  welcome_->on_open_dialog = [this] { open_dialog(); };
+
+  // Centre: banner above the welcome page / graph.
+  banner_ = new QWidget(this);
+  banner_->setObjectName("banner");
+  banner_->setAutoFillBackground(true);
+  auto* banner_layout = new QHBoxLayout(banner_);
+  banner_layout->setContentsMargins(8, 4, 8, 4);
+  banner_label_ = new QLabel(banner_);
+  banner_label_->setWordWrap(true);
+  banner_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  banner_buttons_ = new QWidget(banner_);
+  new QHBoxLayout(banner_buttons_);
+  banner_buttons_->layout()->setContentsMargins(0, 0, 0, 0);
+  auto* close_banner = new QToolButton(banner_);
+  close_banner->setText("✕");
+  close_banner->setAutoRaise(true);
+  connect(close_banner, &QToolButton::clicked, this, [this] { hide_banner(); });
+  banner_layout->addWidget(banner_label_, 1);
+  banner_layout->addWidget(banner_buttons_);
+  banner_layout->addWidget(close_banner);
+  banner_->hide();
+  center_ = new QStackedWidget(this);
+  center_->addWidget(welcome_);
+  center_->addWidget(panes_.graph);
+  auto* central = new QWidget(this);
+  auto* central_layout = new QVBoxLayout(central);
+  central_layout->setContentsMargins(0, 0, 0, 0);
+  central_layout->setSpacing(0);
+  central_layout->addWidget(banner_);
+  central_layout->addWidget(center_, 1);
+  setCentralWidget(central);
+
+  add_dock(panes_.passes, tr("Passes"), Qt::LeftDockWidgetArea);
+  add_dock(panes_.inspector, tr("Inspector"), Qt::RightDockWidgetArea);
+  QDockWidget* memory = add_dock(panes_.memory, tr("Memory"), Qt::BottomDockWidgetArea);
+  QDockWidget* diagnostics = add_dock(panes_.diagnostics, tr("Diagnostics"), Qt::BottomDockWidgetArea);
+  tabifyDockWidget(memory, diagnostics);
+  memory->raise();
+
+  // Status bar: what the worker is doing, and a way to stop it.
+  progress_label_ = new QLabel(this);
+  progress_bar_ = new QProgressBar(this);
+  progress_bar_->setMaximumWidth(160);
+  progress_bar_->setRange(0, 100);
+  progress_bar_->hide();
+  cancel_button_ = new QToolButton(this);
+  cancel_button_->setText(tr("Cancel"));
+  cancel_button_->hide();
+  statusBar()->addWidget(progress_label_, 1);
+  statusBar()->addPermanentWidget(progress_bar_);
+  statusBar()->addPermanentWidget(cancel_button_);
+  connect(cancel_button_, &QToolButton::clicked, controller_, &views::SessionController::cancel);
+
+  mediator_ = new StudioMediator(selection_, controller_, panes_, this);
+  mediator_->on_errors = [this](const QString& message) {
+    show_banner(message, true, {{tr("Show Diagnostics"), [this] {
+                                   panes_.diagnostics->parentWidget()->show();
+                                   panes_.diagnostics->parentWidget()->raise();
+                                 }}});
+  };
+
+  connect(controller_, &views::SessionController::compile_started, this, [this] {
+    progress_bar_->setValue(0);
+    progress_bar_->show();
+    cancel_button_->show();
+    progress_label_->setText(tr("Compiling…"));
+  });
+  connect(controller_, &views::SessionController::progress, this, [this](const QString& stage, int percent) {
+    progress_label_->setText(stage);
+    progress_bar_->setValue(percent);
+  });
+  connect(controller_, &views::SessionController::compiled, this, [this](const views::StudioSnapshotPtr& snap) {
+    progress_bar_->hide();
+    cancel_button_->hide();
+    progress_label_->setText(snap->has_errors() ? tr("Finished with errors")
+                                                : tr("Imported in %1 ms, %2 passes in %3 ms")
+                                                      .arg(snap->import_ms, 0, 'f', 1)
+                                                      .arg(snap->passes.size())
+                                                      .arg(snap->pipeline_ms, 0, 'f', 1));
+    if (!snap->has_errors()) hide_banner();
+  });
+  connect(controller_, &views::SessionController::compile_canceled, this, [this] {
+    progress_bar_->hide();
+    cancel_button_->hide();
+    progress_label_->setText(tr("Canceled"));
+  });
+  connect(controller_, &views::SessionController::document_changed, this, [this] { update_title(); });
+
+  build_actions_and_menus();
+  palette_ = new CommandPalette(menuBar(), this);
+
+  QSettings settings;
+  resize(1280, 820);
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  set_theme(static_cast<Theme>(settings.value("view/theme", 0).toInt()));
+  rebuild_recent_menu();
+  update_title();
+
+  if (recovered_)
+    show_banner(tr("The last studio session ended unexpectedly. Restore %1?")
+                    .arg(QFileInfo(QString::fromStdString(recovered_->doc.model_path)).fileName()),
+                false,
+                {{tr("Restore"), [this] { restore_recovered(); }},
+                 {tr("Discard"), [this] {
+                    recovered_.reset();
+                    hide_banner();
+                  }}});
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::add_dock(QWidget* pane, const QString& title, Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, this);
+  dock->setObjectName("dock_" + pane->objectName());
+  dock->setWidget(pane);
+  dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(area, dock);
+  return dock;
+}
+
+void MainWindow::build_actions_and_menus() {
+  auto action = [this](QMenu* menu, const QString& text, QKeySequence key, std::function<void()> fn) {
+    QAction* a = menu->addAction(text);
+    a->setShortcut(key);
+    connect(a, &QAction::triggered, this, [fn = std::move(fn)] { fn(); });
+    return a;
+  };
+
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = action(file, tr("&Open…"), QKeySequence::Open, [this] { open_dialog(); });
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  file->addSeparator();
+  QAction* save = action(file, tr("&Save Session"), QKeySequence::Save, [this] { save_session(false); });
+  action(file, tr("Save Session &As…"), QKeySequence::SaveAs, [this] { save_session(true); });
+  file->addSeparator();
+  QMenu* export_menu = file->addMenu(tr("&Export Graph"));
+  action(export_menu, tr("As &SVG…"), {}, [this] { export_graph("svg"); });
+  action(export_menu, tr("As &PNG…"), {}, [this] { export_graph("png"); });
+  action(export_menu, tr("As &DOT…"), {}, [this] { export_graph("dot"); });
+  file->addSeparator();
+  action(file, tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+
+  QMenu* graph = menuBar()->addMenu(tr("&Graph"));
+  for (QAction* a : panes_.graph->pane_actions()) {
+    graph->addAction(a);
+    addAction(a);  // shortcuts work wherever the focus is
+  }
+
+  QMenu* passes = menuBar()->addMenu(tr("&Passes"));
+  for (QAction* a : panes_.passes->pane_actions()) {
+    passes->addAction(a);
+    addAction(a);
+  }
+  QAction* hide_unchanged = passes->addAction(tr("Hide Unchanged Passes"));
+  hide_unchanged->setCheckable(true);
+  connect(hide_unchanged, &QAction::toggled, this, [this](bool on) { panes_.passes->set_hide_unchanged(on); });
+
+  QMenu* compile = menuBar()->addMenu(tr("&Compile"));
+  QAction* recompile = action(compile, tr("&Recompile"), QKeySequence(Qt::Key_F5), [this] { controller_->recompile(); });
+  action(compile, tr("&Cancel"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { controller_->cancel(); });
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  action(view, tr("&Welcome Page"), {}, [this] { center_->setCurrentWidget(welcome_); });
+  action(view, tr("&Graph"), {}, [this] { center_->setCurrentWidget(panes_.graph); });
+  view->addSeparator();
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+  view->addSeparator();
+  QMenu* theme = view->addMenu(tr("&Theme"));
+  action(theme, tr("Follow &System"), {}, [this] { set_theme(Theme::kSystem); });
+  action(theme, tr("&Light"), {}, [this] { set_theme(Theme::kLight); });
+  action(theme, tr("&Dark"), {}, [this] { set_theme(Theme::kDark); });
+  action(view, tr("&Reset Pane Layout"), {}, [this] {
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+      dock->setFloating(false);
+      dock->show();
+    }
+  });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  action(help, tr("&Command Palette…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), [this] { palette_->open_palette(); });
+  action(help, tr("&About Tessel Studio"), {}, [this] {
+    QMessageBox::about(this, tr("About Tessel Studio"),
+                       tr("<b>Tessel Studio</b> %1<br>A deep-learning compiler you can watch and steer.").arg(TESSEL_VERSION));
+  });
+  for (QMenu* m : {file, compile, view, help})
+    for (QAction* a : m->actions()) addAction(a);
+
+  QToolBar* bar = addToolBar(tr("Main"));
+  bar->setObjectName("toolbar_main");
+  bar->addAction(open);
+  bar->addAction(save);
+  bar->addSeparator();
+  bar->addWidget(new QLabel(tr(" Target: "), bar));
+  target_combo_ = new QComboBox(bar);
+  target_combo_->setObjectName("target_picker");
+  target_combo_->setToolTip(tr("The target the graph passes compile for (from the registered target kinds)"));
+  bar->addWidget(target_combo_);
+  refresh_targets();
+  connect(target_combo_, &QComboBox::currentTextChanged, this, [this](const QString& target) {
+    if (!target.isEmpty() && controller_->has_document()) controller_->set_target(target);
+  });
+  bar->addAction(recompile);
+  bar->addSeparator();
+  QList<QAction*> graph_actions = panes_.graph->pane_actions();
+  bar->addAction(graph_actions[0]);  // fit
+  bar->addAction(graph_actions[3]);  // find
+  bar->addSeparator();
+  for (QAction* a : panes_.passes->pane_actions()) bar->addAction(a);
+}
+
+void MainWindow::refresh_targets() {
+  QSignalBlocker block(target_combo_);
+  target_combo_->clear();
+  for (const std::string& t : views::available_targets()) target_combo_->addItem(QString::fromStdString(t));
+}
+
+QWidget* MainWindow::pane_by_name(const QString& name) const {
+  if (name == "graph") return panes_.graph;
+  if (name == "passes") return panes_.passes;
+  if (name == "inspector") return panes_.inspector;
+  if (name == "memory") return panes_.memory;
+  if (name == "diagnostics") return panes_.diagnostics;
+  if (name == "welcome") return welcome_;
+  return nullptr;
+}
+
+void MainWindow::open_file(const QString& path) {
+  if (!QFileInfo::exists(path)) {
+    show_banner(tr("%1: no such file").arg(path), true);
+    return;
+  }
+  try {
+    if (path.endsWith(".tessel")) controller_->open_session(path);
+    else controller_->open_model(path);
+  } catch (const std::exception& e) {
+    views::Diagnostic d{views::Diagnostic::Severity::kError, "session", e.what()};
+    panes_.diagnostics->model()->add(d);
+    show_banner(QString::fromStdString(e.what()), true);
+    return;
+  }
+  add_recent(path);
+  center_->setCurrentWidget(panes_.graph);
+  QSignalBlocker block(target_combo_);
+  int index = target_combo_->findText(QString::fromStdString(controller_->document().target));
+  if (index < 0) {
+    target_combo_->addItem(QString::fromStdString(controller_->document().target));
+    index = target_combo_->count() - 1;
+  }
+  target_combo_->setCurrentIndex(index);
+}
+
+bool MainWindow::restore_recovered() {
+  if (!recovered_) return false;
+  views::SessionController::Recovered r = *recovered_;
+  recovered_.reset();
+  hide_banner();
+  controller_->open_document(r.doc, r.session_path, true);
+  center_->setCurrentWidget(panes_.graph);
+  QSignalBlocker block(target_combo_);
+  int index = target_combo_->findText(QString::fromStdString(r.doc.target));
+  if (index >= 0) target_combo_->setCurrentIndex(index);
+  return true;
+}
+
+void MainWindow::open_dialog() {
+  QString path = QFileDialog::getOpenFileName(this, tr("Open Model or Session"), options_.models_dir,
+                                              tr("Models and sessions (*.onnx *.tessel *.tgraph);;All files (*)"));
+  if (!path.isEmpty()) open_file(path);
+}
+
+void MainWindow::save_session(bool ask_path) {
+  if (!controller_->has_document()) return;
+  try {
+    if (ask_path || controller_->session_path().isEmpty()) {
+      QString suggestion = QFileInfo(QString::fromStdString(controller_->document().model_path)).completeBaseName() + ".tessel";
+      QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), suggestion, tr("Tessel sessions (*.tessel)"));
+      if (path.isEmpty()) return;
+      if (!path.endsWith(".tessel")) path += ".tessel";
+      controller_->save_as(path);
+      add_recent(path);
+    } else {
+      controller_->save();
+    }
+  } catch (const std::exception& e) {
+    show_banner(QString::fromStdString(e.what()), true);
+  }
+}
+
+void MainWindow::export_graph(const QString& format) {
+  QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), "graph." + format, format.toUpper() + " (*." + format + ")");
+  if (path.isEmpty()) return;
+  try {
+    if (format == "svg") panes_.graph->export_svg(path);
+    else if (format == "png") panes_.graph->export_png(path);
+    else panes_.graph->export_dot(path);
+    statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+  } catch (const std::exception& e) {
+    show_banner(QString::fromStdString(e.what()), true);
+  }
+}
+
+void MainWindow::show_banner(const QString& text, bool error,
+                             std::vector<std::pair<QString, std::function<void()>>> buttons) {
+  banner_label_->setText(text);
+  QPalette p = banner_->palette();
+  bool dark = palette().color(QPalette::Window).lightness() < 128;
+  QColor bg = error ? (dark ? QColor(110, 40, 40) : QColor(255, 225, 225)) : (dark ? QColor(40, 70, 110) : QColor(225, 238, 255));
+  p.setColor(QPalette::Window, bg);
+  banner_->setPalette(p);
+  qDeleteAll(banner_buttons_->findChildren<QPushButton*>());
+  for (auto& [label, fn] : buttons) {
+    auto* b = new QPushButton(label, banner_buttons_);
+    connect(b, &QPushButton::clicked, this, [fn = fn] { fn(); });
+    banner_buttons_->layout()->addWidget(b);
+  }
+  banner_->show();
+}
+
+void MainWindow::hide_banner() { banner_->hide(); }
+
+QString MainWindow::banner_text() const { return banner_->isVisible() ? banner_label_->text() : QString(); }
+
+void MainWindow::add_recent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value("recent_files").toStringList();
+  QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue("recent_files", recent);
+  rebuild_recent_menu();
+}
+
+void MainWindow::rebuild_recent_menu() {
+  QStringList recent = QSettings().value("recent_files").toStringList();
+  recent_menu_->clear();
+  for (const QString& path : recent) {
+    QAction* a = recent_menu_->addAction(QFileInfo(path).fileName());
+    a->setToolTip(path);
+    connect(a, &QAction::triggered, this, [this, path] { open_file(path); });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+  welcome_->set_recent_files(recent);
+}
+
+void MainWindow::update_title() {
+  QString name = controller_->session_path().isEmpty()
+                     ? QFileInfo(QString::fromStdString(controller_->document().model_path)).fileName()
+                     : QFileInfo(controller_->session_path()).fileName();
+  setWindowTitle(name.isEmpty() ? tr("Tessel Studio")
+                                : tr("%1%2 — Tessel Studio").arg(name, controller_->is_modified() ? "*" : ""));
+}
+
+void MainWindow::set_theme(Theme theme) {
+  theme_ = theme;
+  QSettings().setValue("view/theme", static_cast<int>(theme));
+  if (theme == Theme::kDark) {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    QApplication::setPalette(dark_palette());
+  } else if (theme == Theme::kLight) {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    QApplication::setPalette(QApplication::style()->standardPalette());
+  } else {
+    QApplication::setPalette(system_palette_);
+  }
+  panes_.graph->refresh_colors();
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  // The system switched between light and dark while we follow it.
+  if (event->type() == QEvent::ThemeChange && theme_ == Theme::kSystem) {
+    system_palette_ = QApplication::style()->standardPalette();
+    QApplication::setPalette(system_palette_);
+  }
+  if (event->type() == QEvent::PaletteChange) panes_.graph->refresh_colors();
+  QMainWindow::changeEvent(event);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (controller_->is_modified()) {
+    auto answer = QMessageBox::question(this, tr("Unsaved session"), tr("Save the session before closing?"),
+                                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel) {
+      event->ignore();
+      return;
+    }
+    if (answer == QMessageBox::Save) {
+      save_session(false);
+      if (controller_->is_modified()) {
+        event->ignore();
+        return;
+      }
+    }
+  }
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+  controller_->cancel();
+  controller_->discard_recovery();  // a clean close: nothing to recover next time
+  event->accept();
+}
+
+}  // namespace tessel::studio

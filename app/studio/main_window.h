@@ -1,0 +1,88 @@
+#pragma once
+// The studio's main window: the graph in the centre (or the welcome page), the other panes as
+// docks the user can move, close and stack; their arrangement is saved on close and restored on
+// start. Menus hold every action (so the command palette finds them all), a toolbar the common
+// ones, and a banner shows errors and the crash-recovery offer without blocking.
+#include <QMainWindow>
+#include <optional>
+
+#include "app/studio/mediator.h"
+#include "views/welcome/welcome_pane.h"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QStackedWidget;
+class QToolButton;
+class QDockWidget;
+
+namespace tessel::studio {
+
+class CommandPalette;
+
+struct MainWindowOptions {
+  QString models_dir;      // the bundled samples (resources/models)
+  QString recovery_path;   // autosave file; empty: SessionController::default_recovery_path()
+  bool offer_recovery = true;
+};
+
+class MainWindow final : public QMainWindow {
+ public:
+  explicit MainWindow(MainWindowOptions options, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Opens an .onnx model, a graph text file, or a .tessel session. Errors go to the banner.
+  void open_file(const QString& path);
+  views::SessionController* controller() const { return controller_; }
+  views::Selection* selection() const { return selection_; }
+  const StudioPanes& panes() const { return panes_; }
+  views::WelcomePane* welcome() const { return welcome_; }
+  CommandPalette* command_palette() const { return palette_; }
+  QWidget* pane_by_name(const QString& name) const;  // graph, passes, inspector, memory, diagnostics, welcome
+  QString banner_text() const;
+  // Restores what a killed studio left in the recovery file; false when there was nothing.
+  bool restore_recovered();
+  bool has_recovery_offer() const { return recovered_.has_value(); }
+
+  enum class Theme { kSystem, kLight, kDark };
+  void set_theme(Theme theme);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void build_actions_and_menus();
+  QDockWidget* add_dock(QWidget* pane, const QString& title, Qt::DockWidgetArea area);
+  void show_banner(const QString& text, bool error, std::vector<std::pair<QString, std::function<void()>>> buttons = {});
+  void hide_banner();
+  void add_recent(const QString& path);
+  void rebuild_recent_menu();
+  void update_title();
+  void open_dialog();
+  void save_session(bool ask_path);
+  void export_graph(const QString& format);
+  void refresh_targets();
+
+  MainWindowOptions options_;
+  views::Selection* selection_;
+  views::SessionController* controller_;
+  StudioPanes panes_;
+  StudioMediator* mediator_;
+  views::WelcomePane* welcome_;
+  QStackedWidget* center_;
+  QWidget* banner_;
+  QLabel* banner_label_;
+  QWidget* banner_buttons_;
+  QLabel* progress_label_;
+  QProgressBar* progress_bar_;
+  QToolButton* cancel_button_;
+  QComboBox* target_combo_;
+  QMenu* recent_menu_ = nullptr;
+  CommandPalette* palette_ = nullptr;
+  std::optional<views::SessionController::Recovered> recovered_;
+  QPalette system_palette_;
+  Theme theme_ = Theme::kSystem;
+};
+
+}  // namespace tessel::studio

@@ -1,0 +1,482 @@
+#include "views/graph/graph_pane.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsView>
+#include <QHBoxLayout>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "core/support/error.h"
+
+namespace tessel::views {
+
+// Wheel zooms around the cursor, drag pans.
+class GraphView final : public QGraphicsView {
+ public:
+  using QGraphicsView::QGraphicsView;
+  std::function<void()> on_view_changed = [] {};
+
+ protected:
+  void wheelEvent(QWheelEvent* e) override {
+    double factor = std::pow(1.0015, e->angleDelta().y());
+    setTransformationAnchor(AnchorUnderMouse);
+    scale(factor, factor);
+    on_view_changed();
+  }
+  void scrollContentsBy(int dx, int dy) override {
+    QGraphicsView::scrollContentsBy(dx, dy);
+    on_view_changed();
+  }
+  void resizeEvent(QResizeEvent* e) override {
+    QGraphicsView::resizeEvent(e);
+    on_view_changed();
+  }
+};
+
+// The whole scene, small, with the main view's visible area outlined; click or drag to move there.
+class Minimap final : public QGraphicsView {
+ public:
+  Minimap(QGraphicsScene* scene, GraphView* main, QWidget* parent) : QGraphicsView(scene, parent), main_(main) {
+    setInteractive(false);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setFrameShape(QFrame::Box);
+    setRenderHint(QPainter::Antialiasing);
+    setFixedSize(180, 140);
+  }
+  void refit() {
+    fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    viewport()->update();
+  }
+
+ protected:
+  void drawForeground(QPainter* p, const QRectF&) override {
+    QRectF visible = main_->mapToScene(main_->viewport()->rect()).boundingRect();
+    p->setPen(QPen(palette().color(QPalette::Highlight), 0));
+    QColor fill = palette().color(QPalette::Highlight);
+    fill.setAlpha(40);
+    p->setBrush(fill);
+    p->drawRect(visible);
+  }
+  void mousePressEvent(QMouseEvent* e) override { main_->centerOn(mapToScene(e->pos())); }
+  void mouseMoveEvent(QMouseEvent* e) override {
+    if (e->buttons() & Qt::LeftButton) main_->centerOn(mapToScene(e->pos()));
+  }
+
+ private:
+  GraphView* main_;
+};
+
+namespace {
+
+constexpr int kMinimapNodeThreshold = 25;  // below this the whole graph fits on screen anyway
+
+QString format_bytes(int64_t b) {
+  if (b >= (int64_t{1} << 20)) return QString::number(static_cast<double>(b) / (1 << 20), 'f', 2) + " MiB";
+  if (b >= 1024) return QString::number(static_cast<double>(b) / 1024, 'f', 1) + " KiB";
+  return QString::number(b) + " B";
+}
+
+}  // namespace
+
+GraphPane::GraphPane(Selection* selection, QWidget* parent)
+    : QWidget(parent), selection_(selection), colors_(GraphColors::from_palette(palette())) {
+  setObjectName("graph");
+  scene_ = new QGraphicsScene(this);
+  view_ = new GraphView(scene_, this);
+  view_->setDragMode(QGraphicsView::ScrollHandDrag);
+  view_->setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  view_->setBackgroundBrush(colors_.background);
+  minimap_ = new Minimap(scene_, view_, view_);
+  minimap_->hide();
+  view_->on_view_changed = [this] {
+    minimap_->move(view_->width() - minimap_->width() - 20, view_->height() - minimap_->height() - 20);
+    minimap_->viewport()->update();
+  };
+
+  find_bar_ = new QWidget(this);
+  auto* find_layout = new QHBoxLayout(find_bar_);
+  find_layout->setContentsMargins(4, 2, 4, 2);
+  find_edit_ = new QLineEdit(find_bar_);
+  find_edit_->setPlaceholderText(tr("Find node by name or op"));
+  find_edit_->setClearButtonEnabled(true);
+  find_count_ = new QLabel(find_bar_);
+  find_layout->addWidget(new QLabel(tr("Find:"), find_bar_));
+  find_layout->addWidget(find_edit_, 1);
+  find_layout->addWidget(find_count_);
+  find_bar_->hide();
+  connect(find_edit_, &QLineEdit::textChanged, this, [this](const QString& t) { find(t); });
+  connect(find_edit_, &QLineEdit::returnPressed, this, [this] { find_next(); });
+
+  status_ = new QLabel(this);
+  status_->setContentsMargins(6, 2, 6, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(find_bar_);
+  layout->addWidget(view_, 1);
+  layout->addWidget(status_);
+
+  connect(scene_, &QGraphicsScene::selectionChanged, this, [this] { on_scene_selection(); });
+
+  add_action(tr("Fit Graph"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { fit(); });
+  add_action(tr("Zoom In"), QKeySequence::ZoomIn, [this] { view_->scale(1.25, 1.25); });
+  add_action(tr("Zoom Out"), QKeySequence::ZoomOut, [this] { view_->scale(0.8, 0.8); });
+  add_action(tr("Find Node…"), QKeySequence::Find, [this] {
+    find_bar_->show();
+    find_edit_->setFocus();
+    find_edit_->selectAll();
+  });
+  add_action(tr("Find Next"), QKeySequence::FindNext, [this] { find_next(); });
+  add_action(tr("Find Previous"), QKeySequence::FindPrevious, [this] { find_previous(); });
+  add_action(tr("Show Shapes on Edges"), QKeySequence(Qt::CTRL | Qt::Key_E), [this] {
+    set_edge_labels_visible(!edge_labels_);
+  }, true, true);
+  add_action(tr("Show Fusion Groups"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), [this] {
+    set_fusion_visible(!fusion_);
+  }, true, true);
+  add_action(tr("Show Data Layouts"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L), [this] {
+    set_layouts_visible(!layouts_);
+  }, true, true);
+  auto* escape = new QAction(this);
+  escape->setShortcut(Qt::Key_Escape);
+  escape->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  connect(escape, &QAction::triggered, find_bar_, &QWidget::hide);
+  find_bar_->addAction(escape);
+  update_status();
+}
+
+GraphPane::~GraphPane() {
+  if (watcher_) watcher_->waitForFinished();
+}
+
+QAction* GraphPane::add_action(const QString& text, const QKeySequence& key, std::function<void()> fn, bool checkable,
+                               bool checked) {
+  auto* a = new QAction(text, this);
+  a->setShortcut(key);
+  a->setCheckable(checkable);
+  a->setChecked(checked);
+  connect(a, &QAction::triggered, this, [fn = std::move(fn)] { fn(); });
+  actions_.push_back(a);
+  return a;
+}
+
+void GraphPane::show_snapshot(StudioSnapshotPtr snapshot) {
+  snapshot_ = std::move(snapshot);
+  cache_.clear();
+  shown_.reset();
+  pass_ = -2;
+  show_pass(selection_->pass());
+}
+
+void GraphPane::show_pass(int pass) {
+  if (!snapshot_) return;
+  pass = std::clamp(pass, -1, snapshot_->last_pass());
+  if (pass == pass_ && shown_) return;
+  pass_ = pass;
+  auto it = cache_.find(pass);
+  if (it != cache_.end()) {
+    draw(it->second);
+    return;
+  }
+  request_layout();
+}
+
+void GraphPane::request_layout() {
+  if (pending_pass_ == pass_) return;
+  pending_pass_ = pass_;
+  if (watcher_) watcher_->disconnect(this);  // its result is stale; let it finish on its own
+  watcher_ = new QFutureWatcher<Shown>(this);
+  StudioSnapshotPtr snap = snapshot_;
+  int pass = pass_;
+  status_->setText(tr("Laying out…"));
+  connect(watcher_, &QFutureWatcherBase::finished, this, [this, w = watcher_, snap, pass] {
+    w->deleteLater();
+    if (w != watcher_) return;
+    watcher_ = nullptr;
+    pending_pass_ = -2;
+    if (snap != snapshot_) return;
+    try {
+      Shown shown = w->result();
+      cache_[pass] = shown;
+      if (pass == pass_) draw(shown);
+    } catch (const std::exception& e) {
+      status_->setText(tr("Layout failed: %1").arg(QString::fromUtf8(e.what())));
+    }
+  });
+  watcher_->setFuture(QtConcurrent::run([snap, pass] {
+    auto display = std::make_shared<const DisplayGraph>(make_display_graph(*snap, pass));
+    return Shown{display, layout_graph(*display)};
+  }));
+}
+
+void GraphPane::draw(const Shown& shown) {
+  shown_ = shown;
+  syncing_selection_ = true;
+  scene_->clear();
+  syncing_selection_ = false;
+  const DisplayGraph& g = *shown.display;
+  const GraphLayout& l = *shown.layout;
+  if (fusion_) {
+    for (size_t c = 0; c < g.clusters.size() && c < l.clusters.size(); ++c) {
+      const LayoutRect& r = l.clusters[c];
+      QColor color = GraphColors::cluster_color(static_cast<int>(c), colors_.dark);
+      auto* rect = scene_->addRect(QRectF(r.x, r.y, r.width, r.height), QPen(color.darker(130), 1.2), color);
+      rect->setZValue(0);
+      rect->setToolTip(QString::fromStdString(g.clusters[c].kernel_name + " (" + g.clusters[c].pattern + ")"));
+      auto* label = scene_->addSimpleText(QString::fromStdString(g.clusters[c].kernel_name));
+      QFont f = label->font();
+      f.setPointSizeF(7.5);
+      f.setItalic(true);
+      label->setFont(f);
+      label->setBrush(colors_.text);
+      label->setPos(r.x + 4, r.y + 1);
+      label->setZValue(0.5);
+    }
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    DisplayNode node = g.nodes[i];
+    if (!layouts_) node.layout_transform = false;
+    auto* item = new NodeItem(node, l.nodes[i], &colors_);
+    item->setData(0, QString::fromStdString(node.name));
+    scene_->addItem(item);
+  }
+  for (size_t i = 0; i < g.edges.size(); ++i) {
+    auto* item = new EdgeItem(g.edges[i], l.edges[i], &colors_);
+    item->setToolTip(edge_tip(g.edges[i]));
+    scene_->addItem(item);
+  }
+  if (edge_labels_) add_edge_labels();
+  scene_->setSceneRect(QRectF(-20, -20, l.width + 40, l.height + 40));
+  minimap_->setVisible(g.nodes.size() > kMinimapNodeThreshold);
+  minimap_->refit();
+  fit();
+  if (!selection_->node().isEmpty()) select_node(selection_->node());
+  if (!find_edit_->text().isEmpty()) find(find_edit_->text());
+  update_status();
+}
+
+void GraphPane::add_edge_labels() {
+  QFont f = font();
+  f.setPointSizeF(7);
+  for (QGraphicsItem* item : scene_->items()) {
+    if (item->type() != EdgeItem::kType) continue;
+    auto* edge = static_cast<EdgeItem*>(item);
+    std::string text = edge->edge().type;
+    if (layouts_ && !edge->edge().layout.empty()) text += " {" + edge->edge().layout + "}";
+    auto* label = scene_->addSimpleText(QString::fromStdString(text), f);
+    label->setBrush(edge->edge().layout.empty() || !layouts_ ? colors_.muted : colors_.layout_transform.darker(120));
+    label->setPos(edge->label_anchor() + QPointF(4, -6));
+    label->setZValue(1.5);
+    label->setData(1, QStringLiteral("edge-label"));
+  }
+}
+
+QString GraphPane::edge_tip(const DisplayEdge& e) const {
+  QString tip = QString::fromStdString(e.value + ": " + e.type);
+  if (!e.layout.empty()) tip += QString::fromStdString(" layout " + e.layout);
+  if (!e.blocked_rule.empty()) tip += "\n" + tr("not fused — %1").arg(QString::fromStdString(e.blocked_rule));
+  // Memory overlay: the value's live range from the plan (ids refer to the optimized graph).
+  if (snapshot_ && snapshot_->memory_plan && snapshot_->graph_at(pass_) == snapshot_->optimized) {
+    const Graph& g = *snapshot_->optimized;
+    for (ValueId v = 0; v < static_cast<ValueId>(g.values.size()); ++v) {
+      if (g.value(v).name != e.value) continue;
+      if (const PlannedTensor* t = snapshot_->memory_plan->find(v))
+        tip += "\n" + tr("lives steps %1–%2 in storage %3 (%4)")
+                          .arg(t->first_step)
+                          .arg(t->last_step)
+                          .arg(t->storage_id)
+                          .arg(format_bytes(t->size_bytes));
+      break;
+    }
+  }
+  return tip;
+}
+
+QString GraphPane::edge_tooltip(const QString& value_name) const {
+  for (QGraphicsItem* item : scene_->items())
+    if (item->type() == EdgeItem::kType && static_cast<EdgeItem*>(item)->edge().value == value_name.toStdString())
+      return item->toolTip();
+  return {};
+}
+
+void GraphPane::update_status() {
+  if (!snapshot_ || !shown_) {
+    status_->setText(snapshot_ ? tr("Laying out…") : tr("No model open"));
+    return;
+  }
+  QString pass = pass_ < 0 ? tr("imported graph")
+                           : tr("after pass %1 (%2)").arg(pass_ + 1).arg(QString::fromStdString(snapshot_->passes[static_cast<size_t>(pass_)]->name));
+  const DisplayGraph& g = *shown_->display;
+  int ops = 0, added = 0, removed = 0;
+  for (const DisplayNode& n : g.nodes) {
+    if (n.kind != DisplayNode::Kind::kOp) continue;
+    if (n.change == DisplayNode::Change::kRemoved) ++removed;
+    else ++ops;
+    if (n.change == DisplayNode::Change::kAdded) ++added;
+  }
+  QString text = tr("%1 · %2 ops").arg(pass).arg(ops);
+  if (added || removed) text += tr(" · %1 added, %2 removed").arg(added).arg(removed);
+  if (!g.clusters.empty()) text += tr(" · %1 kernels").arg(g.clusters.size());
+  text += tr(" · layout %1 ms").arg(shown_->layout->layout_ms, 0, 'f', 1);
+  status_->setText(text);
+}
+
+QString GraphPane::status_text() const { return status_->text(); }
+
+void GraphPane::on_scene_selection() {
+  if (syncing_selection_) return;
+  for (QGraphicsItem* item : scene_->selectedItems()) {
+    if (item->type() != NodeItem::kType) continue;
+    const DisplayNode& n = static_cast<NodeItem*>(item)->node();
+    selection_->set_node(QString::fromStdString(n.name));
+    const DisplayGraph* g = display_graph();
+    if (g && n.cluster >= 0) selection_->set_kernel(QString::fromStdString(g->clusters[static_cast<size_t>(n.cluster)].kernel_name));
+    return;
+  }
+}
+
+void GraphPane::select_node(const QString& name) {
+  syncing_selection_ = true;
+  scene_->clearSelection();
+  for (QGraphicsItem* item : scene_->items()) {
+    if (item->type() == NodeItem::kType && item->data(0).toString() == name) {
+      item->setSelected(true);
+      view_->centerOn(item);
+      break;
+    }
+  }
+  syncing_selection_ = false;
+}
+
+void GraphPane::refresh_colors() {
+  colors_ = GraphColors::from_palette(palette());
+  view_->setBackgroundBrush(colors_.background);
+  if (shown_) draw(*shown_);
+}
+
+int GraphPane::find(const QString& text) {
+  matches_.clear();
+  match_index_ = -1;
+  for (QGraphicsItem* item : scene_->items(Qt::AscendingOrder)) {
+    if (item->type() != NodeItem::kType) continue;
+    auto* node = static_cast<NodeItem*>(item);
+    bool hit = !text.isEmpty() && (QString::fromStdString(node->node().name).contains(text, Qt::CaseInsensitive) ||
+                                   QString::fromStdString(node->node().op).contains(text, Qt::CaseInsensitive));
+    node->set_match(hit);
+  }
+  // Matches in drawing (topological) order, so next/previous walk the graph from top to bottom.
+  if (shown_ && !text.isEmpty())
+    for (const DisplayNode& n : shown_->display->nodes)
+      if (QString::fromStdString(n.name).contains(text, Qt::CaseInsensitive) ||
+          QString::fromStdString(n.op).contains(text, Qt::CaseInsensitive))
+        matches_.push_back(QString::fromStdString(n.name));
+  find_count_->setText(text.isEmpty() ? QString() : tr("%1 found").arg(matches_.size()));
+  if (!matches_.isEmpty()) {
+    match_index_ = 0;
+    focus_match();
+  }
+  return static_cast<int>(matches_.size());
+}
+
+void GraphPane::find_next() {
+  if (matches_.isEmpty()) return;
+  match_index_ = (match_index_ + 1) % static_cast<int>(matches_.size());
+  focus_match();
+}
+
+void GraphPane::find_previous() {
+  if (matches_.isEmpty()) return;
+  match_index_ = (match_index_ + static_cast<int>(matches_.size()) - 1) % static_cast<int>(matches_.size());
+  focus_match();
+}
+
+void GraphPane::focus_match() {
+  find_count_->setText(tr("%1 of %2").arg(match_index_ + 1).arg(matches_.size()));
+  selection_->set_node(matches_[match_index_]);
+  select_node(matches_[match_index_]);
+}
+
+QStringList GraphPane::matches() const { return matches_; }
+
+void GraphPane::set_edge_labels_visible(bool on) {
+  edge_labels_ = on;
+  actions_[6]->setChecked(on);
+  if (shown_) draw(*shown_);
+}
+
+void GraphPane::set_fusion_visible(bool on) {
+  fusion_ = on;
+  actions_[7]->setChecked(on);
+  if (shown_) draw(*shown_);
+}
+
+void GraphPane::set_layouts_visible(bool on) {
+  layouts_ = on;
+  actions_[8]->setChecked(on);
+  if (shown_) draw(*shown_);
+}
+
+void GraphPane::fit() {
+  if (scene_->items().isEmpty()) return;
+  view_->fitInView(scene_->sceneRect(), Qt::KeepAspectRatio);
+  // Never blow a three-node graph up past natural size.
+  if (view_->transform().m11() > 1.0) view_->setTransform(QTransform());
+  view_->on_view_changed();
+}
+
+void GraphPane::export_svg(const QString& path) {
+  QSvgGenerator svg;
+  svg.setFileName(path);
+  QRectF r = scene_->sceneRect();
+  svg.setSize(r.size().toSize());
+  svg.setViewBox(QRectF(QPointF(0, 0), r.size()));
+  svg.setTitle(tr("Tessel graph"));
+  QPainter p;
+  if (!p.begin(&svg)) throw Error(path.toStdString() + ": cannot write the SVG file");
+  scene_->render(&p, QRectF(QPointF(0, 0), r.size()), r);
+  p.end();
+}
+
+void GraphPane::export_png(const QString& path) {
+  QRectF r = scene_->sceneRect();
+  QImage image((r.size() * 2).toSize(), QImage::Format_ARGB32);
+  image.fill(colors_.background);
+  QPainter p(&image);
+  p.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  scene_->render(&p, QRectF(QPointF(0, 0), r.size() * 2), r);
+  p.end();
+  if (!image.save(path, "PNG")) throw Error(path.toStdString() + ": cannot write the PNG file");
+}
+
+void GraphPane::export_dot(const QString& path) {
+  if (!shown_) throw Error("no graph is shown");
+  std::string dot = display_graph_to_dot(*shown_->display);
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly) || f.write(dot.data(), static_cast<qint64>(dot.size())) < 0 || !f.commit())
+    throw Error(path.toStdString() + ": cannot write the DOT file");
+}
+
+bool GraphPane::wait_for_layout(int timeout_ms) {
+  QElapsedTimer t;
+  t.start();
+  while ((watcher_ || !shown_) && snapshot_ && t.elapsed() < timeout_ms)
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+  return shown_.has_value() && !watcher_;
+}
+
+}  // namespace tessel::views

@@ -1,0 +1,101 @@
+#pragma once
+// The graph pane: the graph after the selected pass, laid out by Graphviz on a worker thread and
+// drawn in a QGraphicsView, with zoom, pan, fit, a minimap for large graphs, find (Ctrl+F) and the
+// fusion / layout / shape overlays. Layouts are cached per (snapshot, pass), so stepping through
+// passes that were already shown only redraws.
+//
+// The pane writes the clicked node to the shared Selection; it never talks to other panes. Its
+// actions (fit, find, toggles, export) are exposed for the window's menus and command palette.
+#include <QFutureWatcher>
+#include <QWidget>
+#include <map>
+
+#include "views/common/selection.h"
+#include "views/common/snapshot.h"
+#include "views/graph/graph_items.h"
+#include "views/graph/graph_layout.h"
+
+class QGraphicsScene;
+class QGraphicsView;
+class QLabel;
+class QLineEdit;
+class QAction;
+
+namespace tessel::views {
+
+class GraphView;
+class Minimap;
+
+class GraphPane final : public QWidget {
+ public:
+  explicit GraphPane(Selection* selection, QWidget* parent = nullptr);
+  ~GraphPane() override;
+
+  void show_snapshot(StudioSnapshotPtr snapshot);  // shows selection->pass()
+  void show_pass(int pass);
+  void select_node(const QString& name);  // highlights and centres it; empty clears
+  void refresh_colors();                  // after a theme change
+
+  // Find: nodes whose name or op contains `text` (case-insensitive). Returns the match count and
+  // selects the first.
+  int find(const QString& text);
+  void find_next();
+  void find_previous();
+  QStringList matches() const;
+
+  void set_edge_labels_visible(bool on);
+  void set_fusion_visible(bool on);
+  void set_layouts_visible(bool on);
+  void fit();
+
+  // Throw Error when the file cannot be written.
+  void export_svg(const QString& path);
+  void export_png(const QString& path);
+  void export_dot(const QString& path);
+
+  QList<QAction*> pane_actions() const { return actions_; }
+  bool wait_for_layout(int timeout_ms);  // tests: processes events until the pending layout is drawn
+  int shown_pass() const { return pass_; }
+  const DisplayGraph* display_graph() const { return shown_ ? shown_->display.get() : nullptr; }
+  QString edge_tooltip(const QString& value_name) const;  // "" when no such edge is drawn
+  QString status_text() const;
+  QGraphicsScene* scene() const { return scene_; }
+
+ private:
+  struct Shown {
+    std::shared_ptr<const DisplayGraph> display;
+    GraphLayoutPtr layout;
+  };
+  void request_layout();
+  void draw(const Shown& shown);
+  void add_edge_labels();
+  QString edge_tip(const DisplayEdge& e) const;
+  void update_status();
+  void on_scene_selection();
+  void focus_match();
+  QAction* add_action(const QString& text, const QKeySequence& key, std::function<void()> fn, bool checkable = false,
+                      bool checked = false);
+
+  Selection* selection_;
+  StudioSnapshotPtr snapshot_;
+  int pass_ = -1;
+  std::map<int, Shown> cache_;  // per pass of snapshot_
+  std::optional<Shown> shown_;
+  QFutureWatcher<Shown>* watcher_ = nullptr;
+  int pending_pass_ = -2;
+  GraphColors colors_;
+  QGraphicsScene* scene_;
+  GraphView* view_;
+  Minimap* minimap_;
+  QWidget* find_bar_;
+  QLineEdit* find_edit_;
+  QLabel* find_count_;
+  QLabel* status_;
+  QList<QAction*> actions_;
+  bool edge_labels_ = true, fusion_ = true, layouts_ = true;
+  QStringList matches_;
+  int match_index_ = -1;
+  bool syncing_selection_ = false;
+};
+
+}  // namespace tessel::views

@@ -1,0 +1,146 @@
+#include "views/session/compile_model.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+
+#include "core/frontend/onnx_import.h"
+#include "core/graph/passes/pipeline.h"
+#include "core/graph/text_format.h"
+#include "core/target/target.h"
+
+namespace tessel::views {
+
+namespace {
+
+// Reports each pass as it starts and stops between passes when the user cancels.
+class ProgressInstrument final : public PassInstrument {
+ public:
+  ProgressInstrument(const CompileProgress& progress, size_t num_passes)
+      : progress_(progress), num_passes_(std::max<size_t>(num_passes, 1)) {}
+  void before_pass(std::string_view pass, const GraphPtr&) override {
+    progress_.check_canceled();
+    int percent = 20 + static_cast<int>(80 * done_ / num_passes_);
+    progress_.report("pass " + std::string(pass), percent);
+    ++done_;
+  }
+
+ private:
+  const CompileProgress& progress_;
+  size_t num_passes_;
+  size_t done_ = 0;
+};
+
+PipelineOptions pipeline_options(const nlohmann::json& j, std::vector<Diagnostic>& diagnostics) {
+  PipelineOptions o;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    const nlohmann::json& v = it.value();
+    auto set_bool = [&](bool& field) {
+      if (!v.is_boolean()) throw Error("pass option '" + key + "' must be true or false");
+      field = v.get<bool>();
+    };
+    auto set_int = [&](auto& field) {
+      if (!v.is_number_integer()) throw Error("pass option '" + key + "' must be an integer");
+      field = v.get<std::remove_reference_t<decltype(field)>>();
+    };
+    if (key == "fold_constants") set_bool(o.fold_constants);
+    else if (key == "simplify") set_bool(o.simplify);
+    else if (key == "transform_layout") set_bool(o.transform_layout);
+    else if (key == "fuse") set_bool(o.fuse);
+    else if (key == "plan_memory") set_bool(o.plan_memory);
+    else if (key == "verify") set_bool(o.verify);
+    else if (key == "max_fusion_depth") set_int(o.max_fusion_depth);
+    else if (key == "max_kernel_arguments") set_int(o.max_kernel_arguments);
+    else if (key == "memory_alignment") set_int(o.memory_alignment);
+    else if (key == "disabled_passes" && v.is_array()) {
+      for (const auto& name : v)
+        if (name.is_string()) o.disabled_passes.insert(name.get<std::string>());
+    } else {
+      diagnostics.push_back({Diagnostic::Severity::kWarning, "session", "unknown pass option '" + key + "' ignored"});
+    }
+  }
+  return o;
+}
+
+// `.onnx` goes through the ONNX frontend; anything else is read as Tessel's graph text format
+// (what the tests' fixtures are written in).
+Graph load_graph(const std::string& path) {
+  if (QFileInfo(QString::fromStdString(path)).suffix().toLower() == "onnx") return import_onnx(path);
+  QFile f(QString::fromStdString(path));
+  if (!f.open(QIODevice::ReadOnly)) throw Error(path + ": cannot read the file");
+  try {
+    return parse_graph(f.readAll().toStdString());
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+double elapsed_ms(const QElapsedTimer& t) { return static_cast<double>(t.nsecsElapsed()) / 1e6; }
+
+}  // namespace
+
+StudioSnapshotPtr compile_model(const SessionDocument& doc, const CompileProgress& progress) {
+  auto snap = std::make_shared<StudioSnapshot>();
+  snap->model_path = doc.model_path;
+  snap->target = doc.target;
+  auto error = [&](const std::string& stage, const std::string& message) {
+    snap->diagnostics.push_back({Diagnostic::Severity::kError, stage, message});
+  };
+
+  progress.report("import " + QFileInfo(QString::fromStdString(doc.model_path)).fileName().toStdString(), 0);
+  if (!doc.model_sha256.empty()) {
+    try {
+      if (file_sha256(doc.model_path) != doc.model_sha256)
+        snap->diagnostics.push_back({Diagnostic::Severity::kWarning, "session",
+                                     doc.model_path + ": the model changed since the session was saved"});
+    } catch (const Error&) {
+      // Unreadable: the import below reports it.
+    }
+  }
+  QElapsedTimer timer;
+  timer.start();
+  try {
+    snap->imported = std::make_shared<const Graph>(load_graph(doc.model_path));
+  } catch (const Error& e) {
+    error("import", e.what());
+    return snap;
+  }
+  snap->import_ms = elapsed_ms(timer);
+  snap->optimized = snap->imported;
+  progress.check_canceled();
+
+  std::optional<Target> target;
+  try {
+    target = Target::parse(doc.target);
+    snap->target = target->str();
+  } catch (const Error& e) {
+    error("session", "target '" + doc.target + "': " + e.what());
+    return snap;
+  }
+  PipelineOptions options;
+  try {
+    options = pipeline_options(doc.pass_options, snap->diagnostics);
+  } catch (const Error& e) {
+    error("session", e.what());
+    return snap;
+  }
+
+  progress.report("graph passes", 20);
+  timer.restart();
+  ProgressInstrument instrument(progress, graph_pipeline_passes(options).size());
+  GraphPipelineResult result = run_graph_pipeline(snap->imported, *target, options, {&instrument});
+  progress.check_canceled();  // a cancel inside the pipeline surfaces as a failed pass: say canceled
+  snap->pipeline_ms = elapsed_ms(timer);
+  snap->passes = result.records;
+  snap->optimized = result.graph;
+  snap->fusion = result.fusion;
+  snap->memory_plan = result.memory_plan;
+  if (!result.ok()) error("pipeline", result.error);
+  progress.report("done", 100);
+  return snap;
+}
+
+std::vector<std::string> available_targets() { return TargetKindRegistry::global().names(); }
+
+}  // namespace tessel::views

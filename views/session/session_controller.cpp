@@ -1,0 +1,198 @@
+#include "views/session/session_controller.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QPointer>
+#include <QSaveFile>
+#include <QStandardPaths>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace tessel::views {
+
+namespace {
+
+StudioSnapshotPtr run_guarded(const CompileFunction& compile, const SessionDocument& doc, const CompileProgress& progress) {
+  try {
+    return compile(doc, progress);
+  } catch (const CompileCanceled&) {
+    return nullptr;
+  } catch (const std::exception& e) {
+    // compile_model turns failures into diagnostics itself; this catches anything that escaped it.
+    auto snap = std::make_shared<StudioSnapshot>();
+    snap->model_path = doc.model_path;
+    snap->target = doc.target;
+    snap->diagnostics.push_back({Diagnostic::Severity::kError, "compile", e.what()});
+    return snap;
+  }
+}
+
+}  // namespace
+
+SessionController::SessionController(CompileFunction compile, QObject* parent)
+    : QObject(parent), compile_(std::move(compile)) {
+  qRegisterMetaType<StudioSnapshotPtr>();
+}
+
+SessionController::~SessionController() {
+  if (cancel_flag_) cancel_flag_->store(true);
+  pool_.waitForDone();
+}
+
+void SessionController::open_model(const QString& path) {
+  SessionDocument doc;
+  doc.model_path = QFileInfo(path).absoluteFilePath().toStdString();
+  try {
+    doc.model_sha256 = file_sha256(doc.model_path);
+  } catch (const Error&) {
+    // The compile reports the unreadable file as a diagnostic; the document still opens.
+  }
+  open_document(doc, {}, false);
+}
+
+void SessionController::open_session(const QString& path) {
+  SessionDocument doc = load_session(path.toStdString());
+  open_document(doc, QFileInfo(path).absoluteFilePath(), false);
+}
+
+void SessionController::open_document(const SessionDocument& doc, const QString& session_path, bool modified) {
+  doc_ = doc;
+  session_path_ = session_path;
+  changed(modified);
+  start_compile();
+}
+
+void SessionController::set_target(const QString& target) {
+  if (target.toStdString() == doc_.target) return;
+  doc_.target = target.toStdString();
+  changed(true);
+  start_compile();
+}
+
+void SessionController::set_pass_option(const QString& key, const nlohmann::json& value) {
+  std::string k = key.toStdString();
+  if (doc_.pass_options.contains(k) && doc_.pass_options[k] == value) return;
+  doc_.pass_options[k] = value;
+  changed(true);
+  start_compile();
+}
+
+void SessionController::recompile() {
+  if (has_document()) start_compile();
+}
+
+void SessionController::cancel() {
+  if (cancel_flag_) cancel_flag_->store(true);
+}
+
+void SessionController::save() {
+  if (session_path_.isEmpty()) throw Error("the session has no file yet: use Save As");
+  save_session(doc_, session_path_.toStdString());
+  changed(false);
+}
+
+void SessionController::save_as(const QString& path) {
+  save_session(doc_, path.toStdString());
+  session_path_ = QFileInfo(path).absoluteFilePath();
+  changed(false);
+}
+
+void SessionController::changed(bool modified) {
+  modified_ = modified;
+  write_recovery();
+  Q_EMIT document_changed();
+}
+
+QString SessionController::default_recovery_path() {
+  QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+  return QDir(dir).filePath("recovery.tessel");
+}
+
+void SessionController::write_recovery() {
+  if (recovery_path_.isEmpty() || !has_document()) return;
+  nlohmann::json j = {{"session", session_to_json(doc_, "")},
+                      {"session_path", session_path_.toStdString()},
+                      {"modified", modified_}};
+  std::string text = j.dump(2);
+  QDir().mkpath(QFileInfo(recovery_path_).absolutePath());
+  QSaveFile f(recovery_path_);
+  // Autosave failing must not interrupt the user; the next change tries again.
+  if (f.open(QIODevice::WriteOnly)) {
+    f.write(text.data(), static_cast<qint64>(text.size()));
+    f.commit();
+  }
+}
+
+void SessionController::discard_recovery() {
+  if (!recovery_path_.isEmpty()) QFile::remove(recovery_path_);
+}
+
+std::optional<SessionController::Recovered> SessionController::read_recovery(const QString& path) {
+  QFile f(path);
+  if (path.isEmpty() || !f.open(QIODevice::ReadOnly)) return std::nullopt;
+  QByteArray bytes = f.readAll();
+  nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("session")) return std::nullopt;
+  try {
+    Recovered r;
+    r.doc = session_from_json(j["session"], "", path.toStdString());
+    r.session_path = QString::fromStdString(j.value("session_path", ""));
+    return r;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void SessionController::start_compile() {
+  if (cancel_flag_) cancel_flag_->store(true);  // the running compile's result is stale now
+  if (watcher_) {
+    watcher_->disconnect(this);
+    // Let the old worker finish on its own; its watcher deletes itself then.
+    if (watcher_->isFinished())
+      watcher_->deleteLater();
+    else
+      QObject::connect(watcher_, &QFutureWatcherBase::finished, watcher_, &QObject::deleteLater);
+    watcher_ = nullptr;
+  }
+  const int generation = ++generation_;
+  cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
+  CompileProgress progress;
+  progress.cancel_flag = cancel_flag_;
+  QPointer<SessionController> self(this);
+  progress.report = [self, generation](const std::string& stage, int percent) {
+    QString text = QString::fromStdString(stage);
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, generation, text, percent] {
+          if (self && self->generation_ == generation) Q_EMIT self->progress(text, percent);
+        },
+        Qt::QueuedConnection);
+  };
+  busy_ = true;
+  Q_EMIT compile_started();
+  watcher_ = new QFutureWatcher<StudioSnapshotPtr>(this);
+  QObject::connect(watcher_, &QFutureWatcherBase::finished, this, [this, generation] {
+    if (generation != generation_) return;
+    StudioSnapshotPtr result = watcher_->result();
+    busy_ = false;
+    if (!result) {
+      Q_EMIT compile_canceled();
+      return;
+    }
+    snapshot_ = result;
+    Q_EMIT compiled(snapshot_);
+  });
+  watcher_->setFuture(QtConcurrent::run(&pool_, run_guarded, compile_, doc_, progress));
+}
+
+bool SessionController::wait_until_idle(int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (busy_ && timer.elapsed() < timeout_ms) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  QCoreApplication::processEvents();
+  return !busy_;
+}
+
+}  // namespace tessel::views
