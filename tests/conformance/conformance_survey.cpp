@@ -10,6 +10,7 @@
 #include <QCoreApplication>
 #include <QProcess>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -62,6 +63,9 @@ std::set<std::string> supported_ops(const std::string& tessel) {
     const std::string text = line.toStdString();
     if (std::regex_search(text, m, name)) ops.insert(m[1]);
   }
+  // The importer handles these itself: Constant becomes a constant, Upsample becomes Resize.
+  ops.insert("Constant");
+  if (ops.count("Resize")) ops.insert("Upsample");
   return ops;
 }
 
@@ -92,13 +96,19 @@ int survey(const SurveyOptions& options) {
 
   std::vector<NodeTest> tests;
   int unsupported = 0;
+  std::map<std::string, int> blocked_by;  // missing op -> node tests it keeps out of the survey
   for (const std::string& name : list_node_tests(data_dir)) {
     if (!options.filter.empty() && name.find(options.filter) == std::string::npos) continue;
     NodeTest test = read_node_test(data_dir, name);
     bool all_supported = !test.ops.empty();
     for (const std::string& op : test.ops) all_supported = all_supported && ops.count(op);
-    if (all_supported) tests.push_back(std::move(test));
-    else ++unsupported;
+    if (all_supported) {
+      tests.push_back(std::move(test));
+      continue;
+    }
+    ++unsupported;
+    for (const std::string& op : test.ops)
+      if (!ops.count(op)) ++blocked_by[op];
   }
 
   RunOptions run_options;
@@ -128,6 +138,12 @@ int survey(const SurveyOptions& options) {
   std::printf("\nop pass counts (passed/run):\n");
   for (const auto& [op, counts] : pass_counts_by_op(tests, results))
     std::printf("  %-28s %d/%d\n", op.c_str(), counts.first, counts.second);
+  std::vector<std::pair<int, std::string>> missing;
+  for (const auto& [op, count] : blocked_by) missing.emplace_back(-count, op);
+  std::sort(missing.begin(), missing.end());
+  std::printf("\nops not in `tessel ops`, by node tests they keep out:\n ");
+  for (const auto& [count, op] : missing) std::printf(" %s=%d", op.c_str(), -count);
+  std::printf("\n");
   std::printf("survey: %zu node tests with only supported ops (%zu ops supported), %d passed, %zu failed; "
               "%d left out for unsupported ops\n",
               tests.size(), ops.size(), passed, tests.size() - passed, unsupported);

@@ -117,6 +117,7 @@ class OnnxConformance : public QObject {
     std::vector<NodeTest> tests;
     for (const std::string& name : read_test_list(kListDir + "/passing.txt"))
       tests.push_back(read_node_test(data_dir, name));
+    QVERIFY2(!tests.empty(), "passing.txt lists no test");
 
     RunOptions options;
     options.tessel_binary = tessel_binary_path(TESSEL_BINARY_DIR "/app/cli/tessel");
