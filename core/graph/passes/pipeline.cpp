@@ -9,6 +9,7 @@
 #include "core/graph/passes/infer_shapes.h"
 #include "core/graph/passes/plan_memory.h"
 #include "core/graph/passes/simplify_inference.h"
+#include "core/graph/passes/transform_layout.h"
 
 namespace tessel {
 
@@ -19,6 +20,8 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
       {"simplify_inference", simplify_inference},      // batch norm into conv weights, no dropout/identity
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       {"eliminate_dead_code", eliminate_dead_code},    // what no output needs
+      {"transform_layout", transform_layout},          // NCHW → NCHW16c for conv chains; every value gets a layout
+      {"eliminate_dead_code", eliminate_dead_code},    // plain weights replaced by blocked ones
       {"fuse_ops", fuse_ops},                          // groups of nodes → one kernel each
       {"plan_memory", plan_memory},                    // storage of every intermediate tensor
   };

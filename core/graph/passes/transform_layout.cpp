@@ -1,0 +1,362 @@
+// Data layout transformation; the algorithm is described with a diagram in transform_layout.h.
+#include "core/graph/passes/transform_layout.h"
+
+#include <map>
+#include <unordered_set>
+
+#include "core/graph/layout.h"
+#include "core/graph/op_table.h"
+#include "core/graph/ops/layout_ops.h"
+#include "core/graph/ops/nn_pool.h"
+#include "core/graph/ops/shape_ops.h"
+
+namespace tessel {
+
+std::string default_layout(size_t rank) {
+  switch (rank) {
+    case 0: return "";
+    case 1: return "C";
+    case 2: return "NC";
+    case 3: return "NCW";
+    case 4: return "NCHW";
+    case 5: return "NCDHW";
+    default: {
+      std::string s;
+      for (size_t i = 0; i < rank && i < 26; ++i) s += static_cast<char>('A' + i);
+      return s;
+    }
+  }
+}
+
+namespace {
+
+std::string blocked_nchw(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
+
+// The largest divisor of `channels` not above the vector width: blocks never need padding.
+int64_t channel_block(int64_t channels, int64_t vector_floats) {
+  for (int64_t b = std::min(channels, vector_floats); b > 1; --b)
+    if (channels % b == 0) return b;
+  return 1;
+}
+
+// OIHW → OIHW{i}i{o}o, written out for speed: this touches every weight of the model.
+Tensor block_conv_weights(const Tensor& w, int64_t ib, int64_t ob) {
+  const Shape& s = w.shape();
+  const int64_t o = s[0], i = s[1], kh = s[2], kw = s[3];
+  Tensor out(DataType::kFloat32, {o / ob, i / ib, kh, kw, ib, ob});
+  const float* src = w.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t oo = 0; oo < o / ob; ++oo)
+    for (int64_t io = 0; io < i / ib; ++io)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t x = 0; x < kw; ++x)
+          for (int64_t ii = 0; ii < ib; ++ii)
+            for (int64_t oi = 0; oi < ob; ++oi)
+              *dst++ = src[(((oo * ob + oi) * i + io * ib + ii) * kh + y) * kw + x];
+  return out;
+}
+
+class LayoutRewriter {
+ public:
+  LayoutRewriter(const Graph& old, int64_t vector_floats)
+      : old_(old), vec_(vector_floats), map_(old.values.size(), kNoValue) {}
+
+  Graph run() {
+    g_.name = old_.name;
+    for (const Value& v : old_.values) used_names_.insert(v.name);
+    for (const Node& n : old_.nodes) used_names_.insert(n.name);
+    for (ValueId v : old_.inputs) {
+      const Value& ov = old_.value(v);
+      ValueId nv = g_.add_input(ov.name, ov.type);
+      g_.value(nv).value = ov.value;
+      g_.value(nv).layout = default_layout(ov.type.shape.size());
+      map_[v] = nv;
+    }
+    for (const Node& n : old_.nodes) {
+      try {
+        rewrite(n);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "laying out node '" + n.name + "' (" + n.op->name + ")");
+      }
+    }
+    for (ValueId v : old_.outputs) {
+      ValueId nv = get(v);
+      const std::string plain = default_layout(old_.value(v).type.shape.size());
+      ValueId out = in_layout(nv, plain);
+      if (out != nv && g_.value(out).producer >= 0) {  // the graph's interface keeps its names
+        std::string name = g_.value(nv).name;
+        g_.value(nv).name = fresh_name(name + "_" + g_.value(nv).layout);
+        g_.value(out).name = name;
+      }
+      g_.outputs.push_back(out);
+    }
+    return std::move(g_);
+  }
+
+ private:
+  std::string fresh_name(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; used_names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    used_names_.insert(name);
+    return name;
+  }
+
+  // The new value for an old one; constants are copied on first use.
+  ValueId get(ValueId v) {
+    if (v == kNoValue) return kNoValue;
+    if (map_[v] != kNoValue) return map_[v];
+    const Value& ov = old_.value(v);
+    if (ov.producer >= 0) throw Error("value '" + ov.name + "' is read before it is produced");
+    ValueId nv = g_.add_constant(ov.name, ov.value);
+    g_.value(nv).layout = default_layout(ov.type.shape.size());
+    return map_[v] = nv;
+  }
+
+  const Shape& shape(ValueId nv) const { return g_.value(nv).type.shape; }
+  const std::string& layout(ValueId nv) const { return g_.value(nv).layout; }
+  bool is_blocked(ValueId nv) const { return !layout(nv).empty() && Layout(layout(nv)).is_blocked(); }
+
+  // Shape in the plain layout of the value's primal axes.
+  Shape logical_shape(ValueId nv) const {
+    if (!is_blocked(nv)) return shape(nv);
+    const Layout l(layout(nv));
+    return convert_layout_shape(l, Layout(l.primal_axes()), shape(nv));
+  }
+
+  void infer_node(NodeId id) {
+    Node& n = g_.nodes[id];
+    std::vector<const TensorType*> types;
+    std::vector<const Tensor*> values;
+    for (ValueId v : n.inputs) {
+      types.push_back(v == kNoValue ? nullptr : &g_.value(v).type);
+      values.push_back(v == kNoValue || !g_.value(v).value.defined() ? nullptr : &g_.value(v).value);
+    }
+    InferContext ctx(types, values, static_cast<int>(n.outputs.size()));
+    n.op->infer(n.attrs, ctx);
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      g_.value(n.outputs[k]).type = ctx.outputs()[k];
+      g_.value(n.outputs[k]).value = ctx.output_values()[k];
+    }
+  }
+
+  std::vector<ValueId> emit(const std::string& name, const OpDef& op, Attrs attrs, std::vector<ValueId> inputs,
+                            const std::vector<std::string>& output_names, const std::string& out_layout) {
+    std::vector<ValueId> outs =
+        g_.add_node(name, op, std::move(attrs), std::move(inputs), static_cast<int>(output_names.size()), output_names);
+    infer_node(static_cast<NodeId>(g_.nodes.size() - 1));
+    for (ValueId v : outs) g_.value(v).layout = out_layout.empty() ? default_layout(shape(v).size()) : out_layout;
+    return outs;
+  }
+
+  // `nv` in layout `target`: itself, a remembered conversion, a converted constant, or the output
+  // of a new layout_transform.
+  ValueId in_layout(ValueId nv, const std::string& target) {
+    if (nv == kNoValue || layout(nv) == target) return nv;
+    auto key = std::make_pair(nv, target);
+    if (auto it = converted_.find(key); it != converted_.end()) return it->second;
+    const std::string src = layout(nv);
+    ValueId out;
+    if (g_.is_constant(nv)) {
+      out = g_.add_constant(fresh_name(g_.value(nv).name + "_" + target),
+                            convert_layout(g_.value(nv).value, Layout(src), Layout(target)));
+      g_.value(out).layout = target;
+    } else {
+      ops::LayoutTransformAttrs a;
+      a.src_layout = src;
+      a.dst_layout = target;
+      const std::string name = fresh_name(g_.value(nv).name + "_" + target);
+      out = emit(name, get_op("layout_transform"), make_attrs(a), {nv}, {name}, target)[0];
+    }
+    converted_[key] = out;
+    converted_[{out, src}] = nv;  // converting back reads the original: inverse pairs cancel
+    return out;
+  }
+
+  std::vector<std::string> output_names(const Node& n) const {
+    std::vector<std::string> names;
+    for (ValueId v : n.outputs) names.push_back(old_.value(v).name);
+    return names;
+  }
+
+  void bind_outputs(const Node& n, const std::vector<ValueId>& outs) {
+    for (size_t k = 0; k < outs.size(); ++k) map_[n.outputs[k]] = outs[k];
+  }
+
+  void rewrite(const Node& n) {
+    const std::string& op = n.op->name;
+    if (op == "Conv" && try_blocked_conv(n)) return;
+    if (op == "layout_transform") {
+      const auto& a = attrs_as<ops::LayoutTransformAttrs>(n.attrs);
+      if (a.logical_shape.empty()) {
+        ValueId in = in_layout(get(n.inputs[0]), a.src_layout);
+        map_[n.outputs[0]] = in_layout(in, a.dst_layout);
+        return;
+      }
+    }
+    if ((op == "MaxPool" || op == "AveragePool") && try_blocked_pool(n)) return;
+    if (op == "Concat" && try_blocked_concat(n)) return;
+    if (n.op->pattern <= PatternKind::kBroadcast && n.op->shape_inputs.empty() && op != "BatchNormalization" &&
+        try_agnostic(n))
+      return;
+    plain(n);
+  }
+
+  void plain(const Node& n) {
+    std::vector<ValueId> inputs;
+    for (ValueId v : n.inputs) {
+      ValueId nv = get(v);
+      inputs.push_back(nv == kNoValue ? nv : in_layout(nv, default_layout(logical_shape(nv).size())));
+    }
+    bind_outputs(n, emit(n.name, *n.op, n.attrs, inputs, output_names(n), ""));
+  }
+
+  bool try_blocked_conv(const Node& n) {
+    if (vec_ <= 1) return false;
+    const auto& a = attrs_as<ops::ConvAttrs>(n.attrs);
+    ValueId x = get(n.inputs[0]), w = get(n.inputs[1]);
+    if (a.group != 1 || !g_.is_constant(w) || logical_shape(x).size() != 4 || shape(w).size() != 4) return false;
+    if (g_.value(w).type.dtype != DataType::kFloat32) return false;
+    const int64_t out_channels = shape(w)[0], in_channels = shape(w)[1];
+    const int64_t ib = channel_block(in_channels, vec_), ob = channel_block(out_channels, vec_);
+    if (ob <= 1) return false;
+    ops::Conv2dNchwcAttrs ca;
+    ca.conv = a;
+    ca.data_layout = blocked_nchw(ib);
+    ca.kernel_layout = "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o";
+    ca.out_layout = blocked_nchw(ob);
+    ValueId wb = g_.add_constant(fresh_name(g_.value(w).name + "_" + ca.kernel_layout),
+                                 block_conv_weights(g_.value(w).value, ib, ob));
+    g_.value(wb).layout = ca.kernel_layout;
+    std::vector<ValueId> inputs = {in_layout(x, ca.data_layout), wb};
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+      ValueId b = get(n.inputs[2]);
+      inputs.push_back(in_layout(b, "C" + std::to_string(ob) + "c"));
+    }
+    bind_outputs(n, emit(n.name, get_op("conv2d_nchwc"), make_attrs(ca), inputs, output_names(n), ca.out_layout));
+    return true;
+  }
+
+  // Pooling an NCHW{c}c tensor = pooling over (H, W, c) with a window of 1 along c.
+  template <class A> static Attrs pool_attrs_3d(const Attrs& attrs) {
+    A a = attrs_as<A>(attrs);
+    a.kernel_shape.push_back(1);
+    if (!a.strides.empty()) a.strides.push_back(1);
+    if (!a.pads.empty()) {
+      const size_t half = a.pads.size() / 2;
+      std::vector<int64_t> pads(a.pads.begin(), a.pads.begin() + half);
+      pads.push_back(0);
+      pads.insert(pads.end(), a.pads.begin() + half, a.pads.end());
+      pads.push_back(0);
+      a.pads = pads;
+    }
+    if constexpr (requires { a.dilations; })
+      if (!a.dilations.empty()) a.dilations.push_back(1);
+    return make_attrs(a);
+  }
+
+  bool try_blocked_pool(const Node& n) {
+    ValueId x = get(n.inputs[0]);
+    if (n.outputs.size() != 1 || !is_blocked(x) || logical_shape(x).size() != 4) return false;
+    Attrs attrs = n.op->name == "MaxPool" ? pool_attrs_3d<ops::MaxPoolAttrs>(n.attrs)
+                                          : pool_attrs_3d<ops::AveragePoolAttrs>(n.attrs);
+    bind_outputs(n, emit(n.name, *n.op, attrs, {x}, output_names(n), layout(x)));
+    return true;
+  }
+
+  bool try_blocked_concat(const Node& n) {
+    ValueId first = get(n.inputs[0]);
+    if (!is_blocked(first) || logical_shape(first).size() != 4) return false;
+    const auto& a = attrs_as<ops::ConcatAttrs>(n.attrs);
+    if (a.axis != 1 && a.axis != -3) return false;
+    const std::string target = layout(first);
+    const int64_t block = Layout(target).factor('C');
+    std::vector<ValueId> inputs;
+    for (ValueId v : n.inputs) {
+      ValueId nv = get(v);
+      Shape s = logical_shape(nv);
+      if (s.size() != 4 || s[1] % block != 0) return false;
+      inputs.push_back(nv);
+    }
+    for (ValueId& v : inputs) v = in_layout(v, target);
+    ops::ConcatAttrs ca;
+    ca.axis = 1;
+    bind_outputs(n, emit(n.name, *n.op, make_attrs(ca), inputs, output_names(n), target));
+    return true;
+  }
+
+  // Element-wise and broadcast ops computed in the blocked layout of their main input.
+  bool try_agnostic(const Node& n) {
+    const Shape& out_shape = old_.value(n.outputs[0]).type.shape;
+    if (out_shape.size() != 4) return false;
+    for (ValueId v : n.outputs)
+      if (old_.value(v).type.shape != out_shape) return false;
+    std::string target;
+    for (ValueId v : n.inputs) {
+      ValueId nv = get(v);
+      if (nv != kNoValue && is_blocked(nv) && logical_shape(nv) == out_shape) {
+        target = layout(nv);
+        break;
+      }
+    }
+    if (target.empty()) return false;
+    const Layout l(target);
+    if (l.primal_axes() != "NCHW") return false;
+    const int64_t block = l.factor('C');
+    std::vector<ValueId> inputs;
+    for (ValueId v : n.inputs) {
+      ValueId nv = get(v);
+      if (nv == kNoValue || shape_numel(shape(nv)) == 1) {
+        inputs.push_back(nv);
+        continue;
+      }
+      Shape s = logical_shape(nv);
+      if (s.size() > 4) return false;
+      while (s.size() < 4) s.insert(s.begin(), 1);
+      for (int d : {0, 2, 3})
+        if (s[d] != 1 && s[d] != out_shape[d]) return false;
+      if (s[1] == out_shape[1] && out_shape[1] % block == 0) {
+        if (g_.is_constant(nv)) {
+          Tensor t = g_.value(nv).value.reshaped(s);
+          ValueId c = g_.add_constant(fresh_name(g_.value(nv).name + "_" + target),
+                                      convert_layout(t, Layout("NCHW"), l));
+          g_.value(c).layout = target;
+          inputs.push_back(c);
+        } else if (logical_shape(nv).size() == 4) {
+          inputs.push_back(in_layout(nv, target));
+        } else {
+          return false;
+        }
+      } else if (s[1] == 1 && g_.is_constant(nv)) {
+        Tensor t = g_.value(nv).value.reshaped({s[0], 1, s[2], s[3], 1});
+        ValueId c = g_.add_constant(fresh_name(g_.value(nv).name + "_" + target), t);
+        g_.value(c).layout = target;
+        inputs.push_back(c);
+      } else {
+        return false;
+      }
+    }
+    bind_outputs(n, emit(n.name, *n.op, n.attrs, inputs, output_names(n), target));
+    return true;
+  }
+
+  const Graph& old_;
+  int64_t vec_;
+  Graph g_;
+  std::vector<ValueId> map_;
+  std::map<std::pair<ValueId, std::string>, ValueId> converted_;
+  std::unordered_set<std::string> used_names_;
+};
+
+}  // namespace
+
+bool transform_layout(Graph& g, PassContext& ctx) {
+  const int64_t vec = ctx.options.transform_layout ? target_vector_floats(ctx.target) : 1;
+  Graph out = LayoutRewriter(g, vec).run();
+  bool changed = out.nodes.size() != g.nodes.size() || out.values.size() != g.values.size();
+  for (size_t n = 0; !changed && n < out.nodes.size(); ++n) changed = out.nodes[n].op != g.nodes[n].op;
+  for (size_t v = 0; !changed && v < out.values.size(); ++v) changed = out.values[v].layout != g.values[v].layout;
+  if (changed) g = std::move(out);
+  return changed;
+}
+
+}  // namespace tessel

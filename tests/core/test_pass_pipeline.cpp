@@ -1,0 +1,283 @@
+// The graph pipeline end to end: every pass keeps the graph's meaning (the reference executor
+// gives the same outputs after each pass), the records describe what happened, and a failing pass
+// leaves the last good graph.
+#include <QtTest>
+
+#include <random>
+#include <sstream>
+
+#include "core/graph/op_table.h"
+#include "core/graph/passes/pipeline.h"
+#include "core/graph/text_format.h"
+#include "core/runtime/reference_executor.h"
+
+using namespace tessel;
+
+namespace {
+
+std::vector<Tensor> random_inputs(const Graph& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<Tensor> inputs;
+  for (ValueId v : g.inputs) {
+    Tensor t(g.value(v).type.dtype, g.value(v).type.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dist(rng));
+    inputs.push_back(t);
+  }
+  return inputs;
+}
+
+// Largest |a-b| / (1 + |b|) over every output element; fails on shape mismatch.
+double max_relative_error(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return 1e9;
+  double worst = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k].shape() != b[k].shape()) return 1e9;
+    for (int64_t i = 0; i < a[k].numel(); ++i)
+      worst = std::max(worst, std::abs(a[k].get_double(i) - b[k].get_double(i)) / (1.0 + std::abs(b[k].get_double(i))));
+  }
+  return worst;
+}
+
+const Target& avx512() {
+  static const Target t = Target::parse("ref -vector_bits=512");
+  return t;
+}
+
+// A small ResNet: stem conv + BN + relu + max pool, one residual block with BN, an SE-style
+// channel gate, global pooling, flatten and a dense layer with a dropout before it.
+const char* kResNetBlock =
+    "graph resnet(%x: f32[1,3,16,16]) {\n"
+    "  %w0 = constant f32[16,3,3,3] random(1)\n"
+    "  %s0 = constant f32[16] random(2)\n"
+    "  %b0 = constant f32[16] random(3)\n"
+    "  %m0 = constant f32[16] random(4)\n"
+    "  %v0 = constant f32[16] [1, 2, 1.5, 0.5, 1, 2, 1.5, 0.5, 1, 2, 1.5, 0.5, 1, 2, 1.5, 0.5]\n"
+    "  %c0 = Conv(%x, %w0) {pads=[1,1,1,1]}\n"
+    "  %bn0 = BatchNormalization(%c0, %s0, %b0, %m0, %v0)\n"
+    "  %r0 = Relu(%bn0)\n"
+    "  %p0 = MaxPool(%r0) {kernel_shape=[2,2], strides=[2,2]}\n"
+    "  %w1 = constant f32[16,16,3,3] random(5)\n"
+    "  %bias1 = constant f32[16,1,1] random(6)\n"
+    "  %c1 = Conv(%p0, %w1) {pads=[1,1,1,1]}\n"
+    "  %a1 = Add(%c1, %bias1)\n"
+    "  %r1 = Relu(%a1)\n"
+    "  %w2 = constant f32[16,16,3,3] random(7)\n"
+    "  %c2 = Conv(%r1, %w2) {pads=[1,1,1,1]}\n"
+    "  %res = Add(%c2, %p0)\n"
+    "  %r2 = Relu(%res)\n"
+    "  %gap = GlobalAveragePool(%r2)\n"
+    "  %gate = Sigmoid(%gap)\n"
+    "  %scaled = Mul(%r2, %gate)\n"
+    "  %gap2 = GlobalAveragePool(%scaled)\n"
+    "  %flat = Flatten(%gap2)\n"
+    "  %drop = Dropout(%flat)\n"
+    "  %fc_w = constant f32[10,16] random(8)\n"
+    "  %fc_b = constant f32[10] random(9)\n"
+    "  %fc = Gemm(%drop, %fc_w, %fc_b) {transB=1}\n"
+    "  return %fc\n"
+    "}\n";
+
+// Shape computations exporters emit: Shape → Gather → Concat → Reshape.
+const char* kShapeChain =
+    "graph shapes(%x: f32[2,3,4]) {\n"
+    "  %s = Shape(%x)\n"
+    "  %i0 = constant i64[] [0]\n"
+    "  %d0 = Gather(%s, %i0) {axis=0}\n"
+    "  %ax0 = constant i64[1] [0]\n"
+    "  %d0u = Unsqueeze(%d0, %ax0)\n"
+    "  %minus1 = constant i64[1] [-1]\n"
+    "  %shape = Concat(%d0u, %minus1) {axis=0}\n"
+    "  %y = Reshape(%x, %shape)\n"
+    "  %t = Transpose(%y) {perm=[1,0]}\n"
+    "  %t2 = Transpose(%t) {perm=[1,0]}\n"
+    "  %e1 = Exp(%t2)\n"
+    "  %e2 = Exp(%t2)\n"
+    "  %sum = Add(%e1, %e2)\n"
+    "  %unused = Relu(%x)\n"
+    "  return %sum\n"
+    "}\n";
+
+// Inception-style concatenation on channels after two convs, then a conv reading it.
+const char* kConcat =
+    "graph concat(%x: f32[1,16,6,6]) {\n"
+    "  %wa = constant f32[16,16,1,1] random(1)\n"
+    "  %wb = constant f32[32,16,3,3] random(2)\n"
+    "  %wc = constant f32[16,48,1,1] random(3)\n"
+    "  %a = Conv(%x, %wa)\n"
+    "  %b = Conv(%x, %wb) {pads=[1,1,1,1]}\n"
+    "  %ra = Relu(%a)\n"
+    "  %rb = Relu(%b)\n"
+    "  %cat = Concat(%ra, %rb) {axis=1}\n"
+    "  %p = AveragePool(%cat) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+    "  %c = Conv(%p, %wc)\n"
+    "  return %c\n"
+    "}\n";
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.op->name == op;
+  return n;
+}
+
+}  // namespace
+
+class TestPassPipeline : public QObject {
+  Q_OBJECT
+
+  // Runs the full pipeline with verification and checks every pass's graph against the input.
+  GraphPipelineResult check_semantics(const std::string& text, const Target& target, double rtol = 1e-4) {
+    GraphPtr g = std::make_shared<const Graph>(parse_graph(text));
+    const std::vector<Tensor> inputs = random_inputs(*g, 42);
+    const std::vector<Tensor> expected = run_reference(*g, inputs);
+    PipelineOptions options;
+    options.verify = true;
+    GraphPipelineResult r = run_graph_pipeline(g, target, options);
+    if (!r.ok()) qWarning("%s", r.error.c_str());
+    [&] { QVERIFY2(r.ok(), r.error.c_str()); }();
+    for (const PassRecordPtr& rec : r.records) {
+      const double err = max_relative_error(run_reference(*rec->graph, inputs), expected);
+      [&] { QVERIFY2(err <= rtol, qPrintable(QString("after %1: error %2").arg(rec->name.c_str()).arg(err))); }();
+    }
+    return r;
+  }
+
+ private Q_SLOTS:
+  void resnet_block_keeps_its_outputs_after_every_pass() {
+    GraphPipelineResult r = check_semantics(kResNetBlock, avx512());
+    QVERIFY(!QTest::currentTestFailed());
+    const Graph& g = *r.graph;
+    QCOMPARE(count_op(g, "BatchNormalization"), 0);
+    QCOMPARE(count_op(g, "Dropout"), 0);
+    QCOMPARE(count_op(g, "Conv"), 0);
+    QCOMPARE(count_op(g, "conv2d_nchwc"), 3);
+    for (const Value& v : g.values)
+      if (!v.type.shape.empty()) QVERIFY2(!v.layout.empty(), v.name.c_str());
+    QVERIFY(r.fusion);
+    QVERIFY(r.memory_plan);
+    QVERIFY(r.memory_plan->peak_bytes < r.memory_plan->naive_bytes);
+  }
+
+  void resnet_block_also_runs_with_256_bit_vectors() {
+    GraphPipelineResult r = check_semantics(kResNetBlock, Target::parse("ref -vector_bits=256"));
+    QVERIFY(!QTest::currentTestFailed());
+    bool has8 = false;
+    for (const Value& v : r.graph->values) has8 = has8 || v.layout == "NCHW8c";
+    QVERIFY(has8);
+  }
+
+  void shape_chains_fold_and_duplicates_merge() {
+    GraphPipelineResult r = check_semantics(kShapeChain, avx512());
+    QVERIFY(!QTest::currentTestFailed());
+    const Graph& g = *r.graph;
+    QCOMPARE(count_op(g, "Shape"), 0);
+    QCOMPARE(count_op(g, "Concat"), 0);
+    QCOMPARE(count_op(g, "Transpose"), 0);  // the pair composes to the identity
+    QCOMPARE(count_op(g, "Exp"), 1);        // CSE
+    QCOMPARE(count_op(g, "Relu"), 0);       // DCE
+  }
+
+  void concat_and_pooling_stay_blocked() {
+    GraphPipelineResult r = check_semantics(kConcat, avx512());
+    QVERIFY(!QTest::currentTestFailed());
+    int transforms = count_op(*r.graph, "layout_transform");
+    // Only at the graph's edges: into the first convs and out of the last one.
+    QCOMPARE(transforms, 2);
+    for (const Node& n : r.graph->nodes)
+      if (n.op->name == "Concat" || n.op->name == "AveragePool")
+        QCOMPARE(QString::fromStdString(r.graph->value(n.outputs[0]).layout), QString("NCHW16c"));
+  }
+
+  void records_name_every_pass_with_counts() {
+    GraphPipelineResult r = run_graph_pipeline(std::make_shared<const Graph>(parse_graph(kResNetBlock)), avx512());
+    QVERIFY(r.ok());
+    std::vector<std::string> names;
+    for (const auto& rec : r.records) names.push_back(rec->name);
+    std::vector<std::string> expected;
+    for (const GraphPass& p : graph_pipeline_passes(PipelineOptions{})) expected.push_back(p.name);
+    QVERIFY(names == expected);
+    for (size_t k = 1; k < r.records.size(); ++k) {
+      QCOMPARE(r.records[k]->nodes_before, r.records[k - 1]->nodes_after);
+      if (!r.records[k]->changed) QVERIFY(r.records[k]->graph == r.records[k - 1]->graph);
+    }
+    QVERIFY(r.records.back()->graph == r.graph);
+  }
+
+  void failing_pass_keeps_the_previous_graph() {
+    GraphPtr g = std::make_shared<const Graph>(parse_graph(kShapeChain));
+    std::vector<GraphPass> passes = {
+        {"rename", [](Graph& graph, PassContext&) { graph.name = "renamed"; return true; }},
+        {"explode", [](Graph& graph, PassContext&) -> bool {
+           graph.nodes.clear();  // half-done damage that must not leak out
+           throw Error("cannot do this");
+         }},
+        {"never", [](Graph&, PassContext&) -> bool { throw Error("must not run"); }},
+    };
+    PassManager pm(passes);
+    PassRecorder recorder;
+    pm.add_instrument(&recorder);
+    PassContext ctx{avx512(), {}, nullptr, nullptr};
+    try {
+      pm.run(g, ctx);
+      QFAIL("expected PassFailure");
+    } catch (const PassFailure& f) {
+      QCOMPARE(QString::fromStdString(f.pass()), QString("explode"));
+      QVERIFY(QString(f.what()).contains("pass 'explode' failed: cannot do this"));
+      QCOMPARE(QString::fromStdString(f.last_good_graph()->name), QString("renamed"));
+      QCOMPARE(f.last_good_graph()->nodes.size(), g->nodes.size());
+    }
+    QCOMPARE(recorder.records().size(), size_t{2});
+    QVERIFY(recorder.records()[1]->failed());
+    QCOMPARE(recorder.records()[1]->graph->nodes.size(), g->nodes.size());
+    QCOMPARE(g->name, std::string("shapes"));  // the input snapshot is untouched
+  }
+
+  void verifier_rejects_a_pass_that_breaks_types() {
+    GraphPtr g = std::make_shared<const Graph>(parse_graph("graph g(%x: f32[4]) {\n  %y = Relu(%x)\n  return %y\n}\n"));
+    std::vector<GraphPass> passes = {{"corrupt", [](Graph& graph, PassContext&) {
+                                        graph.values[graph.outputs[0]].type.shape = {5};
+                                        return true;
+                                      }}};
+    PassManager pm(passes);
+    PassVerifier verifier;
+    PassRecorder recorder;
+    pm.add_instrument(&verifier);
+    pm.add_instrument(&recorder);
+    PassContext ctx{avx512(), {}, nullptr, nullptr};
+    QVERIFY_THROWS_EXCEPTION(PassFailure, pm.run(g, ctx));
+    QCOMPARE(recorder.records().size(), size_t{1});
+    QVERIFY(QString::fromStdString(recorder.records()[0]->error).contains("infers to f32[4]"));
+  }
+
+  void pipeline_reports_failure_without_throwing() {
+    // A Reshape whose shape is only known at run time cannot be typed statically: the error
+    // comes back in the result, with the input graph kept.
+    Graph g = parse_graph(kShapeChain);
+    g.values[g.outputs[0]].type.shape = {99};  // a recorded type that inference contradicts
+    PipelineOptions options;
+    options.verify = true;
+    options.disabled_passes = {"infer_shapes"};
+    GraphPtr input = std::make_shared<const Graph>(g);
+    GraphPipelineResult r = run_graph_pipeline(input, avx512(), options);
+    QVERIFY(!r.ok());
+    QVERIFY2(QString::fromStdString(r.error).contains("pass 'fold_constants' failed"), r.error.c_str());
+    QVERIFY(r.graph == input);
+  }
+
+  void text_dumper_prints_changed_passes_only() {
+    std::ostringstream out;
+    PassTextDumper dumper(out, PassTextDumper::When::kChanged);
+    PassTimer timer;
+    GraphPipelineResult r =
+        run_graph_pipeline(std::make_shared<const Graph>(parse_graph(kShapeChain)), avx512(), {}, {&dumper, &timer});
+    QVERIFY(r.ok());
+    const QString text = QString::fromStdString(out.str());
+    QVERIFY(text.contains("// ---- after fold_constants"));
+    QVERIFY(!text.contains("after fuse_ops"));  // fusion leaves the graph as it is
+    QVERIFY(QString::fromStdString(timer.table()).contains("fold_constants"));
+    QCOMPARE(timer.entries().size(), r.records.size() - 1);  // eliminate_dead_code runs twice
+  }
+};
+
+QTEST_APPLESS_MAIN(TestPassPipeline)
+#include "test_pass_pipeline.moc"
