@@ -1,0 +1,119 @@
+#include "core/graph/export_dot.h"
+
+#include <graphviz/gvc.h>
+
+#include <memory>
+#include <sstream>
+
+namespace tessel {
+
+std::mutex& graphviz_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string value_label(const Value& v) {
+  return type_str(v.type) + (v.layout.empty() ? "" : " " + v.layout);
+}
+
+void write_node(std::ostringstream& out, const Graph& g, NodeId id, const std::string& indent) {
+  const Node& n = g.nodes[id];
+  int constants = 0;
+  for (ValueId v : n.inputs) constants += v != kNoValue && g.is_constant(v);
+  std::string label = n.op->name + "\\n" + n.name;
+  if (constants) label += "\\n(+" + std::to_string(constants) + " const)";
+  out << indent << "n" << id << " [label=" << quoted(label);
+  if (n.op->name == "layout_transform")
+    out << ", style=\"filled,bold\", fillcolor=\"#ffd27f\", color=\"#d46b08\"";
+  else if (n.op->pattern == PatternKind::kOutEWiseFusable)
+    out << ", style=filled, fillcolor=\"#cfe2ff\"";
+  out << "];\n";
+}
+
+}  // namespace
+
+std::string graph_to_dot(const Graph& g, const FusionResult* fusion) {
+  std::ostringstream out;
+  out << "digraph " << quoted(g.name) << " {\n"
+      << "  rankdir=TB;\n  node [shape=box, fontname=\"DejaVu Sans\", fontsize=10];\n"
+      << "  edge [fontname=\"DejaVu Sans\", fontsize=8];\n";
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    out << "  in" << k << " [shape=ellipse, label=" << quoted(g.value(g.inputs[k]).name) << "];\n";
+  const bool clustered = fusion && fusion->group_of_node.size() == g.nodes.size();
+  if (clustered) {
+    for (const FusionGroup& grp : fusion->groups) {
+      out << "  subgraph cluster_" << grp.id << " {\n    label=" << quoted(grp.kernel_name)
+          << "; style=rounded; color=\"#5b8def\";\n";
+      for (NodeId n : grp.nodes) write_node(out, g, n, "    ");
+      out << "  }\n";
+    }
+  } else {
+    for (NodeId n = 0; n < static_cast<NodeId>(g.nodes.size()); ++n) write_node(out, g, n, "  ");
+  }
+  for (size_t k = 0; k < g.outputs.size(); ++k)
+    out << "  out" << k << " [shape=ellipse, label=" << quoted(g.value(g.outputs[k]).name) << "];\n";
+
+  auto source = [&](ValueId v) -> std::string {
+    const NodeId p = g.value(v).producer;
+    if (p >= 0) return "n" + std::to_string(p);
+    for (size_t k = 0; k < g.inputs.size(); ++k)
+      if (g.inputs[k] == v) return "in" + std::to_string(k);
+    return {};  // a constant: not drawn
+  };
+  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes.size()); ++n)
+    for (ValueId v : g.nodes[n].inputs) {
+      if (v == kNoValue) continue;
+      std::string from = source(v);
+      if (from.empty()) continue;
+      out << "  " << from << " -> n" << n << " [label=" << quoted(value_label(g.value(v)));
+      if (g.nodes[n].op->name == "layout_transform" ||
+          (g.value(v).producer >= 0 && g.nodes[g.value(v).producer].op->name == "layout_transform"))
+        out << ", color=\"#d46b08\", penwidth=2";
+      out << "];\n";
+    }
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    std::string from = source(g.outputs[k]);
+    if (!from.empty())
+      out << "  " << from << " -> out" << k << " [label=" << quoted(value_label(g.value(g.outputs[k]))) << "];\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+std::string render_svg(const std::string& dot) {
+  std::lock_guard<std::mutex> lock(graphviz_mutex());
+  GVC_t* gvc = gvContext();
+  if (!gvc) throw Error("graphviz: cannot create a context");
+  Agraph_t* graph = agmemread(dot.c_str());
+  if (!graph) {
+    gvFreeContext(gvc);
+    throw Error("graphviz: the DOT text does not parse");
+  }
+  std::string svg;
+  bool ok = gvLayout(gvc, graph, const_cast<char*>("dot")) == 0;
+  if (ok) {
+    char* data = nullptr;
+    unsigned int length = 0;
+    ok = gvRenderData(gvc, graph, const_cast<char*>("svg"), &data, &length) == 0 && data;
+    if (ok) svg.assign(data, length);
+    if (data) gvFreeRenderData(data);
+    gvFreeLayout(gvc, graph);
+  }
+  agclose(graph);
+  gvFreeContext(gvc);
+  if (!ok) throw Error("graphviz: layout or SVG rendering failed");
+  return svg;
+}
+
+}  // namespace tessel
