@@ -23,7 +23,18 @@ void Tensor::check_allocation(DataType dtype, const Shape& shape) {
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   check_allocation(dtype_, shape_);
   size_t bytes = std::max<size_t>(static_cast<size_t>(shape_numel(shape_)) * dtype_size(dtype), 1);
-  storage_ = std::shared_ptr<std::byte[]>(new std::byte[bytes]());
+  // 64-byte aligned, like device data space: generated kernels use aligned vector loads on it.
+  auto* data = static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{kTensorAlignment}));
+  std::memset(data, 0, bytes);
+  storage_ = std::shared_ptr<std::byte[]>(data, [](std::byte* p) { ::operator delete[](p, std::align_val_t{kTensorAlignment}); });
+}
+
+Tensor Tensor::view(DataType dtype, Shape shape, std::byte* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = std::shared_ptr<std::byte[]>(data, [](std::byte*) {});
+  return t;
 }
 
 void Tensor::check_type(DataType expected) const {

@@ -31,6 +31,9 @@ class Tensor {
     return from_values<int64_t>(std::move(shape), v);
   }
 
+  // A tensor over memory it does not own (a kernel argument); the caller keeps `data` alive.
+  static Tensor view(DataType dtype, Shape shape, std::byte* data);
+
   bool defined() const { return storage_ != nullptr; }
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -66,6 +69,9 @@ class Tensor {
   Shape shape_;
   std::shared_ptr<std::byte[]> storage_;
 };
+
+// Alignment of every tensor's storage in bytes (one AVX-512 register, one cache line).
+constexpr size_t kTensorAlignment = 64;
 
 // The largest tensor Tessel agrees to allocate (refuses absurd sizes from corrupt models before
 // allocating).

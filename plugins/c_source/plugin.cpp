@@ -1,0 +1,102 @@
+// The c_source plugin: target kind `c` emits portable C from the loop program, compiles it with
+// the system C compiler into a shared object and loads it. An independent second backend, used to
+// cross-check the llvm plugin.
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/plugin/plugin_api.h"
+#include "plugins/c_source/emit_c.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class CModule final : public tessel::Module {
+ public:
+  CModule(void* handle, const std::vector<tessel::loopir::Func>& kernels, std::string source, std::string command)
+      : handle_(handle), source_(std::move(source)), command_(std::move(command)) {
+    for (const auto& f : kernels) {
+      std::string symbol;
+      for (char c : f.name) symbol += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      if (symbol.empty() || std::isdigit(static_cast<unsigned char>(symbol[0]))) symbol = "_" + symbol;
+      void* fn = dlsym(handle_, symbol.c_str());
+      if (!fn) throw tessel::Error("kernel '" + f.name + "': c backend: symbol " + symbol + " missing from the compiled library");
+      entries_.push_back(reinterpret_cast<void (*)(void* const*)>(fn));
+      tessel::KernelSignature sig{f.name, {}};
+      for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
+      add_kernel(std::move(sig));
+    }
+  }
+  ~CModule() override { dlclose(handle_); }
+  std::string target_kind() const override { return "c"; }
+  std::map<std::string, std::string> artifacts() const override { return {{"c", source_}, {"command", command_}}; }
+
+ protected:
+  void invoke(size_t kernel_index, void* const* args) const override { entries_[kernel_index](args); }
+
+ private:
+  void* handle_;
+  std::vector<void (*)(void* const*)> entries_;
+  std::string source_, command_;
+};
+
+// Runs `command` through the shell; returns its exit status and what it printed.
+int run(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::unique_ptr<tessel::Module> compile(const std::vector<tessel::loopir::Func>& kernels, const tessel::Target& target) {
+  std::string source = tessel::c_source::emit_c(kernels);
+  std::string dir_template = (fs::temp_directory_path() / "tessel-c-XXXXXX").string();
+  if (!mkdtemp(dir_template.data())) throw tessel::Error("c backend: cannot create a temporary folder");
+  fs::path dir = dir_template;
+  fs::path c_file = dir / "kernels.c", so_file = dir / "kernels.so";
+  std::ofstream(c_file) << source;
+  std::string command = target.get_string("cc") + " " + target.get_string("cflags") + " -std=c11 -fPIC -shared -o " +
+                        so_file.string() + " " + c_file.string() + " -lm";
+  std::string output;
+  int rc = run(command, &output);
+  if (rc != 0) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    std::string first = output.substr(0, output.find('\n'));
+    throw tessel::Error("c backend: `" + target.get_string("cc") + "` failed (exit " + std::to_string(rc) + "): " + first);
+  }
+  void* handle = dlopen(so_file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string load_error = handle ? "" : dlerror();
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // the loaded library stays mapped after its file is gone
+  if (!handle) throw tessel::Error("c backend: cannot load the compiled kernels: " + load_error);
+  return std::make_unique<CModule>(handle, kernels, std::move(source), command);
+}
+
+}  // namespace
+
+TESSEL_PLUGIN_ENTRY(tessel::PluginContext* ctx) {
+  tessel::TargetKind k;
+  k.name = "c";
+  k.device = "cpu";
+  k.doc = "Portable C compiled by the system C compiler (cross-checks the llvm backend)";
+  k.options = {
+      {.name = "cc", .type = tessel::TargetOptionSpec::Type::kString, .doc = "C compiler command",
+       .default_value = [] { return tessel::TargetOptionValue{std::string("cc")}; }, .min = 0, .max = 0, .choices = {}},
+      {.name = "cflags", .type = tessel::TargetOptionSpec::Type::kString, .doc = "Compiler flags",
+       .default_value = [] { return tessel::TargetOptionValue{std::string("-O2 -march=native")}; }, .min = 0, .max = 0,
+       .choices = {}},
+  };
+  ctx->add_target_kind(k);
+  ctx->add_codegen("c", compile);
+  return 0;
+}

@@ -1,0 +1,179 @@
+#include "plugins/llvm_cpu/jit.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <mutex>
+
+#include "core/support/error.h"
+#include "plugins/llvm_cpu/codegen_llvm.h"
+
+namespace tessel::llvm_cpu {
+
+namespace {
+
+void initialize_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+std::string error_text(llvm::Error e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << e;
+  return os.str();
+}
+
+llvm::orc::JITTargetMachineBuilder machine_builder(const JitOptions& o) {
+  auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!host) throw Error("llvm: cannot detect the host: " + error_text(host.takeError()));
+  llvm::orc::JITTargetMachineBuilder jtmb = std::move(*host);
+  if (!o.mcpu.empty() && o.mcpu != "native") jtmb.setCPU(o.mcpu);
+  if (!o.mattr.empty()) {
+    // Appended after the host's features, so each "+x"/"-x" overrides what the host said.
+    for (llvm::StringRef f : llvm::split(o.mattr, ',')) jtmb.getFeatures().AddFeature(f.trim());
+  }
+  jtmb.setCodeGenOptLevel(o.opt_level >= 3 ? llvm::CodeGenOpt::Aggressive
+                          : o.opt_level == 2 ? llvm::CodeGenOpt::Default
+                          : o.opt_level == 1 ? llvm::CodeGenOpt::Less
+                                             : llvm::CodeGenOpt::None);
+  llvm::TargetOptions to;
+  if (o.fast_math) {
+    to.UnsafeFPMath = true;
+    to.NoInfsFPMath = true;
+    to.NoNaNsFPMath = true;
+  }
+  to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  jtmb.setOptions(to);
+  return jtmb;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = opt_level >= 3 ? llvm::OptimizationLevel::O3
+                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
+                                                   : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0 ? pb.buildO0DefaultPipeline(level)
+                                                                      : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+}
+
+std::string emit_assembly(const llvm::Module& m, llvm::TargetMachine& tm) {
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
+  llvm::SmallString<4096> text;
+  llvm::raw_svector_ostream os(text);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) return "(this target cannot emit assembly)";
+  pm.run(*copy);
+  return std::string(text.str());
+}
+
+class LlvmModule final : public Module {
+ public:
+  LlvmModule(std::unique_ptr<llvm::orc::LLJIT> jit, const std::vector<loopir::Func>& kernels, std::string ir, std::string assembly)
+      : jit_(std::move(jit)), ir_(std::move(ir)), asm_(std::move(assembly)) {
+    for (const auto& f : kernels) {
+      auto address = jit_->lookup(f.name);
+      if (!address) throw Error("kernel '" + f.name + "': llvm jit: " + error_text(address.takeError()));
+      entries_.push_back(address->toPtr<void (*)(void* const*)>());
+      KernelSignature sig{f.name, {}};
+      for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
+      add_kernel(std::move(sig));
+    }
+  }
+  std::string target_kind() const override { return "llvm"; }
+  std::map<std::string, std::string> artifacts() const override {
+    std::map<std::string, std::string> a{{"llvm_ir", ir_}};
+    if (!asm_.empty()) a["asm"] = asm_;
+    return a;
+  }
+
+ protected:
+  void invoke(size_t kernel_index, void* const* args) const override { entries_[kernel_index](args); }
+
+ private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::vector<void (*)(void* const*)> entries_;
+  std::string ir_, asm_;
+};
+
+}  // namespace
+
+std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, const JitOptions& options) {
+  initialize_llvm();
+  llvm::orc::JITTargetMachineBuilder jtmb = machine_builder(options);
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) throw Error("llvm: cannot create a target machine for cpu '" + options.mcpu + "': " + error_text(tm.takeError()));
+  if (!options.mcpu.empty() && options.mcpu != "native" && !(*tm)->getMCSubtargetInfo()->isCPUStringValid(options.mcpu))
+    throw Error("llvm: unknown mcpu '" + options.mcpu + "' for " + (*tm)->getTargetTriple().str() +
+                " (LLVM 15 knows e.g. znver3, skylake-avx512, icelake-server, sapphirerapids; 'native' = the host)");
+
+  auto context = std::make_unique<llvm::LLVMContext>();
+  CodegenOptions cg;
+  cg.fast_math = options.fast_math;
+  std::unique_ptr<llvm::Module> module = emit_llvm_module(*context, kernels, cg);
+  module->setDataLayout((*tm)->createDataLayout());
+  module->setTargetTriple((*tm)->getTargetTriple().str());
+  // Every function gets the target's CPU and features, so the vectorizer and the backend use them.
+  for (llvm::Function& fn : *module) {
+    if (fn.isDeclaration()) continue;
+    fn.addFnAttr("target-cpu", (*tm)->getTargetCPU());
+    fn.addFnAttr("target-features", (*tm)->getTargetFeatureString());
+  }
+  optimize(*module, **tm, options.opt_level);
+
+  std::string ir;
+  llvm::raw_string_ostream ir_os(ir);
+  module->print(ir_os, nullptr);
+  ir_os.flush();
+  std::string assembly = options.emit_asm ? emit_assembly(*module, **tm) : "";
+
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) throw Error("llvm: cannot create the JIT: " + error_text(jit.takeError()));
+  // Kernels call into this process: tessel_parallel_for (libtessel_core) and libm.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
+  if (!process) throw Error("llvm: cannot search the process for symbols: " + error_text(process.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+    throw Error("llvm: cannot add the module to the JIT: " + error_text(std::move(err)));
+  return std::make_unique<LlvmModule>(std::move(*jit), kernels, std::move(ir), std::move(assembly));
+}
+
+std::string host_cpu_name() { return llvm::sys::getHostCPUName().str(); }
+
+std::string host_cpu_features() {
+  llvm::StringMap<bool> features;
+  llvm::sys::getHostCPUFeatures(features);
+  std::string s;
+  for (const auto& f : features)
+    if (f.getValue()) s += (s.empty() ? "+" : ",+") + f.getKey().str();
+  return s;
+}
+
+}  // namespace tessel::llvm_cpu
