@@ -125,7 +125,4 @@ struct DropoutOp {
   static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
 };
 
-// The families by name, as the .def file lists them.
-using ReluOp = UnaryOp<ReluFn>;
-
 }  // namespace tessel::ops
