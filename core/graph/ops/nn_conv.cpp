@@ -1,7 +1,8 @@
 // Conv and ConvTranspose: shape rules and reference kernels.
 //
 // Both kernels gather: for every output position they enumerate the (kernel tap, input position)
-// pairs that meet there (nn_spatial.h), then sum over the group's channels. For Conv, output o
+// pairs that meet there (nn_spatial.h), then sum over the group's channels (Conv through one
+// im2col column, ConvTranspose tap by tap). For Conv, output o
 // reads input o*s - pb + j*d; for ConvTranspose, input x writes output x*s - pb + j*d, so output o
 // gathers every x with x*s = o + pb - j*d.
 #include <algorithm>
@@ -141,18 +142,17 @@ Shape output_shape(const ConvShapes& c) {
   return out;
 }
 
-// Sums, for every output element, bias + Σ over the group's input channels and the window taps.
-// `weight_offset(m, c)` is where the kernel of output channel m and input channel c (within the
-// group) starts in W.
-template <class WeightOffset>
-void run_conv(const ConvShapes& c, const std::vector<nn::AxisTaps>& axes, const KernelArgs& args,
-              WeightOffset weight_offset) {
+// ConvTranspose as a gather: every output element is bias + Σ over the group's input channels and
+// the taps that reach it. W is C × M/group × k…: the kernel linking input channel (grp, ci) to
+// output channel m starts at ((grp*C/group + ci) * M/group + m mod M/group) * |k|.
+void run_conv_transpose(const ConvShapes& c, const std::vector<nn::AxisTaps>& axes, const KernelArgs& args) {
   const std::vector<double> xs = nn::to_doubles(args.in(0)), ws = nn::to_doubles(args.in(1));
   const std::vector<double> bias =
       args.has(2) ? nn::to_doubles(args.in(2)) : std::vector<double>(static_cast<size_t>(c.out_channels), 0.0);
   const nn::WindowGeometry& g = c.window;
   const int64_t in_size = nn::product(g.input), out_size = nn::product(g.output);
   const int64_t in_per_group = c.in_channels / c.group, out_per_group = c.out_channels / c.group;
+  const int64_t k_size = nn::product(g.kernel);
   std::vector<double> ys(static_cast<size_t>(c.batch * c.out_channels * out_size));
   nn::for_each_window(g.output, g.kernel, g.input, axes, [&](int64_t o, const int64_t*, const nn::WindowTaps& taps) {
     for (int64_t n = 0; n < c.batch; ++n)
@@ -161,7 +161,7 @@ void run_conv(const ConvShapes& c, const std::vector<nn::AxisTaps>& axes, const 
         double acc = bias[m];
         for (int64_t ci = 0; ci < in_per_group; ++ci) {
           const double* x = xs.data() + (n * c.in_channels + grp * in_per_group + ci) * in_size;
-          const double* w = ws.data() + weight_offset(m, grp, ci);
+          const double* w = ws.data() + ((grp * in_per_group + ci) * out_per_group + m % out_per_group) * k_size;
           for (size_t t = 0; t < taps.size(); ++t) acc += x[taps.input_offset[t]] * w[taps.kernel_index[t]];
         }
         ys[(n * c.out_channels + m) * out_size + o] = acc;
@@ -180,9 +180,34 @@ void ConvOp::reference(const Attrs& a, const KernelArgs& args) {
   const ConvShapes c = conv_shapes(a, nn::TypesContext(args).get());
   std::vector<nn::AxisTaps> axes;
   for (size_t i = 0; i < c.window.rank(); ++i) axes.push_back(nn::forward_axis_taps(c.window, i));
-  const int64_t k_size = nn::product(c.window.kernel), in_per_group = c.in_channels / c.group;
-  // W is M × C/group × k…
-  run_conv(c, axes, args, [&](int64_t m, int64_t, int64_t ci) { return (m * in_per_group + ci) * k_size; });
+  const std::vector<double> xs = nn::to_doubles(args.in(0)), ws = nn::to_doubles(args.in(1));
+  const std::vector<double> bias =
+      args.has(2) ? nn::to_doubles(args.in(2)) : std::vector<double>(static_cast<size_t>(c.out_channels), 0.0);
+  const nn::WindowGeometry& g = c.window;
+  const int64_t in_size = nn::product(g.input), out_size = nn::product(g.output), k_size = nn::product(g.kernel);
+  const int64_t in_per_group = c.in_channels / c.group, out_per_group = c.out_channels / c.group;
+  const int64_t row = in_per_group * k_size;  // one output channel's weights: C/group × k…
+  std::vector<double> ys(static_cast<size_t>(c.batch * c.out_channels * out_size));
+  // One im2col column at a time: the window's inputs (zero where it covers padding) laid out like
+  // a row of W, so each output element is a contiguous dot product.
+  std::vector<double> patch(static_cast<size_t>(row));
+  nn::for_each_window(g.output, g.kernel, g.input, axes, [&](int64_t o, const int64_t*, const nn::WindowTaps& taps) {
+    for (int64_t n = 0; n < c.batch; ++n)
+      for (int64_t grp = 0; grp < c.group; ++grp) {
+        std::fill(patch.begin(), patch.end(), 0.0);
+        for (int64_t ci = 0; ci < in_per_group; ++ci) {
+          const double* x = xs.data() + (n * c.in_channels + grp * in_per_group + ci) * in_size;
+          for (size_t t = 0; t < taps.size(); ++t) patch[ci * k_size + taps.kernel_index[t]] = x[taps.input_offset[t]];
+        }
+        for (int64_t m = grp * out_per_group; m < (grp + 1) * out_per_group; ++m) {
+          const double* w = ws.data() + m * row;
+          double acc = bias[m];
+          for (int64_t j = 0; j < row; ++j) acc += w[j] * patch[j];
+          ys[(n * c.out_channels + m) * out_size + o] = acc;
+        }
+      }
+  });
+  nn::store_doubles(args.out(0), ys);
 }
 
 int64_t ConvOp::flops(const Attrs&, const OpTypes& t) {
@@ -201,12 +226,7 @@ void ConvTransposeOp::reference(const Attrs& a, const KernelArgs& args) {
   const ConvShapes c = conv_transpose_shapes(a, nn::TypesContext(args).get());
   std::vector<nn::AxisTaps> axes;
   for (size_t i = 0; i < c.window.rank(); ++i) axes.push_back(nn::transposed_axis_taps(c.window, i));
-  const int64_t k_size = nn::product(c.window.kernel);
-  const int64_t in_per_group = c.in_channels / c.group, out_per_group = c.out_channels / c.group;
-  // W is C × M/group × k…: the kernel linking input channel (grp, ci) to output channel m.
-  run_conv(c, axes, args, [&](int64_t m, int64_t grp, int64_t ci) {
-    return ((grp * in_per_group + ci) * out_per_group + m % out_per_group) * k_size;
-  });
+  run_conv_transpose(c, axes, args);
 }
 
 int64_t ConvTransposeOp::flops(const Attrs&, const OpTypes& t) {

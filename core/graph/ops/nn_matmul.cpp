@@ -66,11 +66,13 @@ std::vector<Acc> batched_matmul(const MatMulPlan& p, const std::vector<Acc>& a, 
     const Acc* ai = a.data() + in[0] * p.m * p.k;
     const Acc* bi = b.data() + in[1] * p.k * p.n;
     Acc* yi = y.data() + item * p.m * p.n;
+    // Row-wise (r, j, c) order so B is read contiguously; each y[r][c] still sums over j in order.
     for (int64_t r = 0; r < p.m; ++r)
-      for (int64_t c = 0; c < p.n; ++c) {
-        Acc acc{0};
-        for (int64_t j = 0; j < p.k; ++j) acc += ai[r * p.k + j] * bi[j * p.n + c];
-        yi[r * p.n + c] = acc;
+      for (int64_t j = 0; j < p.k; ++j) {
+        const Acc a_rj = ai[r * p.k + j];
+        const Acc* b_row = bi + j * p.n;
+        Acc* y_row = yi + r * p.n;
+        for (int64_t c = 0; c < p.n; ++c) y_row[c] += a_rj * b_row[c];
       }
   });
   return y;
