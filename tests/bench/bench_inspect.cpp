@@ -14,7 +14,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
-
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -36,10 +35,14 @@ Options parse_arguments(const QStringList& args) {
       if (i + 1 >= args.size()) throw std::runtime_error(a.toStdString() + " needs a value");
       return args[++i];
     };
-    if (a == "--runs") o.runs = std::max(1, value().toInt());
-    else if (a == "--smoke") o.runs = 1;
-    else if (a == "--model") o.model = value();
-    else throw std::runtime_error("unknown argument " + a.toStdString() + " (allowed: --runs N, --smoke, --model PATH)");
+    if (a == "--runs")
+      o.runs = std::max(1, value().toInt());
+    else if (a == "--smoke")
+      o.runs = 1;
+    else if (a == "--model")
+      o.model = value();
+    else
+      throw std::runtime_error("unknown argument " + a.toStdString() + " (allowed: --runs N, --smoke, --model PATH)");
   }
   return o;
 }

@@ -9,7 +9,6 @@
 // reasons the survey writes itself start with "fails:" and quote the error.
 #include <QCoreApplication>
 #include <QProcess>
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -39,12 +38,17 @@ SurveyOptions parse_arguments(const QStringList& args) {
       if (i + 1 >= args.size()) throw std::runtime_error(a.toStdString() + " needs a value");
       return args[++i].toStdString();
     };
-    if (a == "--filter") o.filter = value();
-    else if (a == "--jobs") o.jobs = std::stoi(value());
-    else if (a == "--write-passing") o.write_passing = value();
-    else if (a == "--write-excluded") o.write_excluded = value();
-    else throw std::runtime_error("unknown argument " + a.toStdString() +
-                                  " (allowed: --filter, --jobs, --write-passing, --write-excluded)");
+    if (a == "--filter")
+      o.filter = value();
+    else if (a == "--jobs")
+      o.jobs = std::stoi(value());
+    else if (a == "--write-passing")
+      o.write_passing = value();
+    else if (a == "--write-excluded")
+      o.write_excluded = value();
+    else
+      throw std::runtime_error("unknown argument " + a.toStdString() +
+                               " (allowed: --filter, --jobs, --write-passing, --write-excluded)");
   }
   return o;
 }
@@ -144,11 +148,11 @@ int survey(const SurveyOptions& options) {
   std::printf("\nops not in `tessel ops`, by node tests they keep out:\n ");
   for (const auto& [count, op] : missing) std::printf(" %s=%d", op.c_str(), -count);
   std::printf("\n");
-  std::printf("survey: %zu node tests with only supported ops (%zu ops supported), %d passed, %zu failed; "
-              "%d left out for unsupported ops\n",
-              tests.size(), ops.size(), passed, tests.size() - passed, unsupported);
-  std::printf("survey: %zu tests pass (passing.txt), %zu excluded (excluded.txt)\n", passing.size(),
-              excluded.size());
+  std::printf(
+      "survey: %zu node tests with only supported ops (%zu ops supported), %d passed, %zu failed; "
+      "%d left out for unsupported ops\n",
+      tests.size(), ops.size(), passed, tests.size() - passed, unsupported);
+  std::printf("survey: %zu tests pass (passing.txt), %zu excluded (excluded.txt)\n", passing.size(), excluded.size());
 
   if (!options.write_passing.empty()) {
     std::ofstream out(options.write_passing);

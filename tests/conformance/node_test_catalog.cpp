@@ -28,15 +28,25 @@ void collect_ops(const onnx::GraphProto& graph, std::set<std::string>& ops) {
 std::string kind_of(const onnx::TypeProto& type) {
   if (!type.has_tensor_type()) return "sequence/optional/map";
   switch (type.tensor_type().elem_type()) {
-    case onnx::TensorProto::DOUBLE: return "float64";
-    case onnx::TensorProto::FLOAT16: return "float16";
-    case onnx::TensorProto::BFLOAT16: return "bfloat16";
-    case onnx::TensorProto::STRING: return "string";
-    case onnx::TensorProto::UINT16: return "uint16";
-    case onnx::TensorProto::UINT32: return "uint32";
-    case onnx::TensorProto::UINT64: return "uint64";
-    case onnx::TensorProto::COMPLEX64: case onnx::TensorProto::COMPLEX128: return "complex";
-    default: return "";
+    case onnx::TensorProto::DOUBLE:
+      return "float64";
+    case onnx::TensorProto::FLOAT16:
+      return "float16";
+    case onnx::TensorProto::BFLOAT16:
+      return "bfloat16";
+    case onnx::TensorProto::STRING:
+      return "string";
+    case onnx::TensorProto::UINT16:
+      return "uint16";
+    case onnx::TensorProto::UINT32:
+      return "uint32";
+    case onnx::TensorProto::UINT64:
+      return "uint64";
+    case onnx::TensorProto::COMPLEX64:
+    case onnx::TensorProto::COMPLEX128:
+      return "complex";
+    default:
+      return "";
   }
 }
 

@@ -12,10 +12,10 @@
 namespace tessel::testing {
 
 struct NodeTest {
-  std::string name;     // "test_add_bcast"
-  std::string folder;   // absolute path of the test's folder
+  std::string name;           // "test_add_bcast"
+  std::string folder;         // absolute path of the test's folder
   std::set<std::string> ops;  // op types; ops of other domains are prefixed "domain."
-  int opset = 0;        // of the default domain
+  int opset = 0;              // of the default domain
   // "float32" when every floating tensor of the graph's inputs and outputs is float32 (integer and
   // bool tensors allowed); otherwise the first other kind met: "float64", "float16", "bfloat16",
   // "string", "complex", "uint16", "uint32", "uint64", "sequence/optional/map".

@@ -4,7 +4,6 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTimer>
-
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -71,7 +70,8 @@ std::string compare_output_files(const std::string& expected_dir, const std::str
     try {
       const DecodedTensor expected = read_tensor_file(expected_dir + "/" + file);
       const DecodedTensor actual = read_tensor_file(actual_dir + "/" + file);
-      if (auto difference = compare_tensors(actual, expected)) return "output_" + std::to_string(k) + ": " + *difference;
+      if (auto difference = compare_tensors(actual, expected))
+        return "output_" + std::to_string(k) + ": " + *difference;
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -104,8 +104,10 @@ std::vector<NodeTestResult> run_node_tests(const std::vector<NodeTest>& tests, c
       raw->out_dir.reset();
       QTimer::singleShot(0, [&, raw]() {
         jobs[raw->index].reset();
-        if (++finished == tests.size()) loop.quit();
-        else launch_next();
+        if (++finished == tests.size())
+          loop.quit();
+        else
+          launch_next();
       });
     };
     QObject::connect(raw->process.get(), &QProcess::finished, done);
@@ -118,11 +120,10 @@ std::vector<NodeTestResult> run_node_tests(const std::vector<NodeTest>& tests, c
       raw->process->kill();
     });
 
-    const QStringList arguments = {
-        "run", QString::fromStdString(test.folder + "/model.onnx"),
-        "--inputs", QString::fromStdString(test.folder + "/test_data_set_0"),
-        "--out-dir", raw->out_dir->path(),
-        "--target", "ref"};
+    const QStringList arguments = {"run",       QString::fromStdString(test.folder + "/model.onnx"),
+                                   "--inputs",  QString::fromStdString(test.folder + "/test_data_set_0"),
+                                   "--out-dir", raw->out_dir->path(),
+                                   "--target",  "ref"};
     raw->deadline->start(options.timeout_ms);
     raw->process->start(QString::fromStdString(options.tessel_binary), arguments);
   };

@@ -32,21 +32,35 @@ float half_to_float(uint16_t h) {
 float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
 bool is_real_type(int t) {
-  return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16 ||
-         t == TensorProto::BFLOAT16;
+  return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16;
 }
 
 size_t element_size(int t) {
   switch (t) {
-    case TensorProto::FLOAT: case TensorProto::INT32: case TensorProto::UINT32: return 4;
-    case TensorProto::DOUBLE: case TensorProto::INT64: case TensorProto::UINT64: return 8;
-    case TensorProto::FLOAT16: case TensorProto::BFLOAT16: case TensorProto::INT16: case TensorProto::UINT16: return 2;
-    case TensorProto::INT8: case TensorProto::UINT8: case TensorProto::BOOL: return 1;
-    default: return 0;
+    case TensorProto::FLOAT:
+    case TensorProto::INT32:
+    case TensorProto::UINT32:
+      return 4;
+    case TensorProto::DOUBLE:
+    case TensorProto::INT64:
+    case TensorProto::UINT64:
+      return 8;
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16:
+    case TensorProto::INT16:
+    case TensorProto::UINT16:
+      return 2;
+    case TensorProto::INT8:
+    case TensorProto::UINT8:
+    case TensorProto::BOOL:
+      return 1;
+    default:
+      return 0;
   }
 }
 
-template <class T> T load(const char* p) {
+template <class T>
+T load(const char* p) {
   T v;
   std::memcpy(&v, p, sizeof(T));
   return v;
@@ -55,20 +69,47 @@ template <class T> T load(const char* p) {
 // One element of raw_data (little-endian, as ONNX stores it and as this x86 host reads it).
 void decode_raw_element(int t, const char* p, DecodedTensor& out) {
   switch (t) {
-    case TensorProto::FLOAT: out.reals.push_back(load<float>(p)); break;
-    case TensorProto::DOUBLE: out.reals.push_back(load<double>(p)); break;
-    case TensorProto::FLOAT16: out.reals.push_back(half_to_float(load<uint16_t>(p))); break;
-    case TensorProto::BFLOAT16: out.reals.push_back(bfloat16_to_float(load<uint16_t>(p))); break;
-    case TensorProto::INT8: out.integers.push_back(load<int8_t>(p)); break;
-    case TensorProto::UINT8: out.integers.push_back(load<uint8_t>(p)); break;
-    case TensorProto::BOOL: out.integers.push_back(load<uint8_t>(p) != 0); break;
-    case TensorProto::INT16: out.integers.push_back(load<int16_t>(p)); break;
-    case TensorProto::UINT16: out.integers.push_back(load<uint16_t>(p)); break;
-    case TensorProto::INT32: out.integers.push_back(load<int32_t>(p)); break;
-    case TensorProto::UINT32: out.integers.push_back(load<uint32_t>(p)); break;
-    case TensorProto::INT64: out.integers.push_back(load<int64_t>(p)); break;
-    case TensorProto::UINT64: out.integers.push_back(static_cast<int64_t>(load<uint64_t>(p))); break;
-    default: break;
+    case TensorProto::FLOAT:
+      out.reals.push_back(load<float>(p));
+      break;
+    case TensorProto::DOUBLE:
+      out.reals.push_back(load<double>(p));
+      break;
+    case TensorProto::FLOAT16:
+      out.reals.push_back(half_to_float(load<uint16_t>(p)));
+      break;
+    case TensorProto::BFLOAT16:
+      out.reals.push_back(bfloat16_to_float(load<uint16_t>(p)));
+      break;
+    case TensorProto::INT8:
+      out.integers.push_back(load<int8_t>(p));
+      break;
+    case TensorProto::UINT8:
+      out.integers.push_back(load<uint8_t>(p));
+      break;
+    case TensorProto::BOOL:
+      out.integers.push_back(load<uint8_t>(p) != 0);
+      break;
+    case TensorProto::INT16:
+      out.integers.push_back(load<int16_t>(p));
+      break;
+    case TensorProto::UINT16:
+      out.integers.push_back(load<uint16_t>(p));
+      break;
+    case TensorProto::INT32:
+      out.integers.push_back(load<int32_t>(p));
+      break;
+    case TensorProto::UINT32:
+      out.integers.push_back(load<uint32_t>(p));
+      break;
+    case TensorProto::INT64:
+      out.integers.push_back(load<int64_t>(p));
+      break;
+    case TensorProto::UINT64:
+      out.integers.push_back(static_cast<int64_t>(load<uint64_t>(p)));
+      break;
+    default:
+      break;
   }
 }
 
@@ -76,22 +117,31 @@ void decode_raw_element(int t, const char* p, DecodedTensor& out) {
 void decode_typed_fields(const TensorProto& p, DecodedTensor& out) {
   const int t = p.data_type();
   switch (t) {
-    case TensorProto::FLOAT: out.reals.assign(p.float_data().begin(), p.float_data().end()); break;
-    case TensorProto::DOUBLE: out.reals.assign(p.double_data().begin(), p.double_data().end()); break;
+    case TensorProto::FLOAT:
+      out.reals.assign(p.float_data().begin(), p.float_data().end());
+      break;
+    case TensorProto::DOUBLE:
+      out.reals.assign(p.double_data().begin(), p.double_data().end());
+      break;
     case TensorProto::FLOAT16:
       for (int32_t bits : p.int32_data()) out.reals.push_back(half_to_float(static_cast<uint16_t>(bits)));
       break;
     case TensorProto::BFLOAT16:
       for (int32_t bits : p.int32_data()) out.reals.push_back(bfloat16_to_float(static_cast<uint16_t>(bits)));
       break;
-    case TensorProto::INT64: out.integers.assign(p.int64_data().begin(), p.int64_data().end()); break;
-    case TensorProto::UINT32: case TensorProto::UINT64:
+    case TensorProto::INT64:
+      out.integers.assign(p.int64_data().begin(), p.int64_data().end());
+      break;
+    case TensorProto::UINT32:
+    case TensorProto::UINT64:
       for (uint64_t v : p.uint64_data()) out.integers.push_back(static_cast<int64_t>(v));
       break;
     case TensorProto::BOOL:
       for (int32_t v : p.int32_data()) out.integers.push_back(v != 0);
       break;
-    case TensorProto::STRING: out.strings.assign(p.string_data().begin(), p.string_data().end()); break;
+    case TensorProto::STRING:
+      out.strings.assign(p.string_data().begin(), p.string_data().end());
+      break;
     default:  // INT8, UINT8, INT16, UINT16, INT32 live in int32_data
       out.integers.assign(p.int32_data().begin(), p.int32_data().end());
       break;
@@ -158,7 +208,8 @@ DecodedTensor read_tensor_file(const std::string& path) {
     const size_t size = element_size(out.data_type);
     if (size == 0) throw std::runtime_error(path + ": raw_data for " + data_type_name(out.data_type));
     const std::string& raw = proto.raw_data();
-    if (raw.size() % size != 0) throw std::runtime_error(path + ": raw_data size is not a multiple of the element size");
+    if (raw.size() % size != 0)
+      throw std::runtime_error(path + ": raw_data size is not a multiple of the element size");
     for (size_t off = 0; off < raw.size(); off += size) decode_raw_element(out.data_type, raw.data() + off, out);
   } else {
     decode_typed_fields(proto, out);

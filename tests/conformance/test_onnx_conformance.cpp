@@ -9,7 +9,6 @@
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -30,8 +29,10 @@ std::string write_float_tensor(const QTemporaryDir& dir, const char* file, std::
   onnx::TensorProto t;
   t.set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : dims) t.add_dims(d);
-  if (as_raw_data) t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
-  else for (float v : values) t.add_float_data(v);
+  if (as_raw_data)
+    t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  else
+    for (float v : values) t.add_float_data(v);
   const std::string path = dir.filePath(file).toStdString();
   std::ofstream out(path, std::ios::binary);
   t.SerializeToOstream(&out);
@@ -132,8 +133,10 @@ class OnnxConformance : public QObject {
     int passed = 0;
     std::string failures;
     for (const NodeTestResult& r : results) {
-      if (r.passed) ++passed;
-      else failures += "\n  " + r.name + ": " + r.message;
+      if (r.passed)
+        ++passed;
+      else
+        failures += "\n  " + r.name + ": " + r.message;
     }
     std::printf("onnx_conformance: %d of %zu listed node tests passed in %.1f s (%d processes)\n", passed,
                 results.size(), clock.elapsed() / 1000.0, options.parallel_processes);

@@ -8,10 +8,10 @@
 namespace tessel::testing {
 
 struct InspectReport {
-  int node_count = 0;                    // nodes of the imported graph
-  QMap<QString, int> op_counts;          // op type -> nodes
-  QMap<QString, qint64> flops_by_node;   // node name -> FLOPs
-  qint64 parameters = -1;                // weight elements; -1 when not reported
+  int node_count = 0;                   // nodes of the imported graph
+  QMap<QString, int> op_counts;         // op type -> nodes
+  QMap<QString, qint64> flops_by_node;  // node name -> FLOPs
+  qint64 parameters = -1;               // weight elements; -1 when not reported
 };
 
 InspectReport read_inspect_report(const QJsonObject& json);

@@ -15,7 +15,6 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <map>
 
 #include "tests/conformance/node_test_runner.h"
@@ -82,8 +81,8 @@ class EndToEndModels : public QObject {
   void run_matches_numpy_reference() {
     QFETCH(QString, name);
     QTemporaryDir out;
-    const Finished f = run_tessel({"run", kModels + "/" + name + ".onnx", "--inputs", kModels + "/" + name,
-                                   "--out-dir", out.path(), "--target", "ref"});
+    const Finished f = run_tessel({"run", kModels + "/" + name + ".onnx", "--inputs", kModels + "/" + name, "--out-dir",
+                                   out.path(), "--target", "ref"});
     QVERIFY2(f.exit_code == 0, qPrintable("tessel run failed: " + f.err.trimmed()));
     const std::string difference =
         compare_output_files((kModels + "/" + name).toStdString(), out.path().toStdString(), 1);
@@ -108,7 +107,9 @@ class EndToEndModels : public QObject {
       if (it.key() == "Constant") continue;
       QVERIFY2(report.op_counts.value(it.key()) == it.value().toInt(),
                qPrintable(QString("%1: %2 nodes reported, %3 in the model")
-                              .arg(it.key()).arg(report.op_counts.value(it.key())).arg(it.value().toInt())));
+                              .arg(it.key())
+                              .arg(report.op_counts.value(it.key()))
+                              .arg(it.value().toInt())));
     }
     QCOMPARE(report.node_count, expected["nodes_without_constants"].toInt());
 
@@ -119,7 +120,9 @@ class EndToEndModels : public QObject {
       QVERIFY2(report.flops_by_node.contains(it.key()), qPrintable("no node " + it.key() + " in inspect's report"));
       QVERIFY2(report.flops_by_node.value(it.key()) == it.value().toInteger(),
                qPrintable(QString("%1: %2 FLOPs reported, %3 expected")
-                              .arg(it.key()).arg(report.flops_by_node.value(it.key())).arg(it.value().toInteger())));
+                              .arg(it.key())
+                              .arg(report.flops_by_node.value(it.key()))
+                              .arg(it.value().toInteger())));
     }
     // Tessel counts every constant's elements: the weights and the Constant nodes' values.
     if (report.parameters >= 0) QCOMPARE(report.parameters, expected["constant_elements"].toInteger());
@@ -128,8 +131,8 @@ class EndToEndModels : public QObject {
   // The run contract: a missing input file is a one-line error naming it, and no output is left.
   void run_reports_a_missing_input() {
     QTemporaryDir empty_inputs, out;
-    const Finished f = run_tessel({"run", kModels + "/mlp.onnx", "--inputs", empty_inputs.path(), "--out-dir",
-                                   out.path(), "--target", "ref"});
+    const Finished f = run_tessel(
+        {"run", kModels + "/mlp.onnx", "--inputs", empty_inputs.path(), "--out-dir", out.path(), "--target", "ref"});
     QVERIFY(f.exit_code > 0);
     const QByteArray message = f.err.trimmed();
     QVERIFY2(!message.contains('\n'), qPrintable("more than one line: " + message));
