@@ -10,6 +10,7 @@
 
 #include "app/cli/cli_args.h"
 #include "core/frontend/onnx_import.h"
+#include "core/graph/passes/pipeline.h"
 #include "core/runtime/reference_executor.h"
 #include "core/target/target.h"
 
@@ -20,9 +21,10 @@ namespace fs = std::filesystem;
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]...",
+    .usage = "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes]",
     .value_options = {"--inputs", "--out-dir", "--target"},
     .repeatable_options = {"--shape"},
+    .flags = {"--no-passes"},
     .min_positional = 1,
     .max_positional = 1,
 };
@@ -31,7 +33,8 @@ constexpr const char* kDetails =
     "Runs MODEL (ONNX) with the reference executor. Reads DIR/input_K.pb (ONNX TensorProto; K counts\n"
     "the graph inputs that are not initializers, in order) and writes output_K.pb for each graph output.\n\n"
     "  --target SPEC         'ref' (default) or {\"kind\": \"ref\"}; the reference executor\n"
-    "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n";
+    "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
+    "  --no-passes           run the graph as imported, without the graph passes (to compare)\n";
 
 // The kinds `tessel run` can execute today.
 const std::vector<std::string> kRunnableTargets = {"ref"};
@@ -105,7 +108,15 @@ int run_run_command(std::span<const std::string> argv) {
     if (!in.static_shape && !options.input_shapes.count(in.name)) options.input_shapes.emplace(in.name, inputs.back().shape());
   }
 
-  const Graph graph = import_onnx(model, options);
+  const Graph imported = import_onnx(model, options);
+  // The graph after the full pass pipeline (same inputs and outputs), unless --no-passes.
+  GraphPtr optimized = std::make_shared<const Graph>(imported);
+  if (!args.flag("--no-passes")) {
+    GraphPipelineResult passes = run_graph_pipeline(optimized, Target::parse(args.value("--target").value_or("ref")));
+    if (!passes.ok()) throw Error(model + ": " + passes.error);
+    optimized = passes.graph;
+  }
+  const Graph& graph = *optimized;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Value& v = graph.value(graph.inputs[k]);
     if (inputs[k].dtype() != v.type.dtype || inputs[k].shape() != v.type.shape)

@@ -40,7 +40,8 @@ std::string_view fusion_block_reason(FusionBlock b) {
     case FusionBlock::kPathTooComplex:
       return "a node between the producer and its post-dominator is too complex to join the group";
     case FusionBlock::kReductionSource: return "a reduction never fuses into its consumers; it only absorbs producers";
-    case FusionBlock::kTwoComplexGroups: return "both sides hold a complex op (conv, dense, reduction): one anchor per kernel";
+    case FusionBlock::kTwoComplexGroups:
+      return "both sides hold a complex op (conv, dense, pooling, reduction): a kernel has one anchor";
     case FusionBlock::kMaxDepth: return "the fused group would exceed the maximum number of nodes per kernel";
     case FusionBlock::kMaxArguments: return "the fused kernel would exceed the maximum number of arguments";
     case FusionBlock::kTupleIntoTuple: return "two intermediate tuples never fuse";
@@ -73,7 +74,8 @@ std::string kernel_op_word(const Graph& g, const Node& n) {
 
 namespace {
 
-bool is_complex(PatternKind k) { return k > PatternKind::kBroadcast && k != PatternKind::kTuple; }
+// A group's anchor kind: reductions and conv/dense. A kernel holds at most one of them.
+bool is_complex(PatternKind k) { return k >= PatternKind::kCommReduce && k != PatternKind::kTuple; }
 
 class Fuser {
  public:
