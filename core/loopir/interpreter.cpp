@@ -1,0 +1,251 @@
+#include "core/loopir/interpreter.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "core/loopir/printer.h"
+#include "core/support/error.h"
+
+namespace tessel::loopir {
+namespace {
+
+struct Value {
+  double f = 0;
+  int64_t i = 0;
+  bool is_float = false;
+  double as_double() const { return is_float ? f : static_cast<double>(i); }
+  int64_t as_int() const { return is_float ? static_cast<int64_t>(f) : i; }
+};
+
+Value int_value(int64_t v) { return Value{0, v, false}; }
+Value float_value(double v) { return Value{v, 0, true}; }
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+double round_to(DataType t, double v) { return t == DataType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v; }
+
+class Interpreter {
+ public:
+  void bind(const std::string& name, Tensor t) { buffers_[name] = std::move(t); }
+
+  void exec(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case NodeKind::kFor: {
+        auto* n = as<For>(s);
+        int64_t mn = eval(n->min).as_int(), ext = eval(n->extent).as_int();
+        const Var* v = n->var.get();
+        for (int64_t k = mn; k < mn + ext; ++k) {
+          vars_[v] = int_value(k);
+          exec(n->body);
+        }
+        vars_.erase(v);
+        return;
+      }
+      case NodeKind::kStore: {
+        auto* n = as<Store>(s);
+        Value val = eval(n->value);
+        Tensor& t = tensor_of(*n->buffer);
+        int64_t flat = flat_index(*n->buffer, n->indices, t);
+        t.set_double(flat, val.as_double());
+        return;
+      }
+      case NodeKind::kAllocate: {
+        auto* n = as<Allocate>(s);
+        auto it = buffers_.find(n->buffer->name);
+        std::optional<Tensor> saved;
+        if (it != buffers_.end()) saved = it->second;
+        buffers_[n->buffer->name] = Tensor(n->buffer->dtype, Shape{buffer_span(*n->buffer)});
+        exec(n->body);
+        if (saved) buffers_[n->buffer->name] = *saved;
+        else buffers_.erase(n->buffer->name);
+        return;
+      }
+      case NodeKind::kLetStmt: {
+        auto* n = as<LetStmt>(s);
+        vars_[n->var.get()] = eval(n->value);
+        exec(n->body);
+        vars_.erase(n->var.get());
+        return;
+      }
+      case NodeKind::kIfThenElse: {
+        auto* n = as<IfThenElse>(s);
+        if (eval(n->cond).as_int()) exec(n->then_case);
+        else exec(n->else_case);
+        return;
+      }
+      case NodeKind::kSeq:
+        for (auto& c : as<Seq>(s)->stmts) exec(c);
+        return;
+      case NodeKind::kEvaluate: eval(as<Evaluate>(s)->value); return;
+      case NodeKind::kBarrier: return;  // serial execution: writes are already visible
+      default: throw Error("interpreter: unknown statement kind " + std::string(node_kind_name(s->kind)));
+    }
+  }
+
+  Value eval(const Expr& e) {
+    switch (e->kind) {
+      case NodeKind::kIntImm: return int_value(as<IntImm>(e)->value);
+      case NodeKind::kFloatImm: return float_value(as<FloatImm>(e)->value);
+      case NodeKind::kVar: {
+        auto it = vars_.find(static_cast<const Var*>(e.get()));
+        if (it == vars_.end()) throw Error("interpreter: variable '" + as<Var>(e)->name + "' is not bound");
+        return it->second;
+      }
+      case NodeKind::kBinary: return eval_binary(*as<Binary>(e));
+      case NodeKind::kNot: return int_value(eval(as<Not>(e)->a).as_int() == 0);
+      case NodeKind::kSelect: {
+        auto* n = as<Select>(e);
+        return eval(n->cond).as_int() ? eval(n->true_value) : eval(n->false_value);
+      }
+      case NodeKind::kCast: {
+        auto* n = as<Cast>(e);
+        Value v = eval(n->value);
+        if (dtype_is_float(n->dtype)) return float_value(round_to(n->dtype, v.as_double()));
+        if (n->dtype == DataType::kBool) return int_value(v.as_double() != 0);
+        return int_value(v.is_float ? static_cast<int64_t>(std::trunc(v.f)) : v.i);
+      }
+      case NodeKind::kLoad: {
+        auto* n = as<Load>(e);
+        Tensor& t = tensor_of(*n->buffer);
+        double v = t.get_double(flat_index(*n->buffer, n->indices, t));
+        return dtype_is_float(n->dtype) ? float_value(v) : int_value(static_cast<int64_t>(v));
+      }
+      case NodeKind::kCall: return eval_call(*as<Call>(e));
+      case NodeKind::kReduce: throw Error("interpreter: a reduction must be lowered to loops before it runs");
+      default: throw Error("interpreter: unknown expression kind " + std::string(node_kind_name(e->kind)));
+    }
+  }
+
+ private:
+  Tensor& tensor_of(const BufferNode& b) {
+    auto it = buffers_.find(b.name);
+    if (it == buffers_.end()) throw Error("interpreter: buffer '" + b.name + "' is neither a parameter nor allocated");
+    return it->second;
+  }
+
+  int64_t flat_index(const BufferNode& b, const std::vector<Expr>& indices, const Tensor& t) {
+    int64_t flat = 0;
+    if (indices.size() == 1) {
+      flat = eval(indices[0]).as_int();
+    } else {
+      if (indices.size() != b.shape.size())
+        throw Error("interpreter: buffer '" + b.name + "' has rank " + std::to_string(b.shape.size()) + " but is indexed with " +
+                    std::to_string(indices.size()) + " indices");
+      Shape strides = b.strides.empty() ? contiguous_strides(b.shape) : b.strides;
+      for (size_t d = 0; d < indices.size(); ++d) {
+        int64_t v = eval(indices[d]).as_int();
+        if (v < 0 || v >= b.shape[d])
+          throw Error("interpreter: out-of-bounds access " + b.name + " index " + std::to_string(v) + " on axis " +
+                      std::to_string(d) + " of extent " + std::to_string(b.shape[d]));
+        flat += v * strides[d];
+      }
+    }
+    if (flat < 0 || flat >= t.numel())
+      throw Error("interpreter: out-of-bounds access " + b.name + "[" + std::to_string(flat) + "] of " + std::to_string(t.numel()) +
+                  " elements");
+    return flat;
+  }
+
+  Value eval_binary(const Binary& n) {
+    if (n.op == BinaryOp::kAnd) return int_value(eval(n.a).as_int() && eval(n.b).as_int());
+    if (n.op == BinaryOp::kOr) return int_value(eval(n.a).as_int() || eval(n.b).as_int());
+    Value a = eval(n.a), b = eval(n.b);
+    if (a.is_float || b.is_float) {
+      double x = a.as_double(), y = b.as_double();
+      switch (n.op) {
+        case BinaryOp::kAdd: return float_value(round_to(n.dtype, x + y));
+        case BinaryOp::kSub: return float_value(round_to(n.dtype, x - y));
+        case BinaryOp::kMul: return float_value(round_to(n.dtype, x * y));
+        case BinaryOp::kDiv: return float_value(round_to(n.dtype, x / y));
+        case BinaryOp::kMod: return float_value(round_to(n.dtype, x - std::floor(x / y) * y));
+        case BinaryOp::kMin: return float_value(std::min(x, y));
+        case BinaryOp::kMax: return float_value(std::max(x, y));
+        case BinaryOp::kEQ: return int_value(x == y);
+        case BinaryOp::kNE: return int_value(x != y);
+        case BinaryOp::kLT: return int_value(x < y);
+        case BinaryOp::kLE: return int_value(x <= y);
+        case BinaryOp::kGT: return int_value(x > y);
+        case BinaryOp::kGE: return int_value(x >= y);
+        default: break;
+      }
+    }
+    int64_t x = a.i, y = b.i;
+    switch (n.op) {
+      case BinaryOp::kAdd: return int_value(x + y);
+      case BinaryOp::kSub: return int_value(x - y);
+      case BinaryOp::kMul: return int_value(x * y);
+      case BinaryOp::kDiv:
+        if (y == 0) throw Error("interpreter: integer division by zero in " + to_string(n.a) + " / " + to_string(n.b));
+        return int_value(floor_div(x, y));
+      case BinaryOp::kMod:
+        if (y == 0) throw Error("interpreter: integer modulo by zero in " + to_string(n.a) + " % " + to_string(n.b));
+        return int_value(floor_mod(x, y));
+      case BinaryOp::kMin: return int_value(std::min(x, y));
+      case BinaryOp::kMax: return int_value(std::max(x, y));
+      case BinaryOp::kEQ: return int_value(x == y);
+      case BinaryOp::kNE: return int_value(x != y);
+      case BinaryOp::kLT: return int_value(x < y);
+      case BinaryOp::kLE: return int_value(x <= y);
+      case BinaryOp::kGT: return int_value(x > y);
+      case BinaryOp::kGE: return int_value(x >= y);
+      default: break;
+    }
+    throw Error("interpreter: unsupported operator " + std::string(binary_op_symbol(n.op)));
+  }
+
+  Value eval_call(const Call& n) {
+    std::vector<double> a;
+    for (auto& x : n.args) a.push_back(eval(x).as_double());
+    auto need = [&](size_t k) {
+      if (a.size() != k) throw Error("interpreter: intrinsic '" + n.name + "' takes " + std::to_string(k) + " arguments");
+    };
+    double r = 0;
+    if (n.name == "exp") { need(1); r = std::exp(a[0]); }
+    else if (n.name == "log") { need(1); r = std::log(a[0]); }
+    else if (n.name == "sqrt") { need(1); r = std::sqrt(a[0]); }
+    else if (n.name == "rsqrt") { need(1); r = 1.0 / std::sqrt(a[0]); }
+    else if (n.name == "tanh") { need(1); r = std::tanh(a[0]); }
+    else if (n.name == "erf") { need(1); r = std::erf(a[0]); }
+    else if (n.name == "sigmoid") { need(1); r = 1.0 / (1.0 + std::exp(-a[0])); }
+    else if (n.name == "abs") { need(1); r = std::fabs(a[0]); }
+    else if (n.name == "pow") { need(2); r = std::pow(a[0], a[1]); }
+    else if (n.name == "fma") { need(3); r = a[0] * a[1] + a[2]; }
+    else throw Error("interpreter: unknown intrinsic '" + n.name + "'");
+    if (dtype_is_float(n.dtype)) return float_value(round_to(n.dtype, r));
+    return int_value(static_cast<int64_t>(r));
+  }
+
+  std::unordered_map<std::string, Tensor> buffers_;
+  std::unordered_map<const Var*, Value> vars_;
+};
+
+}  // namespace
+
+void interpret(const Func& f, const std::vector<Tensor>& args) {
+  if (args.size() != f.params.size())
+    throw Error("interpreter: " + f.name + " takes " + std::to_string(f.params.size()) + " buffers, got " + std::to_string(args.size()));
+  Interpreter in;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& p = *f.params[i];
+    if (args[i].numel() < buffer_span(p))
+      throw Error("interpreter: argument " + p.name + " has " + std::to_string(args[i].numel()) + " elements, " + f.name + " needs " +
+                  std::to_string(buffer_span(p)));
+    in.bind(p.name, args[i]);
+  }
+  in.exec(f.body);
+}
+
+double evaluate_constant(const Expr& e) {
+  Interpreter in;
+  return in.eval(e).as_double();
+}
+
+}  // namespace tessel::loopir

@@ -1,0 +1,148 @@
+#include "core/loopir/ir.h"
+
+#include "core/support/error.h"
+
+namespace tessel::loopir {
+
+std::string_view node_kind_name(NodeKind k) {
+  switch (k) {
+#define TESSEL_EXPR(Name) case NodeKind::k##Name: return #Name;
+#define TESSEL_STMT(Name) case NodeKind::k##Name: return #Name;
+#include "core/loopir/node_kinds.def"
+  }
+  return "?";
+}
+
+std::string_view binary_op_symbol(BinaryOp op) {
+  switch (op) {
+#define TESSEL_BINARY(Name, symbol) case BinaryOp::k##Name: return symbol;
+#include "core/loopir/node_kinds.def"
+  }
+  return "?";
+}
+
+bool is_comparison(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kEQ: case BinaryOp::kNE: case BinaryOp::kLT:
+    case BinaryOp::kLE: case BinaryOp::kGT: case BinaryOp::kGE: return true;
+    default: return false;
+  }
+}
+bool is_logical(BinaryOp op) { return op == BinaryOp::kAnd || op == BinaryOp::kOr; }
+
+std::string_view for_kind_name(ForKind k) {
+  switch (k) {
+    case ForKind::kSerial: return "serial";
+    case ForKind::kParallel: return "parallel";
+    case ForKind::kVectorized: return "vectorized";
+    case ForKind::kUnrolled: return "unrolled";
+    case ForKind::kThreadBound: return "thread";
+    case ForKind::kVirtualThread: return "vthread";
+  }
+  return "?";
+}
+
+Buffer make_buffer(std::string name, DataType dtype, Shape shape, std::string scope, Shape strides) {
+  auto b = std::make_shared<BufferNode>();
+  b->name = std::move(name);
+  b->dtype = dtype;
+  b->shape = std::move(shape);
+  b->scope = std::move(scope);
+  b->strides = std::move(strides);
+  return b;
+}
+
+int64_t buffer_span(const BufferNode& b) {
+  if (b.strides.empty()) return shape_numel(b.shape);
+  int64_t last = 0;
+  for (size_t d = 0; d < b.shape.size(); ++d) {
+    if (b.shape[d] == 0) return 0;
+    last += (b.shape[d] - 1) * b.strides[d];
+  }
+  return last + 1;
+}
+
+Expr make_int(int64_t v, DataType t) { return std::make_shared<IntImm>(v, t); }
+Expr make_float(double v, DataType t) { return std::make_shared<FloatImm>(v, t); }
+Expr make_const(DataType t, double v) {
+  if (dtype_is_float(t)) return make_float(v, t);
+  return make_int(static_cast<int64_t>(v), t);
+}
+VarRef make_var(std::string name, DataType t) { return std::make_shared<Var>(std::move(name), t); }
+
+Expr make_binary(BinaryOp op, Expr a, Expr b) {
+  if (!a || !b) throw Error("loop IR: binary '" + std::string(binary_op_symbol(op)) + "' with a missing operand");
+  DataType t = a->dtype;
+  if (is_comparison(op) || is_logical(op)) t = DataType::kBool;
+  else if (dtype_is_float(b->dtype) && !dtype_is_float(a->dtype)) t = b->dtype;
+  return std::make_shared<Binary>(op, std::move(a), std::move(b), t);
+}
+Expr make_not(Expr a) { return std::make_shared<Not>(std::move(a)); }
+Expr make_select(Expr c, Expr t, Expr f) { return std::make_shared<Select>(std::move(c), std::move(t), std::move(f)); }
+Expr make_cast(DataType t, Expr v) { return std::make_shared<Cast>(t, std::move(v)); }
+Expr make_load(Buffer b, std::vector<Expr> indices) { return std::make_shared<Load>(std::move(b), std::move(indices)); }
+Expr make_call(std::string name, std::vector<Expr> args, DataType t) {
+  return std::make_shared<Call>(std::move(name), std::move(args), t);
+}
+Expr make_reduce(Reducer r, Expr source, std::vector<IterVar> axes) {
+  return std::make_shared<Reduce>(std::move(r), std::move(source), std::move(axes));
+}
+
+Stmt make_for(VarRef v, Expr min, Expr extent, Stmt body, ForKind k, std::string tag, Pragmas p) {
+  return std::make_shared<For>(std::move(v), std::move(min), std::move(extent), k, std::move(tag), std::move(p), std::move(body));
+}
+Stmt make_store(Buffer b, std::vector<Expr> indices, Expr value) {
+  return std::make_shared<Store>(std::move(b), std::move(indices), std::move(value));
+}
+Stmt make_allocate(Buffer b, Stmt body) { return std::make_shared<Allocate>(std::move(b), std::move(body)); }
+Stmt make_let(VarRef v, Expr value, Stmt body) { return std::make_shared<LetStmt>(std::move(v), std::move(value), std::move(body)); }
+Stmt make_if(Expr cond, Stmt then_case, Stmt else_case) {
+  return std::make_shared<IfThenElse>(std::move(cond), std::move(then_case), std::move(else_case));
+}
+Stmt make_seq(std::vector<Stmt> stmts) {
+  std::vector<Stmt> flat;
+  for (auto& s : stmts) {
+    if (!s) continue;
+    if (auto* seq = as<Seq>(s)) flat.insert(flat.end(), seq->stmts.begin(), seq->stmts.end());
+    else flat.push_back(std::move(s));
+  }
+  if (flat.size() == 1) return flat[0];
+  return std::make_shared<Seq>(std::move(flat));
+}
+Stmt make_evaluate(Expr v) { return std::make_shared<Evaluate>(std::move(v)); }
+Stmt make_barrier(std::string scope) { return std::make_shared<Barrier>(std::move(scope)); }
+
+Expr min(Expr a, Expr b) { return make_binary(BinaryOp::kMin, std::move(a), std::move(b)); }
+Expr max(Expr a, Expr b) { return make_binary(BinaryOp::kMax, std::move(a), std::move(b)); }
+Expr eq(Expr a, Expr b) { return make_binary(BinaryOp::kEQ, std::move(a), std::move(b)); }
+Expr ne(Expr a, Expr b) { return make_binary(BinaryOp::kNE, std::move(a), std::move(b)); }
+Expr lt(Expr a, Expr b) { return make_binary(BinaryOp::kLT, std::move(a), std::move(b)); }
+Expr le(Expr a, Expr b) { return make_binary(BinaryOp::kLE, std::move(a), std::move(b)); }
+Expr gt(Expr a, Expr b) { return make_binary(BinaryOp::kGT, std::move(a), std::move(b)); }
+Expr ge(Expr a, Expr b) { return make_binary(BinaryOp::kGE, std::move(a), std::move(b)); }
+Expr logical_and(Expr a, Expr b) { return make_binary(BinaryOp::kAnd, std::move(a), std::move(b)); }
+Expr logical_or(Expr a, Expr b) { return make_binary(BinaryOp::kOr, std::move(a), std::move(b)); }
+Expr operator+(Expr a, Expr b) { return make_binary(BinaryOp::kAdd, std::move(a), std::move(b)); }
+Expr operator-(Expr a, Expr b) { return make_binary(BinaryOp::kSub, std::move(a), std::move(b)); }
+Expr operator*(Expr a, Expr b) { return make_binary(BinaryOp::kMul, std::move(a), std::move(b)); }
+Expr operator/(Expr a, Expr b) { return make_binary(BinaryOp::kDiv, std::move(a), std::move(b)); }
+Expr operator%(Expr a, Expr b) { return make_binary(BinaryOp::kMod, std::move(a), std::move(b)); }
+Expr operator-(Expr a) { return make_const(a->dtype, 0) - a; }
+Expr operator+(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) + make_const(t, static_cast<double>(b)); }
+Expr operator-(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) - make_const(t, static_cast<double>(b)); }
+Expr operator*(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) * make_const(t, static_cast<double>(b)); }
+Expr operator/(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) / make_const(t, static_cast<double>(b)); }
+Expr operator%(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) % make_const(t, static_cast<double>(b)); }
+
+bool is_const_int(const Expr& e, int64_t* value) {
+  auto* imm = as<IntImm>(e);
+  if (!imm) return false;
+  if (value) *value = imm->value;
+  return true;
+}
+bool is_const_int_value(const Expr& e, int64_t value) {
+  int64_t v = 0;
+  return is_const_int(e, &v) && v == value;
+}
+
+}  // namespace tessel::loopir

@@ -1,0 +1,60 @@
+#include "core/lower/unroll_loops.h"
+
+#include "core/arith/simplify.h"
+#include "core/loopir/functor.h"
+
+namespace tessel::lower {
+using namespace loopir;
+
+namespace {
+
+constexpr int64_t kMaxExplicitUnroll = 256;
+
+class HasLoop : public IRVisitor {
+ public:
+  bool found = false;
+
+ protected:
+  bool enter(const For&) override { found = true; return false; }
+};
+
+class Unroller : public IRMutator {
+ protected:
+  Stmt mutate_For(const For& n, const Stmt& self) override {
+    int64_t limit_here = 0;
+    for (auto& [k, v] : n.pragmas)
+      if (k == "auto_unroll_max_step") limit_here = v;
+    int64_t saved = auto_limit_;
+    if (limit_here > 0) auto_limit_ = limit_here;
+    Stmt s = IRMutator::mutate_For(n, self);
+    auto_limit_ = saved;
+    auto* f = as<For>(s);
+    int64_t mn = 0, ext = 0;
+    if (!is_const_int(f->min, &mn) || !is_const_int(f->extent, &ext)) return s;
+    bool explicit_unroll = f->for_kind == ForKind::kUnrolled && ext <= kMaxExplicitUnroll;
+    bool auto_unroll = false;
+    if (f->for_kind == ForKind::kSerial && auto_limit_ > 0 && ext <= auto_limit_ && limit_here == 0) {
+      HasLoop h;
+      h.visit(f->body);
+      auto_unroll = !h.found;
+    }
+    if (!explicit_unroll && !auto_unroll) return s;
+    std::vector<Stmt> copies;
+    for (int64_t k = mn; k < mn + ext; ++k) copies.push_back(arith::simplify(substitute(f->body, VarMap{{f->var.get(), make_int(k)}})));
+    return make_seq(std::move(copies));
+  }
+
+ private:
+  int64_t auto_limit_ = 0;
+};
+
+}  // namespace
+
+Func unroll_loops(const Func& f) {
+  Unroller u;
+  Func out = f;
+  out.body = u.mutate(f.body);
+  return out;
+}
+
+}  // namespace tessel::lower
