@@ -127,11 +127,13 @@ class TestOpsNnConv : public QObject {
   }
   void conv_1d_equals_2d_with_unit_height() {
     const Tensor x = random_f32({2, 3, 11}, 51), w = random_f32({5, 3, 4}, 52), b = random_f32({5}, 53);
-    AttrMap a1{{"strides", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{2, 1}},
+    AttrMap a1{{"strides", std::vector<int64_t>{2}},
+               {"pads", std::vector<int64_t>{2, 1}},
                {"dilations", std::vector<int64_t>{2}}};
     const Tensor y1 = run1("Conv", a1, {x, w, b});
     QCOMPARE(y1.shape(), (Shape{2, 5, (11 + 3 - 7) / 2 + 1}));
-    AttrMap a2{{"strides", std::vector<int64_t>{1, 2}}, {"pads", std::vector<int64_t>{0, 2, 0, 1}},
+    AttrMap a2{{"strides", std::vector<int64_t>{1, 2}},
+               {"pads", std::vector<int64_t>{0, 2, 0, 1}},
                {"dilations", std::vector<int64_t>{1, 2}}};
     const Tensor y2 = run1("Conv", a2, {x.reshaped({2, 3, 1, 11}), w.reshaped({5, 3, 1, 4}), b});
     QVERIFY(close(values(y1), values(y2)));
@@ -174,7 +176,8 @@ class TestOpsNnConv : public QObject {
     QCOMPARE(error_of("Conv", {}, {x, w}),
              QString("node 'node' (Conv): Conv: input channels 3 do not match weight channels 4 × group 1"));
     const Tensor w6 = random_f32({3, 3, 3, 3}, 3);
-    QVERIFY(error_of("Conv", {{"group", int64_t{3}}}, {x, random_f32({4, 1, 3, 3}, 4)}).contains("not divisible by group 3"));
+    QVERIFY(error_of("Conv", {{"group", int64_t{3}}}, {x, random_f32({4, 1, 3, 3}, 4)})
+                .contains("not divisible by group 3"));
     QVERIFY(error_of("Conv", ints("pads", {1, 1}), {x, w6}).contains("pads has 2 values; expected 4"));
     QVERIFY(error_of("Conv", ints("strides", {1, 1, 1}), {x, w6}).contains("strides has 3 values"));
     QVERIFY(error_of("Conv", ints("kernel_shape", {2, 2}), {x, w6}).contains("does not match W's spatial shape"));
@@ -196,8 +199,8 @@ class TestOpsNnConv : public QObject {
     const Tensor w = f32({1, 2, 3, 3}, std::vector<float>(18, 1.0f));
     const Tensor y = run1("ConvTranspose", {}, {x, w});
     QCOMPARE(y.shape(), (Shape{1, 2, 5, 5}));
-    const std::vector<double> plane = {0, 1, 3,  3,  2,  3, 8,  15, 12, 7,  9, 21, 36,
-                                       27, 15, 9, 20, 33, 24, 13, 6, 13, 21, 15, 8};
+    const std::vector<double> plane = {0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
+                                       27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8};
     std::vector<double> expected = plane;
     expected.insert(expected.end(), plane.begin(), plane.end());
     QVERIFY(close(values(y), expected));
@@ -294,9 +297,12 @@ class TestOpsNnConv : public QObject {
     QCOMPARE(get_op("ConvTranspose").pattern, PatternKind::kOutEWiseFusable);
   }
   void every_onnx_attribute_is_declared() {
-    AttrMap all{{"auto_pad", std::string("NOTSET")}, {"dilations", std::vector<int64_t>{1, 1}},
-                {"group", int64_t{1}}, {"kernel_shape", std::vector<int64_t>{3, 3}},
-                {"pads", std::vector<int64_t>{0, 0, 0, 0}}, {"strides", std::vector<int64_t>{1, 1}}};
+    AttrMap all{{"auto_pad", std::string("NOTSET")},
+                {"dilations", std::vector<int64_t>{1, 1}},
+                {"group", int64_t{1}},
+                {"kernel_shape", std::vector<int64_t>{3, 3}},
+                {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                {"strides", std::vector<int64_t>{1, 1}}};
     get_op("Conv").parse_attrs("Conv", all);
     all["output_padding"] = std::vector<int64_t>{0, 0};
     all["output_shape"] = std::vector<int64_t>{5, 5};

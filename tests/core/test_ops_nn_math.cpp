@@ -36,8 +36,8 @@ class TestOpsNnMath : public QObject {
     const Tensor a = random_f32({2, 1, 2, 3}, 1), b = random_f32({3, 3, 4}, 2);
     const Tensor y = run1("MatMul", {}, {a, b});
     QCOMPARE(y.shape(), (Shape{2, 3, 2, 4}));
-    const auto expected = batched_product(a, b, 6, 2, 3, 4, [](int64_t i) { return i / 3; },
-                                          [](int64_t i) { return i % 3; });
+    const auto expected = batched_product(
+        a, b, 6, 2, 3, 4, [](int64_t i) { return i / 3; }, [](int64_t i) { return i % 3; });
     QVERIFY(close(values(y), expected));
   }
   void matmul_vector_operands_drop_their_axis() {
@@ -49,10 +49,12 @@ class TestOpsNnMath : public QObject {
     QVERIFY(close(values(dot), {s}));
     const Tensor vm = run1("MatMul", {}, {v, m});
     QCOMPARE(vm.shape(), (Shape{2, 4}));
-    QVERIFY(close(values(vm), batched_product(v, m, 2, 1, 3, 4, [](int64_t) { return 0; }, [](int64_t i) { return i; })));
+    QVERIFY(close(values(vm), batched_product(
+                                  v, m, 2, 1, 3, 4, [](int64_t) { return 0; }, [](int64_t i) { return i; })));
     const Tensor mw = run1("MatMul", {}, {m, w});
     QCOMPARE(mw.shape(), (Shape{2, 3}));
-    QVERIFY(close(values(mw), batched_product(m, w, 2, 3, 4, 1, [](int64_t i) { return i; }, [](int64_t) { return 0; })));
+    QVERIFY(close(values(mw), batched_product(
+                                  m, w, 2, 3, 4, 1, [](int64_t i) { return i; }, [](int64_t) { return 0; })));
   }
   void matmul_int64_is_exact() {
     // 3037000499² = 9223372030926249001 needs 63 bits: a trip through double would round it.
@@ -68,7 +70,8 @@ class TestOpsNnMath : public QObject {
                 .contains("batch dimensions do not broadcast"));
     QVERIFY(error_of("MatMul", {}, {random_f32({2, 3}, 1), random_f32({3, 4}, 2).cast(DataType::kFloat64)})
                 .contains("B has dtype f64 but A has f32"));
-    QVERIFY(error_of("MatMul", {}, {random_f32({2, 3}, 1).cast(DataType::kBool), random_f32({3, 4}, 2).cast(DataType::kBool)})
+    QVERIFY(error_of("MatMul", {},
+                     {random_f32({2, 3}, 1).cast(DataType::kBool), random_f32({3, 4}, 2).cast(DataType::kBool)})
                 .contains("dtype bool"));
   }
   void gemm_attributes_and_bias_broadcast() {
@@ -117,7 +120,8 @@ class TestOpsNnMath : public QObject {
     for (int64_t i = 0; i < x.numel(); ++i) {
       const int64_t c = (i / 4) % 3;
       expected.push_back((x.get_double(i) - mean.get_double(c)) / std::sqrt(var.get_double(c) + 0.01f) *
-                             scale.get_double(c) + bias.get_double(c));
+                             scale.get_double(c) +
+                         bias.get_double(c));
     }
     QVERIFY(close(values(y), expected));
     QCOMPARE(get_op("BatchNormalization").pattern, PatternKind::kBroadcast);
@@ -177,7 +181,8 @@ class TestOpsNnMath : public QObject {
   void layer_normalization_errors() {
     const Tensor x = random_f32({2, 3}, 1), s = f32({3}, {1, 1, 1});
     QVERIFY(error_of("LayerNormalization", {{"axis", int64_t{2}}}, {x, s}).contains("axis 2 is out of range"));
-    QVERIFY(error_of("LayerNormalization", {}, {x, f32({2}, {1, 1})}).contains("Scale [2] does not broadcast to X [2,3]"));
+    QVERIFY(
+        error_of("LayerNormalization", {}, {x, f32({2}, {1, 1})}).contains("Scale [2] does not broadcast to X [2,3]"));
     QVERIFY(error_of("LayerNormalization", {{"stash_type", int64_t{7}}}, {x, s}).contains("not a floating-point type"));
     QCOMPARE(get_op("LayerNormalization").pattern, PatternKind::kOpaque);
     QCOMPARE(get_op("InstanceNormalization").pattern, PatternKind::kOpaque);

@@ -157,7 +157,8 @@ class TestOpsNnPool : public QObject {
     const Tensor x = random_f32({1, 1, 4, 4}, 1);
     QVERIFY(error_of("MaxPool", {}, {x}).contains("missing required attribute 'kernel_shape'"));
     QVERIFY(error_of("MaxPool", pool({3}), {x}).contains("kernel has 1 spatial axes; the input has 2"));
-    QVERIFY(error_of("MaxPool", pool({2, 2}, ints("pads", {2, 0, 0, 0})), {x}).contains("must be smaller than the window"));
+    QVERIFY(
+        error_of("MaxPool", pool({2, 2}, ints("pads", {2, 0, 0, 0})), {x}).contains("must be smaller than the window"));
     QVERIFY(error_of("MaxPool", pool({5, 5}), {x}).contains("larger than the padded input"));
     QVERIFY(error_of("MaxPool", pool({2, 2}, {{"storage_order", int64_t{2}}}), {x}).contains("storage_order"));
     QVERIFY(error_of("AveragePool", pool({2, 2}, ints("dilations", {2, 2})), {x}).contains("dilations"));

@@ -2,7 +2,6 @@
 // Helpers for the nn op tests: run one op on concrete tensors through the real graph path
 // (add_node → infer_types → run_reference), capture error messages, fill deterministic data.
 #include <QtTest>
-
 #include <cmath>
 #include <string>
 #include <vector>

@@ -6,7 +6,8 @@ namespace tessel::ops {
 
 struct GeluAttrs {
   std::string approximate = "none";
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(approximate, {.name = "approximate",
                     .doc = "none: x·Φ(x) with the exact erf; tanh: the tanh approximation",
                     .def = std::string("none"),

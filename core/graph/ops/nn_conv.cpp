@@ -60,14 +60,14 @@ ConvShapes conv_shapes(const ConvAttrs& a, const InferContext& ctx) {
   const Shape& w = ctx.input(1).shape;
   ConvShapes c{.batch = x[0], .in_channels = x[1], .out_channels = w[0], .group = a.group, .window = {}};
   if (c.in_channels != w[1] * a.group)
-    throw Error("Conv: input channels " + s(c.in_channels) + " do not match weight channels " + s(w[1]) +
-                " × group " + s(a.group));
+    throw Error("Conv: input channels " + s(c.in_channels) + " do not match weight channels " + s(w[1]) + " × group " +
+                s(a.group));
   if (c.out_channels % a.group != 0)
     throw Error("Conv: output channels " + s(c.out_channels) + " (W dim 0) are not divisible by group " + s(a.group));
   check_bias("Conv", ctx, c.out_channels);
-  c.window = nn::resolve_window("Conv", Shape(x.begin() + 2, x.end()), kernel,
-                                {.auto_pad = a.auto_pad, .strides = a.strides, .dilations = a.dilations,
-                                 .pads = a.pads, .ceil_mode = false});
+  c.window = nn::resolve_window(
+      "Conv", Shape(x.begin() + 2, x.end()), kernel,
+      {.auto_pad = a.auto_pad, .strides = a.strides, .dilations = a.dilations, .pads = a.pads, .ceil_mode = false});
   return c;
 }
 
@@ -93,8 +93,10 @@ nn::WindowGeometry transposed_window(const ConvTransposeAttrs& a, const Shape& i
   Shape wanted;
   if (!a.output_shape.empty()) {
     // Accept the spatial dims alone or, as some exporters write it, the full N×C×D… shape.
-    if (a.output_shape.size() == rank + 2) wanted.assign(a.output_shape.begin() + 2, a.output_shape.end());
-    else wanted = nn::per_axis(op, "output_shape", a.output_shape, rank, 0);
+    if (a.output_shape.size() == rank + 2)
+      wanted.assign(a.output_shape.begin() + 2, a.output_shape.end());
+    else
+      wanted = nn::per_axis(op, "output_shape", a.output_shape, rank, 0);
   }
   nn::split_pads(op, mode == AutoPad::kNotSet && wanted.empty() ? a.pads : std::vector<int64_t>{}, rank, g.pad_begin,
                  g.pad_end);

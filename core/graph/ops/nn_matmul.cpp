@@ -9,8 +9,8 @@ namespace tessel::ops {
 
 namespace {
 
-constexpr std::initializer_list<DataType> kMatMulTypes = {DataType::kFloat16, DataType::kFloat32, DataType::kFloat64,
-                                                          DataType::kBFloat16, DataType::kInt32, DataType::kInt64};
+constexpr std::initializer_list<DataType> kMatMulTypes = {DataType::kFloat16,  DataType::kFloat32, DataType::kFloat64,
+                                                          DataType::kBFloat16, DataType::kInt32,   DataType::kInt64};
 
 std::string s(int64_t v) { return std::to_string(v); }
 
@@ -126,7 +126,8 @@ GemmPlan plan_gemm(const GemmAttrs& attrs, const InferContext& ctx) {
 }
 
 // Copies A (or Aᵀ) into row-major M×K order, so one matmul loop serves every transpose flag.
-template <class T> std::vector<T> row_major(const std::vector<T>& v, int64_t rows, int64_t cols, bool transposed) {
+template <class T>
+std::vector<T> row_major(const std::vector<T>& v, int64_t rows, int64_t cols, bool transposed) {
   if (!transposed) return v;
   std::vector<T> out(v.size());
   for (int64_t r = 0; r < rows; ++r)
@@ -192,9 +193,8 @@ void GemmOp::reference(const Attrs& attrs, const KernelArgs& args) {
                                  row_major(nn::to_doubles(args.in(1)), g.k, g.n, attrs.transB));
   const std::vector<double> c = has_c ? nn::to_doubles(args.in(2)) : std::vector<double>{};
   std::vector<double> y(ab.size());
-  for_each_broadcast(out, {c_shape}, [&](int64_t o, const int64_t* in) {
-    y[o] = alpha * ab[o] + (has_c ? beta * c[in[0]] : 0.0);
-  });
+  for_each_broadcast(out, {c_shape},
+                     [&](int64_t o, const int64_t* in) { y[o] = alpha * ab[o] + (has_c ? beta * c[in[0]] : 0.0); });
   nn::store_doubles(args.out(0), y);
 }
 

@@ -18,7 +18,8 @@ struct MatMulOp {
 struct GemmAttrs {
   float alpha = 1.0f, beta = 1.0f;
   int64_t transA = 0, transB = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(alpha, {.name = "alpha", .doc = "Multiplier of A·B", .def = 1.0f});
     v(beta, {.name = "beta", .doc = "Multiplier of C", .def = 1.0f});
     v(transA, {.name = "transA", .doc = "1: use Aᵀ (A is K×M)", .def = int64_t{0}, .min = 0, .max = 1});

@@ -40,14 +40,17 @@ std::pair<double, double> moments(const double* p, int64_t n) {
 void BatchNormalizationOp::infer(const Attrs& a, InferContext& ctx) {
   const char* op = "BatchNormalization";
   if (a.training_mode)
-    throw Error("BatchNormalization: training_mode=1 is not supported; Tessel runs inference only (export the model "
-                "in evaluation mode)");
+    throw Error(
+        "BatchNormalization: training_mode=1 is not supported; Tessel runs inference only (export the model "
+        "in evaluation mode)");
   if (ctx.num_outputs() > 1)
-    throw Error("BatchNormalization: outputs running_mean and running_var exist only with training_mode=1, which "
-                "Tessel does not support");
+    throw Error(
+        "BatchNormalization: outputs running_mean and running_var exist only with training_mode=1, which "
+        "Tessel does not support");
   const TensorType& x = ctx.input(0);
   nn::require_dtype(op, "X", x.dtype, nn::kFloatTypes);
-  if (x.shape.size() < 2) throw Error("BatchNormalization: X must have rank 2 or more (N×C×…), got " + shape_str(x.shape));
+  if (x.shape.size() < 2)
+    throw Error("BatchNormalization: X must have rank 2 or more (N×C×…), got " + shape_str(x.shape));
   const char* names[] = {"scale", "B", "input_mean", "input_var"};
   for (int i = 1; i <= 4; ++i) check_channel_vector(op, names[i - 1], ctx.input(i), x.shape[1]);
   ctx.set_output(0, x);
@@ -55,8 +58,9 @@ void BatchNormalizationOp::infer(const Attrs& a, InferContext& ctx) {
 
 void BatchNormalizationOp::reference(const Attrs& a, const KernelArgs& args) {
   const Tensor& x = args.in(0);
-  const std::vector<double> xs = nn::to_doubles(x), scale = nn::to_doubles(args.in(1)), bias = nn::to_doubles(args.in(2)),
-                            mean = nn::to_doubles(args.in(3)), var = nn::to_doubles(args.in(4));
+  const std::vector<double> xs = nn::to_doubles(x), scale = nn::to_doubles(args.in(1)),
+                            bias = nn::to_doubles(args.in(2)), mean = nn::to_doubles(args.in(3)),
+                            var = nn::to_doubles(args.in(4));
   const int64_t batch = x.shape()[0], channels = x.shape()[1], inner = nn::product(x.shape(), 2);
   const double eps = a.epsilon;
   std::vector<double> ys(xs.size());
@@ -87,7 +91,8 @@ void InstanceNormalizationOp::infer(const Attrs&, InferContext& ctx) {
 
 void InstanceNormalizationOp::reference(const Attrs& a, const KernelArgs& args) {
   const Tensor& x = args.in(0);
-  const std::vector<double> xs = nn::to_doubles(x), scale = nn::to_doubles(args.in(1)), bias = nn::to_doubles(args.in(2));
+  const std::vector<double> xs = nn::to_doubles(x), scale = nn::to_doubles(args.in(1)),
+                            bias = nn::to_doubles(args.in(2));
   const int64_t batch = x.shape()[0], channels = x.shape()[1], inner = nn::product(x.shape(), 2);
   std::vector<double> ys(xs.size());
   for (int64_t n = 0; n < batch; ++n)
@@ -174,18 +179,15 @@ void LayerNormalizationOp::reference(const Attrs& a, const KernelArgs& args) {
   const std::vector<double> scale = nn::to_doubles(args.in(1));
   const std::vector<double> bias = has_b ? nn::to_doubles(args.in(2)) : std::vector<double>{};
   std::vector<double> ys(xs.size());
-  for_each_broadcast(x.shape(), {args.in(1).shape(), has_b ? args.in(2).shape() : Shape{}},
-                     [&](int64_t o, const int64_t* in) {
-                       ys[o] = normalized[o] * scale[in[0]] + (has_b ? bias[in[1]] : 0.0);
-                     });
+  for_each_broadcast(
+      x.shape(), {args.in(1).shape(), has_b ? args.in(2).shape() : Shape{}},
+      [&](int64_t o, const int64_t* in) { ys[o] = normalized[o] * scale[in[0]] + (has_b ? bias[in[1]] : 0.0); });
   nn::store_doubles(args.out(0), ys);
   if (args.outputs->size() > 1) nn::store_doubles(args.out(1), means);
   if (args.outputs->size() > 2) nn::store_doubles(args.out(2), inv_stds);
 }
 
 // Per element: mean (add), variance (sub, mul, add), normalize (sub, mul), scale and shift (mul, add).
-int64_t LayerNormalizationOp::flops(const Attrs&, const OpTypes& t) {
-  return shape_numel(t.inputs[0]->shape) * 8;
-}
+int64_t LayerNormalizationOp::flops(const Attrs&, const OpTypes& t) { return shape_numel(t.inputs[0]->shape) * 8; }
 
 }  // namespace tessel::ops

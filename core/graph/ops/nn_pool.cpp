@@ -8,8 +8,8 @@ namespace tessel::ops {
 
 namespace {
 
-constexpr std::initializer_list<DataType> kMaxPoolTypes = {DataType::kFloat16, DataType::kFloat32,
-                                                           DataType::kFloat64, DataType::kInt8, DataType::kUInt8};
+constexpr std::initializer_list<DataType> kMaxPoolTypes = {DataType::kFloat16, DataType::kFloat32, DataType::kFloat64,
+                                                           DataType::kInt8, DataType::kUInt8};
 
 std::string s(int64_t v) { return std::to_string(v); }
 
@@ -35,7 +35,10 @@ nn::WindowGeometry pool_window(const char* op, const TensorType& x, const std::v
 nn::WindowGeometry max_pool_window(const MaxPoolAttrs& a, const TensorType& x) {
   check_pool_input("MaxPool", x, kMaxPoolTypes);
   return pool_window("MaxPool", x, a.kernel_shape,
-                     {.auto_pad = a.auto_pad, .strides = a.strides, .dilations = a.dilations, .pads = a.pads,
+                     {.auto_pad = a.auto_pad,
+                      .strides = a.strides,
+                      .dilations = a.dilations,
+                      .pads = a.pads,
                       .ceil_mode = a.ceil_mode != 0});
 }
 
@@ -43,7 +46,10 @@ nn::WindowGeometry average_pool_window(const AveragePoolAttrs& a, const TensorTy
   check_pool_input("AveragePool", x, nn::kConvFloatTypes);
   static const std::vector<int64_t> no_dilations;
   return pool_window("AveragePool", x, a.kernel_shape,
-                     {.auto_pad = a.auto_pad, .strides = a.strides, .dilations = no_dilations, .pads = a.pads,
+                     {.auto_pad = a.auto_pad,
+                      .strides = a.strides,
+                      .dilations = no_dilations,
+                      .pads = a.pads,
                       .ceil_mode = a.ceil_mode != 0});
 }
 
@@ -96,20 +102,19 @@ void MaxPoolOp::reference(const Attrs& a, const KernelArgs& args) {
   const int64_t in_size = nn::product(g.input), out_size = nn::product(g.output);
   std::vector<double> ys(static_cast<size_t>(planes * out_size));
   std::vector<int64_t> indices(ys.size());
-  nn::for_each_window(g.output, g.kernel, g.input, forward_taps(g),
-                      [&](int64_t o, const int64_t*, const nn::WindowTaps& taps) {
-                        for (int64_t p = 0; p < planes; ++p) {
-                          const double* plane = xs.data() + p * in_size;
-                          // The first maximum in row-major window order wins ties.
-                          size_t best = 0;
-                          for (size_t t = 1; t < taps.size(); ++t)
-                            if (plane[taps.input_offset[t]] > plane[taps.input_offset[best]]) best = t;
-                          const int64_t at = taps.input_offset[best];
-                          ys[p * out_size + o] = plane[at];
-                          indices[p * out_size + o] =
-                              p * in_size + (a.storage_order == 0 ? at : column_major_offset(at, g.input));
-                        }
-                      });
+  nn::for_each_window(
+      g.output, g.kernel, g.input, forward_taps(g), [&](int64_t o, const int64_t*, const nn::WindowTaps& taps) {
+        for (int64_t p = 0; p < planes; ++p) {
+          const double* plane = xs.data() + p * in_size;
+          // The first maximum in row-major window order wins ties.
+          size_t best = 0;
+          for (size_t t = 1; t < taps.size(); ++t)
+            if (plane[taps.input_offset[t]] > plane[taps.input_offset[best]]) best = t;
+          const int64_t at = taps.input_offset[best];
+          ys[p * out_size + o] = plane[at];
+          indices[p * out_size + o] = p * in_size + (a.storage_order == 0 ? at : column_major_offset(at, g.input));
+        }
+      });
   nn::store_doubles(args.out(0), ys);
   if (args.outputs->size() > 1) nn::store_int64s(args.out(1), indices);
 }
@@ -142,7 +147,8 @@ void AveragePoolOp::reference(const Attrs& a, const KernelArgs& args) {
                         double divisor = static_cast<double>(taps.size());
                         if (a.count_include_pad) {
                           divisor = 1;
-                          for (size_t i = 0; i < g.rank(); ++i) divisor *= static_cast<double>(padded_count[i][coord[i]]);
+                          for (size_t i = 0; i < g.rank(); ++i)
+                            divisor *= static_cast<double>(padded_count[i][coord[i]]);
                         }
                         for (int64_t p = 0; p < planes; ++p) {
                           const double* plane = xs.data() + p * in_size;
@@ -154,9 +160,7 @@ void AveragePoolOp::reference(const Attrs& a, const KernelArgs& args) {
   nn::store_doubles(args.out(0), ys);
 }
 
-int64_t AveragePoolOp::flops(const Attrs& a, const OpTypes& t) {
-  return pool_flops(t, nn::product(a.kernel_shape), 1);
-}
+int64_t AveragePoolOp::flops(const Attrs& a, const OpTypes& t) { return pool_flops(t, nn::product(a.kernel_shape), 1); }
 
 namespace {
 
@@ -169,7 +173,8 @@ void infer_global_pool(const char* op, InferContext& ctx) {
 }
 
 // Reduces each N×C plane with `combine`, starting from its first element; `finish` maps the result.
-template <class Combine, class Finish> void global_pool(const KernelArgs& args, Combine combine, Finish finish) {
+template <class Combine, class Finish>
+void global_pool(const KernelArgs& args, Combine combine, Finish finish) {
   const Tensor& x = args.in(0);
   const std::vector<double> xs = nn::to_doubles(x);
   const int64_t planes = x.shape()[0] * x.shape()[1], size = nn::product(x.shape(), 2);

@@ -5,19 +5,25 @@
 namespace tessel::ops {
 
 // Window attributes every windowed pool has.
-template <class V, class A> void visit_pool_window_fields(V& v, A& a) {
+template <class V, class A>
+void visit_pool_window_fields(V& v, A& a) {
   v(a.auto_pad, {.name = "auto_pad",
                  .doc = "NOTSET: use pads; SAME_UPPER/SAME_LOWER: pad so the output is ceil(in/stride), an odd "
                         "padding's extra element at the end/start; VALID: no padding",
                  .def = std::string("NOTSET"),
                  .choices = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}});
-  v(a.ceil_mode, {.name = "ceil_mode", .doc = "1: round the output size up (a window may hang over the end)",
-                  .def = int64_t{0}, .min = 0, .max = 1});
+  v(a.ceil_mode, {.name = "ceil_mode",
+                  .doc = "1: round the output size up (a window may hang over the end)",
+                  .def = int64_t{0},
+                  .min = 0,
+                  .max = 1});
   v(a.kernel_shape, {.name = "kernel_shape", .doc = "Window size per spatial axis", .min = 1});
-  v(a.pads, {.name = "pads", .doc = "Padding [begin..., end...] per spatial axis (empty: 0)",
-             .def = std::vector<int64_t>{}, .min = 0});
-  v(a.strides, {.name = "strides", .doc = "Stride per spatial axis (empty: 1)", .def = std::vector<int64_t>{},
-                .min = 1});
+  v(a.pads, {.name = "pads",
+             .doc = "Padding [begin..., end...] per spatial axis (empty: 0)",
+             .def = std::vector<int64_t>{},
+             .min = 0});
+  v(a.strides,
+    {.name = "strides", .doc = "Stride per spatial axis (empty: 1)", .def = std::vector<int64_t>{}, .min = 1});
 }
 
 struct MaxPoolAttrs {
@@ -26,13 +32,18 @@ struct MaxPoolAttrs {
   std::vector<int64_t> dilations, kernel_shape, pads;
   int64_t storage_order = 0;
   std::vector<int64_t> strides;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     visit_pool_window_fields(v, *this);
-    v(dilations, {.name = "dilations", .doc = "Spacing between window taps per spatial axis (empty: 1)",
-                  .def = std::vector<int64_t>{}, .min = 1});
+    v(dilations, {.name = "dilations",
+                  .doc = "Spacing between window taps per spatial axis (empty: 1)",
+                  .def = std::vector<int64_t>{},
+                  .min = 1});
     v(storage_order, {.name = "storage_order",
                       .doc = "How Indices flatten positions: 0 row-major, 1 column-major (over the spatial axes)",
-                      .def = int64_t{0}, .min = 0, .max = 1});
+                      .def = int64_t{0},
+                      .min = 0,
+                      .max = 1});
   }
 };
 
@@ -51,11 +62,14 @@ struct AveragePoolAttrs {
   std::string auto_pad;
   int64_t ceil_mode = 0, count_include_pad = 0;
   std::vector<int64_t> kernel_shape, pads, strides;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     visit_pool_window_fields(v, *this);
     v(count_include_pad, {.name = "count_include_pad",
                           .doc = "1: padding elements count in the divisor (they add zero to the sum)",
-                          .def = int64_t{0}, .min = 0, .max = 1});
+                          .def = int64_t{0},
+                          .min = 0,
+                          .max = 1});
   }
 };
 

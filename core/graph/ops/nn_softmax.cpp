@@ -27,7 +27,8 @@ AxisView axis_view(const char* op, const SoftmaxAttrs& a, const TensorType& x) {
 
 // Calls fn(values, n) for every vector along the axis, with the values gathered contiguously, and
 // scatters back what fn leaves in them.
-template <class Fn> void along_axis(const char* op, const SoftmaxAttrs& a, const KernelArgs& args, Fn fn) {
+template <class Fn>
+void along_axis(const char* op, const SoftmaxAttrs& a, const KernelArgs& args, Fn fn) {
   const Tensor& x = args.in(0);
   const AxisView v = axis_view(op, a, {x.dtype(), x.shape()});
   std::vector<double> xs = nn::to_doubles(x);

@@ -7,7 +7,8 @@ namespace tessel::ops {
 
 struct SoftmaxAttrs {
   int64_t axis = -1;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(axis, {.name = "axis", .doc = "The axis normalized over (negative counts from the end)", .def = int64_t{-1}});
   }
 };

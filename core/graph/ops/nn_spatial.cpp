@@ -57,8 +57,9 @@ WindowGeometry resolve_window(const char* op, const Shape& input_spatial, const 
 
   for (size_t i = 0; i < rank; ++i) {
     const int64_t in = g.input[i], s = g.stride[i], ek = g.effective_kernel(i);
-    if (g.kernel[i] < 1) throw Error(str(op) + ": kernel size " + std::to_string(g.kernel[i]) + " on spatial axis " +
-                                     std::to_string(i) + " must be at least 1");
+    if (g.kernel[i] < 1)
+      throw Error(str(op) + ": kernel size " + std::to_string(g.kernel[i]) + " on spatial axis " + std::to_string(i) +
+                  " must be at least 1");
     switch (mode) {
       case AutoPad::kSameUpper:
       case AutoPad::kSameLower: {
@@ -71,7 +72,8 @@ WindowGeometry resolve_window(const char* op, const Shape& input_spatial, const 
         continue;
       }
       case AutoPad::kValid:
-      case AutoPad::kNotSet: break;
+      case AutoPad::kNotSet:
+        break;
     }
     const int64_t span = in + g.pad_begin[i] + g.pad_end[i] - ek;
     if (span < 0)
@@ -204,7 +206,7 @@ int64_t product(const Shape& s, size_t from, size_t to) {
 }
 
 std::vector<const TensorType*> TypesContext::pointers(const std::vector<TensorType>& types,
-                                                     const std::vector<bool>& present) {
+                                                      const std::vector<bool>& present) {
   std::vector<const TensorType*> out;
   for (size_t i = 0; i < types.size(); ++i) out.push_back(present[i] ? &types[i] : nullptr);
   return out;

@@ -97,7 +97,8 @@ class TypesContext {
   const InferContext& get() const { return ctx_; }
 
  private:
-  static std::vector<const TensorType*> pointers(const std::vector<TensorType>& types, const std::vector<bool>& present);
+  static std::vector<const TensorType*> pointers(const std::vector<TensorType>& types,
+                                                 const std::vector<bool>& present);
   std::vector<TensorType> types_;
   std::vector<bool> present_;
   InferContext ctx_;
