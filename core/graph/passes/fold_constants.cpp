@@ -26,7 +26,6 @@ bool fold_constants(Graph& g, PassContext& ctx) {
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
     Node& n = g.nodes[id];
     if (is_random(*n.op)) continue;
-    if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) { return known(g, v); })) continue;
     int64_t out_bytes = 0;
     bool outputs_known = true;
     for (ValueId v : n.outputs) {
@@ -34,6 +33,9 @@ bool fold_constants(Graph& g, PassContext& ctx) {
       out_bytes += shape_numel(out.type.shape) * static_cast<int64_t>(dtype_size(out.type.dtype));
       outputs_known = outputs_known && out.value.defined();
     }
+    // Shape(%x) is known from %x's type alone: its outputs count even when its input does not.
+    if (!outputs_known && !std::all_of(n.inputs.begin(), n.inputs.end(), [&](ValueId v) { return known(g, v); }))
+      continue;
     if (out_bytes > ctx.options.max_folded_bytes) continue;
     std::vector<Tensor> results;
     if (outputs_known) {  // type inference already computed them

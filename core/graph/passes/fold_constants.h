@@ -1,7 +1,8 @@
 #pragma once
 // Constant folding: every node whose inputs are all known at compile time (constants, values
 // type inference already computed, bound inputs) is evaluated with the op's reference kernel and
-// its outputs become constants. Chains fold in one sweep because results are known to the nodes
+// its outputs become constants; so does every node whose outputs type inference already knows
+// (Shape of a tensor with a static shape). Chains fold in one sweep because results are known to the nodes
 // after them: the Shape → Gather → Concat → Reshape chains and Pad/Slice bound computations
 // exporters emit reduce to constant operands.
 //
