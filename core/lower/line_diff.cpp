@@ -35,8 +35,8 @@ std::string line_diff(const std::string& before, const std::string& after, int c
   size_t i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && a[head + i] == b[head + j]) { ops.emplace_back(' ', a[head + i]); ++i; ++j; }
-    else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) { ops.emplace_back('+', b[head + j]); ++j; }
-    else { ops.emplace_back('-', a[head + i]); ++i; }
+    else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) { ops.emplace_back('-', a[head + i]); ++i; }
+    else { ops.emplace_back('+', b[head + j]); ++j; }
   }
   for (size_t k = a.size() - tail; k < a.size(); ++k) ops.emplace_back(' ', a[k]);
   std::vector<bool> keep(ops.size(), false);

@@ -1,0 +1,92 @@
+// tessel lower --op "matmul M=512 N=512 K=512" [--schedule FILE] [--steps] [--passes] [--diff]:
+// the kernel's tensor expression, its schedule, then the loop program — after every schedule
+// step (--steps), after every lowering pass (--passes), or only the final one; --diff prints
+// what each step or pass changed instead of the whole program.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <span>
+
+#include "app/cli/cli_args.h"
+#include "core/loopir/printer.h"
+#include "core/lower/pipeline.h"
+#include "core/lower/step_views.h"
+#include "core/schedule/default_schedule.h"
+#include "core/te/op_spec.h"
+
+namespace tessel::cli {
+
+namespace {
+
+const ArgSpec kSpec{
+    .usage = "tessel lower --op \"OP KEY=VALUE ...\" [--schedule FILE] [--steps] [--passes] [--diff]",
+    .value_options = {"--op", "--schedule"},
+    .flags = {"--steps", "--passes", "--diff"},
+};
+
+std::string details() {
+  std::string d =
+      "Prints the kernel's tensor expression, its schedule (FILE: one step per line, e.g. split(C.i, 8);\n"
+      "without --schedule, the default CPU schedule), then the loop program. --steps prints the program\n"
+      "after every step (step 0: unscheduled), --passes after every lowering pass, --diff only the lines\n"
+      "each step or pass changed. Ops and their attributes (with defaults):\n";
+  for (auto& line : te::op_spec_help()) d += "  " + line + "\n";
+  return d;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read schedule file " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void print_view(const lower::ViewRecord& v, bool first, bool diff) {
+  std::printf("# %s  (%s, %.2f ms)\n", v.record.name.c_str(), v.record.changed ? "changed" : "unchanged", v.record.wall_ms);
+  if (diff && !first) std::fputs(v.diff.empty() ? "  (no change)\n" : v.diff.c_str(), stdout);
+  else std::fputs(v.record.text.c_str(), stdout);
+  std::fputs("\n", stdout);
+}
+
+}  // namespace
+
+int run_lower_command(std::span<const std::string> argv) {
+  const Args args = Args::parse(argv, kSpec);
+  if (args.help()) return print_usage(kSpec, details().c_str()), 0;
+  const te::ComputeDag dag = te::dag_from_spec(args.required("--op"));
+  schedule::Schedule sched;
+  if (auto file = args.value("--schedule")) {
+    try {
+      sched = schedule::parse_schedule(read_file(*file));
+    } catch (const Error& e) {
+      rethrow_with_context(e, *file);
+    }
+  } else {
+    sched = schedule::default_cpu_schedule(dag);
+  }
+  const bool diff = args.flag("--diff");
+  std::printf("# tensor expression\n%s\n# schedule (%zu steps)\n%s\n", te::to_string(dag).c_str(), sched.steps.size(),
+              schedule::to_text(sched).c_str());
+  if (args.flag("--steps")) {
+    auto views = lower::program_after_each_step(dag, sched);
+    double total = 0;
+    for (size_t k = 0; k < views.size(); ++k) {
+      if (views[k].record.failed()) throw Error(views[k].record.error);
+      print_view(views[k], k == 0, diff);
+      total += views[k].record.wall_ms;
+    }
+    std::printf("# %zu programs, %.2f ms in all\n", views.size(), total);
+  }
+  if (args.flag("--passes")) {
+    auto views = lower::program_after_each_pass(dag, sched);
+    for (size_t k = 0; k < views.size(); ++k) print_view(views[k], k == 0, diff);
+  }
+  if (!args.flag("--steps") && !args.flag("--passes")) {
+    auto r = lower::lower(dag, sched);
+    std::printf("# program (lowered in %.2f ms)\n%s", r.total_ms, loopir::to_string(r.func).c_str());
+  }
+  return 0;
+}
+
+}  // namespace tessel::cli
