@@ -1,5 +1,6 @@
 // The element-wise ops that fit none of the three templates: Clip (optional bound inputs),
 // Where (three-way broadcast), Cast/CastLike, Identity and Dropout.
+#include <cstdio>
 #include <cstring>
 
 #include "core/graph/ops/elementwise.h"
@@ -131,9 +132,11 @@ namespace {
 // (ONNX default 0.5).
 void check_inference_dropout(const Tensor* ratio, const Tensor* training_mode) {
   double r = ratio ? ratio->get_double(0) : 0.5;
-  if (r < 0 || r >= 1) throw Error("Dropout: ratio " + std::to_string(r) + " is outside [0, 1)");
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", r);
+  if (!(r >= 0 && r < 1)) throw Error(std::string("Dropout: ratio ") + text + " is outside [0, 1)");
   if (training_mode && training_mode->get_double(0) != 0 && r != 0)
-    throw Error("Dropout: training_mode=true with ratio " + std::to_string(r) +
+    throw Error(std::string("Dropout: training_mode=true with ratio ") + text +
                 " drops elements at random; Tessel runs inference only (use training_mode=false or ratio 0)");
 }
 }  // namespace
