@@ -1,5 +1,6 @@
 // Selecting and growing ops: Slice, Pad, Tile, Expand, Gather, GatherElements, ScatterElements.
 // Expected values are written out by hand or computed by explicit index loops in the test.
+#include <cstring>
 #include <limits>
 
 #include "test_ops_shape_helpers.h"
@@ -85,6 +86,22 @@ class TestShapeIndexOps : public QObject {
     QCOMPARE(floats(pad(x, {-1, 1}, "reflect")), (std::vector<float>{2, 3, 2}));
     const Tensor m = iota({2, 2});
     QCOMPARE(floats(pad(m, {1, 0, 0, 1}, "edge")), (std::vector<float>{0, 1, 1, 0, 1, 1, 2, 3, 3}));
+  }
+
+  void movesHalfFloatsBitExactly() {
+    // Data movement copies bytes: f16 patterns (NaN payloads included) survive Slice, Concat, Pad.
+    const uint16_t bits[] = {0x3c00, 0x7e01, 0xc000, 0x0001};
+    Tensor h(DataType::kFloat16, {4});
+    std::memcpy(h.raw_data(), bits, sizeof bits);
+    const Tensor s = slice(h, {1}, {3});
+    QCOMPARE(reinterpret_cast<const uint16_t*>(s.raw_data())[0], uint16_t{0x7e01});
+    QCOMPARE(reinterpret_cast<const uint16_t*>(s.raw_data())[1], uint16_t{0xc000});
+    const Tensor c = run_op("Concat", {{"axis", int64_t{0}}}, {s, h}, 1, 2).outputs[0];
+    QCOMPARE(c.shape(), (Shape{6}));
+    QCOMPARE(reinterpret_cast<const uint16_t*>(c.raw_data())[5], uint16_t{0x0001});
+    const Tensor p = pad(h, {1, 0}, "edge");
+    QCOMPARE(reinterpret_cast<const uint16_t*>(p.raw_data())[0], uint16_t{0x3c00});
+    QCOMPARE(reinterpret_cast<const uint16_t*>(p.raw_data())[2], uint16_t{0x7e01});
   }
 
   void padErrors() {

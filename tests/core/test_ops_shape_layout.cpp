@@ -132,6 +132,11 @@ class TestLayout : public QObject {
     EXPECT_ERROR(run1("layout_transform", {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NHWC")}},
                       {iota({1, 2, 2})}),
                  "has rank 3");
+    EXPECT_ERROR(run1("layout_transform", {{"src_layout", std::string("NCHW16c")},
+                                           {"dst_layout", std::string("NCHW")},
+                                           {"logical_shape", std::vector<int64_t>{1, 20}}},
+                      {Tensor(DataType::kFloat32, {1, 2, 2, 2, 16})}),
+                 "has 4 primal axes (NCHW), got 2 extents");
     EXPECT_ERROR(run1("layout_transform", {{"src_layout", std::string("NCHW")}}, {iota({1, 2, 2, 2})}),
                  "missing required attribute 'dst_layout'");
   }

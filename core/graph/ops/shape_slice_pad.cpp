@@ -119,7 +119,7 @@ void SliceOp::reference(const Attrs&, const KernelArgs& args) {
   copy_with_axis_offsets(in, args.out(0), offsets);
 }
 
-void PadOp::infer(const Attrs&, InferContext& ctx) {
+void PadOp::infer(const Attrs& a, InferContext& ctx) {
   const TensorType& in = ctx.input(0);
   const int64_t rank = static_cast<int64_t>(in.shape.size());
   const std::vector<int64_t> pads = require_pads(ctx, rank);
@@ -136,6 +136,9 @@ void PadOp::infer(const Attrs&, InferContext& ctx) {
     if (d < 0)
       throw Error("pads " + ints_str(pads) + " crop axis " + std::to_string(k) + " of size " +
                   std::to_string(in.shape[k]) + " below zero");
+    // Reflect and edge copy existing elements: an empty axis has none to copy.
+    if (a.mode != "constant" && in.shape[k] == 0 && d > 0)
+      throw Error("cannot pad axis " + std::to_string(k) + " of size 0 in " + a.mode + " mode");
     out.push_back(d);
   }
   ctx.set_output(0, in.dtype, out);
