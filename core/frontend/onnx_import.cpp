@@ -51,13 +51,8 @@ class GraphBuilder {
 
   Graph build(const std::string& fallback_name) {
     g_.name = proto_.name().empty() ? fallback_name : proto_.name();
-    for (const auto& init : proto_.initializer()) {
-      try {
-        define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
-      } catch (const Error& e) {
-        rethrow_with_context(e, "initializer '" + init.name() + "'");
-      }
-    }
+    for (const auto& init : proto_.initializer())  // errors name the tensor
+      define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
     add_inputs();
     for (const auto& node : proto_.node()) {
       try {
@@ -82,15 +77,8 @@ class GraphBuilder {
     std::unordered_set<std::string> initializers;
     for (const auto& init : proto_.initializer()) initializers.insert(init.name());
     std::unordered_set<std::string> runtime_inputs;
-    for (const auto& input : proto_.input()) {
-      if (initializers.count(input.name())) continue;  // a weight with a declared type: a constant
-      runtime_inputs.insert(input.name());
-      try {
-        add_input(input);
-      } catch (const Error& e) {
-        rethrow_with_context(e, "input '" + input.name() + "'");
-      }
-    }
+    for (const auto& input : proto_.input())
+      if (!initializers.count(input.name())) runtime_inputs.insert(input.name());
     auto check_named = [&](const std::string& name, const char* what) {
       if (runtime_inputs.count(name)) return;
       std::string names;
@@ -101,6 +89,14 @@ class GraphBuilder {
     };
     for (const auto& [name, shape] : options_.input_shapes) check_named(name, "--shape");
     for (const auto& [name, value] : options_.bound_inputs) check_named(name, "a bound input");
+    for (const auto& input : proto_.input()) {
+      if (!runtime_inputs.count(input.name())) continue;  // a weight with a declared type: a constant
+      try {
+        add_input(input);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "input '" + input.name() + "'");
+      }
+    }
   }
 
   void add_input(const onnx::ValueInfoProto& input) {
@@ -211,7 +207,7 @@ Graph import_onnx(const std::string& path, const ImportOptions& options) {
   try {
     return GraphBuilder(model.proto.graph(), options).build(std::filesystem::path(path).stem().string());
   } catch (const Error& e) {
-    rethrow_with_context(e, path);
+    rethrow_in_file(e, path);
   }
 }
 
@@ -251,7 +247,7 @@ Tensor read_tensor_pb(const std::string& path) {
     load_external_data(proto, std::filesystem::path(path).parent_path());
     return tensor_from_onnx(proto);
   } catch (const Error& e) {
-    rethrow_with_context(e, path);
+    rethrow_in_file(e, path);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <onnx/checker.h>
 
 #include "core/frontend/onnx_external_data.h"
+#include "core/frontend/onnx_tensor.h"
 #include "core/frontend/opset_upgrade.h"
 #include "core/graph/op_table.h"
 #include "core/support/error.h"
@@ -65,12 +66,36 @@ void check_supported_ops(const onnx::GraphProto& graph) {
   if (count) throw Error(std::to_string(count) + " unsupported op" + (count > 1 ? "s" : "") + ": " + list);
 }
 
+// The checker puts the node last ("... ==> Context: Bad node spec for node. Name: n OpType: Op");
+// Tessel's messages put it first.
 void run_checker(const onnx::ModelProto& model) {
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
-    throw Error("invalid ONNX model: " + one_line(e.what()));
+    const std::string text = one_line(e.what());
+    const std::string marker = " ==> Context: Bad node spec for node. Name: ";
+    const size_t at = text.find(marker), op_at = text.rfind(" OpType: ");
+    if (at != std::string::npos && op_at != std::string::npos && op_at > at) {
+      const std::string name = text.substr(at + marker.size(), op_at - at - marker.size());
+      throw Error("node '" + name + "' (" + text.substr(op_at + 9) + "): invalid ONNX node: " + text.substr(0, at));
+    }
+    throw Error("invalid ONNX model: " + text);
   }
+}
+
+// Sizes are checked before the ONNX checker sees the tensors: it multiplies dims without guarding
+// against overflow.
+void check_tensor_sizes(const onnx::GraphProto& graph) {
+  for (const auto& init : graph.initializer()) check_tensor_data(init);  // errors name the tensor
+  for (const auto& node : graph.node())
+    for (const auto& attr : node.attribute()) {
+      try {
+        if (attr.has_t()) check_tensor_data(attr.t());
+        for (const auto& t : attr.tensors()) check_tensor_data(t);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "node '" + node.name() + "' (" + node.op_type() + "): attribute '" + attr.name() + "'");
+      }
+    }
 }
 
 }  // namespace
@@ -118,12 +143,20 @@ LoadedOnnxModel load_onnx_model(const std::string& path) {
     name_unnamed_nodes(graph);
     check_supported_ops(graph);
     load_external_data(graph, fs::path(path).parent_path());
+    check_tensor_sizes(graph);
     run_checker(model);
     upgrade_opset(model, loaded.opset);
   } catch (const Error& e) {
-    rethrow_with_context(e, path);
+    rethrow_in_file(e, path);
   }
   return loaded;
+}
+
+void rethrow_in_file(const Error& e, const std::string& path) {
+  std::string message = e.what();
+  for (char& c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  throw Error(path + ": " + message);
 }
 
 }  // namespace tessel

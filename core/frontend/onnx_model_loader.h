@@ -3,11 +3,14 @@
 // be wrong with an untrusted file before anything is built:
 //
 //   parse (one pass over the file) → default-domain opset in 7..17 → every unsupported op, listed
-//   together → external data (inside the model's folder) → onnx::checker → opset upgrade
+//   together → external data (inside the model's folder) → every tensor's size against its data
+//   → onnx::checker → opset upgrade
 #include <string>
 
 #include <google/protobuf/message_lite.h>
 #include <onnx/onnx_pb.h>
+
+#include "core/support/error.h"
 
 namespace tessel {
 
@@ -22,6 +25,10 @@ LoadedOnnxModel load_onnx_model(const std::string& path);
 // Parses a protobuf file into `message`; throws Error "PATH: reason" for a missing, empty,
 // truncated or corrupt file. `what` names the expected content ("ONNX model", "TensorProto").
 void parse_proto_file(const std::string& path, google::protobuf::MessageLite& message, const char* what);
+
+// Rethrows `e` as "PATH: message", with control characters from names in the file replaced, so
+// a corrupt name cannot break the one-line message.
+[[noreturn]] void rethrow_in_file(const Error& e, const std::string& path);
 
 // Node names as Tessel shows them: the ONNX name, or "<OpType>_<index>" when it is empty.
 void name_unnamed_nodes(onnx::GraphProto& graph);

@@ -85,46 +85,75 @@ DeclaredTensor declared_tensor(const onnx::TensorProto& proto) {
   }
 }
 
+namespace {
+
+// Where the values of `proto` are stored. Throws unless that field holds exactly the declared
+// number of elements.
+enum class Source { kRaw, kFloat, kDouble, kInt32, kInt64, kEmpty };
+
+Source data_source(const onnx::TensorProto& proto, const DeclaredTensor& d) {
+  if (proto.has_segment()) throw Error("segmented tensors are not supported");
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) throw Error("its data is stored externally and was not loaded");
+  if (!proto.raw_data().empty()) {
+    if (static_cast<int64_t>(proto.raw_data().size()) != d.bytes)
+      throw Error("raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but " +
+                  std::string(dtype_name(d.dtype)) + shape_str(d.shape) + " needs " + std::to_string(d.bytes));
+    return Source::kRaw;
+  }
+  if (shape_numel(d.shape) == 0) return Source::kEmpty;
+  switch (d.dtype) {
+    case DataType::kFloat32:
+      if (proto.float_data_size() == 0) break;
+      check_count(proto.float_data(), "float_data", d);
+      return Source::kFloat;
+    case DataType::kFloat64:
+      if (proto.double_data_size() == 0) break;
+      check_count(proto.double_data(), "double_data", d);
+      return Source::kDouble;
+    case DataType::kInt64:
+      if (proto.int64_data_size() == 0) break;
+      check_count(proto.int64_data(), "int64_data", d);
+      return Source::kInt64;
+    default:  // i8 i16 i32 u8 bool f16 bf16: int32_data
+      if (proto.int32_data_size() == 0) break;
+      check_count(proto.int32_data(), "int32_data", d);
+      return Source::kInt32;
+  }
+  throw Error(std::string(dtype_name(d.dtype)) + " values belong in raw_data or " + typed_field_for(d.dtype) +
+              ", found " + present_fields(proto));
+}
+
+}  // namespace
+
+void check_tensor_data(const onnx::TensorProto& proto) {
+  const DeclaredTensor d = declared_tensor(proto);
+  try {
+    data_source(proto, d);
+  } catch (const Error& e) {
+    rethrow_with_context(e, tensor_label(proto));
+  }
+}
+
 Tensor tensor_from_onnx(const onnx::TensorProto& proto) {
   const DeclaredTensor d = declared_tensor(proto);
   try {
-    if (proto.has_segment()) throw Error("segmented tensors are not supported");
-    if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-      throw Error("its data is stored externally and was not loaded");
-    const int64_t n = shape_numel(d.shape);
-    if (!proto.raw_data().empty()) {
-      if (static_cast<int64_t>(proto.raw_data().size()) != d.bytes)
-        throw Error("raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but " +
-                    std::string(dtype_name(d.dtype)) + shape_str(d.shape) + " needs " + std::to_string(d.bytes));
-      Tensor t(d.dtype, d.shape);
-      std::memcpy(t.raw_data(), proto.raw_data().data(), static_cast<size_t>(d.bytes));
-      if (d.dtype == DataType::kBool) {  // any non-zero byte is true; keep bools canonical
-        auto* b = reinterpret_cast<uint8_t*>(t.raw_data());
-        for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
-      }
-      return t;
+    const Source source = data_source(proto, d);
+    Tensor t(d.dtype, d.shape);  // within the limit and backed by as many stored elements
+    switch (source) {
+      case Source::kRaw:
+        std::memcpy(t.raw_data(), proto.raw_data().data(), static_cast<size_t>(d.bytes));
+        if (d.dtype == DataType::kBool) {  // any non-zero byte is true; keep bools canonical
+          auto* b = reinterpret_cast<uint8_t*>(t.raw_data());
+          for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+        }
+        break;
+      case Source::kFloat: fill_from_field(t, proto.float_data()); break;
+      case Source::kDouble: fill_from_field(t, proto.double_data()); break;
+      case Source::kInt32: fill_from_field(t, proto.int32_data()); break;
+      case Source::kInt64: fill_from_field(t, proto.int64_data()); break;
+      case Source::kEmpty: break;
     }
-    if (n == 0) return Tensor(d.dtype, d.shape);
-    switch (d.dtype) {
-      case DataType::kFloat32:
-        if (proto.float_data_size() == 0) break;
-        check_count(proto.float_data(), "float_data", d);
-        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.float_data()); return t; }();
-      case DataType::kFloat64:
-        if (proto.double_data_size() == 0) break;
-        check_count(proto.double_data(), "double_data", d);
-        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.double_data()); return t; }();
-      case DataType::kInt64:
-        if (proto.int64_data_size() == 0) break;
-        check_count(proto.int64_data(), "int64_data", d);
-        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.int64_data()); return t; }();
-      default:  // i8 i16 i32 u8 bool f16 bf16: int32_data
-        if (proto.int32_data_size() == 0) break;
-        check_count(proto.int32_data(), "int32_data", d);
-        return [&] { Tensor t(d.dtype, d.shape); fill_from_field(t, proto.int32_data()); return t; }();
-    }
-    throw Error(std::string(dtype_name(d.dtype)) + " values belong in raw_data or " + typed_field_for(d.dtype) +
-                ", found " + present_fields(proto));
+    return t;
   } catch (const Error& e) {
     rethrow_with_context(e, tensor_label(proto));
   }

@@ -25,6 +25,10 @@ struct DeclaredTensor {
 };
 DeclaredTensor declared_tensor(const onnx::TensorProto& proto);
 
+// Checks that the stored data holds exactly the declared elements, without allocating anything.
+// Throws Error "tensor 'NAME': reason" (also for data stored externally and not yet loaded).
+void check_tensor_data(const onnx::TensorProto& proto);
+
 // Throws Error "tensor 'NAME': reason" on anything malformed.
 Tensor tensor_from_onnx(const onnx::TensorProto& proto);
 

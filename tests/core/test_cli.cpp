@@ -1,0 +1,228 @@
+// The `tessel` binary, run as a user would: exit codes, one-line "tessel: ..." errors on stderr,
+// the run contract (input_K.pb in, output_K.pb out, nothing partial left behind), inspect and ops.
+#include "test_frontend_models.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
+#include "core/graph/op_table.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  QString out, err;
+};
+
+Result tessel_cli(const QStringList& args) {
+  QProcess p;
+  p.start(TESSEL_BINARY_DIR "/app/cli/tessel", args);
+  if (!p.waitForFinished(120000)) return {-1, {}, "did not finish: " + p.errorString()};
+  if (p.exitStatus() != QProcess::NormalExit) return {-2, {}, "crashed"};
+  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+}
+
+// The error contract: exactly one line, "tessel: " first.
+void check_one_line_error(const Result& r, int expected_code) {
+  QCOMPARE(r.exit_code, expected_code);
+  QVERIFY2(r.err.startsWith("tessel: "), qPrintable(r.err));
+  QVERIFY2(r.err.endsWith('\n') && r.err.count('\n') == 1, qPrintable(r.err));
+}
+
+QStringList files_in(const QString& dir) {
+  return QDir(dir).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot | QDir::AllDirs, QDir::Name);
+}
+
+// x[N,3] → y = relu(x + w), z = x * 2: two outputs and a symbolic batch dim.
+OnnxModel two_output_model() {
+  OnnxModel m;
+  m.input("x", DataType::kFloat32, {std::string("N"), 3});
+  m.initializer("w", f32({3}, {1, -1, 0.5}));
+  m.initializer("two", Tensor::scalar<float>(2));
+  m.node("Add", {"x", "w"}, {"s"}, "add");
+  m.node("Relu", {"s"}, {"y"}, "relu");
+  m.node("Mul", {"x", "two"}, {"z"}, "double");
+  m.output("y", DataType::kFloat32).output("z", DataType::kFloat32);
+  return m;
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QString path(const QString& name) const { return dir_.filePath(name); }
+
+  // A model plus an inputs folder holding input_0.pb; returns the model path.
+  QString prepare_run(const QString& name, const Tensor& input) {
+    QDir().mkpath(path(name + "_inputs"));
+    write_tensor_pb(input, "x", path(name + "_inputs/input_0.pb").toStdString());
+    return QString::fromStdString(two_output_model().save(dir_, (name + ".onnx").toStdString()));
+  }
+
+ private Q_SLOTS:
+  void help_version_and_usage_errors() {
+    Result r = tessel_cli({"--help"});
+    QCOMPARE(r.exit_code, 0);
+    for (const char* cmd : {"run", "inspect", "ops"}) QVERIFY2(r.out.contains(cmd), qPrintable(r.out));
+    r = tessel_cli({"--version"});
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(r.out.trimmed(), QString("tessel ") + TESSEL_VERSION);
+
+    check_one_line_error(tessel_cli({}), 2);
+    r = tessel_cli({"frobnicate"});
+    check_one_line_error(r, 2);
+    QVERIFY(r.err.contains("unknown command 'frobnicate'"));
+    r = tessel_cli({"run", "m.onnx", "--inputs", "a", "--out-dir", "b", "--bogus"});
+    check_one_line_error(r, 2);
+    QVERIFY(r.err.contains("--bogus"));
+    check_one_line_error(tessel_cli({"run", "m.onnx", "--inputs", "a"}), 2);  // --out-dir missing
+    check_one_line_error(tessel_cli({"inspect", "m.onnx", "--shape", "x=1xq"}), 2);
+    r = tessel_cli({"run", "--help"});
+    QCOMPARE(r.exit_code, 0);
+    QVERIFY(r.out.contains("input_K.pb"));
+  }
+
+  void run_writes_every_output() {
+    const Tensor x = f32({2, 3}, {-2, 0.5, 1, 3, -4, 0});
+    const QString model = prepare_run("ok", x);
+    for (const QString& target : {QString("ref"), QString(R"({"kind": "ref"})")}) {
+      const QString out = path("ok_out_" + QString::number(target.size()));
+      const Result r = tessel_cli({"run", model, "--inputs", path("ok_inputs"), "--out-dir", out, "--target", target});
+      QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+      QCOMPARE(files_in(out), (QStringList{"output_0.pb", "output_1.pb"}));
+      compare_tensors(read_tensor_pb((out + "/output_0.pb").toStdString()), f32({2, 3}, {0, 0, 1.5, 4, 0, 0.5}));
+      compare_tensors(read_tensor_pb((out + "/output_1.pb").toStdString()), f32({2, 3}, {-4, 1, 2, 6, -8, 0}));
+      onnx::TensorProto proto;  // named after the graph output
+      std::ifstream in((out + "/output_1.pb").toStdString(), std::ios::binary);
+      QVERIFY(proto.ParseFromIstream(&in));
+      QCOMPARE(proto.name(), std::string("z"));
+    }
+  }
+
+  void run_binds_shape_operands_of_onnx_node_tests() {
+    // In the ONNX node tests, Reshape's shape is a runtime input; tessel run binds it.
+    const QString test = "/usr/share/libonnx-testdata/data/node/test_reshape_reordered_all_dims";
+    QVERIFY2(QFile::exists(test + "/model.onnx"), "libonnx-testdata is a build dependency (TOOLCHAIN.md)");
+    const QString out = path("reshape_out");
+    const Result r = tessel_cli({"run", test + "/model.onnx", "--inputs", test + "/test_data_set_0", "--out-dir", out});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    compare_tensors(read_tensor_pb((out + "/output_0.pb").toStdString()),
+                    read_tensor_pb((test + "/test_data_set_0/output_0.pb").toStdString()));
+  }
+
+  void run_fixture_from_the_onnx_package() {
+    const QString dir = TESSEL_SOURCE_DIR "/tests/data/frontend";
+    const QString out = path("mlp_out");
+    const Result r = tessel_cli({"run", dir + "/mlp_external.onnx", "--inputs", dir + "/mlp_external", "--out-dir", out});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    compare_tensors(read_tensor_pb((out + "/output_0.pb").toStdString()),
+                    read_tensor_pb((dir + "/mlp_external/output_0.pb").toStdString()), 1e-3);
+  }
+
+  void run_errors_leave_no_outputs() {
+    const QString model = prepare_run("bad", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+
+    // Unknown target: the available ones are listed.
+    QString out = path("bad_target_out");
+    Result r = tessel_cli({"run", model, "--inputs", path("bad_inputs"), "--out-dir", out, "--target", "warp-drive"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("ref"), qPrintable(r.err));
+    QVERIFY(files_in(out).isEmpty());
+
+    // An input file of the wrong type names the file.
+    QDir().mkpath(path("int_inputs"));
+    write_tensor_pb(i64({2, 3}, {1, 2, 3, 4, 5, 6}), "x", path("int_inputs/input_0.pb").toStdString());
+    out = path("bad_type_out");
+    r = tessel_cli({"run", model, "--inputs", path("int_inputs"), "--out-dir", out});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input_0.pb") && r.err.contains("i64[2,3]"), qPrintable(r.err));
+    QVERIFY(files_in(out).isEmpty());
+
+    // A missing input file.
+    QDir().mkpath(path("no_inputs"));
+    r = tessel_cli({"run", model, "--inputs", path("no_inputs"), "--out-dir", out});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input_0.pb") && r.err.contains("missing"), qPrintable(r.err));
+
+    // A model error names the model file and the node.
+    OnnxModel unknown;
+    unknown.input("x", DataType::kFloat32, {2, 3});
+    unknown.node("Frobnicate", {"x"}, {"y"}, "frob");
+    unknown.output("y", DataType::kFloat32);
+    const QString bad_model = QString::fromStdString(unknown.save(dir_, "unknown.onnx"));
+    r = tessel_cli({"run", bad_model, "--inputs", path("bad_inputs"), "--out-dir", out});
+    check_one_line_error(r, 1);
+    QCOMPARE(r.err, "tessel: " + bad_model + ": 1 unsupported op: 'frob' (Frobnicate)\n");
+    QVERIFY(files_in(out).isEmpty());
+
+    // Writing fails after output_0.pb is done (output_1.pb is taken by a folder): output_0.pb is
+    // removed again and no temporary file remains.
+    out = path("blocked_out");
+    QDir().mkpath(out + "/output_1.pb/occupied");
+    r = tessel_cli({"run", model, "--inputs", path("bad_inputs"), "--out-dir", out});
+    check_one_line_error(r, 1);
+    QCOMPARE(files_in(out), QStringList{"output_1.pb"});
+  }
+
+  void inspect_reports_nodes_and_totals() {
+    const QString model = QString::fromStdString(two_output_model().save(dir_, "inspect.onnx"));
+    Result r = tessel_cli({"inspect", model});
+    check_one_line_error(r, 1);  // N is symbolic
+    QVERIFY2(r.err.contains("--shape x=1x3"), qPrintable(r.err));
+
+    r = tessel_cli({"inspect", model, "--shape", "x=4x3"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    for (const char* s : {"add", "relu", "double", "f32[4,3]", "3 nodes", "4 parameters"})
+      QVERIFY2(r.out.contains(s), qPrintable(QString(s) + " missing in:\n" + r.out));
+
+    r = tessel_cli({"inspect", model, "--shape", "x=4x3", "--json"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const QJsonArray nodes = j["nodes"].toArray();
+    QCOMPARE(nodes.size(), 3);
+    QCOMPARE(nodes[0].toObject()["op"].toString(), QString("Add"));
+    QCOMPARE(nodes[0].toObject()["inputs"].toArray()[1].toObject()["name"].toString(), QString("w"));
+    const QJsonArray shape = nodes[2].toObject()["outputs"].toArray()[0].toObject()["shape"].toArray();
+    QCOMPARE(shape, (QJsonArray{4, 3}));
+    double flops = 0;
+    for (const auto& n : nodes) flops += n.toObject()["flops"].toDouble();
+    const QJsonObject totals = j["totals"].toObject();
+    QCOMPARE(totals["flops"].toDouble(), flops);
+    QCOMPARE(totals["parameters"].toInt(), 4);  // w (3) + two (1)
+    QCOMPARE(totals["nodes"].toInt(), 3);
+    QCOMPARE(totals["ops"].toObject()["Relu"].toInt(), 1);
+    QCOMPARE(totals["ops"].toObject()["Mul"].toInt(), 1);
+  }
+
+  void ops_lists_every_op_and_documents_attributes() {
+    Result r = tessel_cli({"ops"});
+    QCOMPARE(r.exit_code, 0);
+    const QStringList lines = r.out.split('\n');
+    for (const OpDef& op : all_ops()) {
+      bool listed = false;
+      for (const QString& line : lines)
+        listed = listed || (line.startsWith(QString::fromStdString(op.name) + " ") &&
+                            line.contains(QString::fromStdString(std::string(pattern_name(op.pattern)))));
+      QVERIFY2(listed, op.name.c_str());
+    }
+    QVERIFY(r.out.contains(QString("%1 ops").arg(all_ops().size())));
+
+    r = tessel_cli({"ops", "--doc"});
+    QCOMPARE(r.exit_code, 0);
+    for (const OpDef& op : all_ops())
+      for (const FieldDoc& f : op.attr_doc())
+        QVERIFY2(r.out.contains(QString::fromStdString("      " + f.name + ": " + f.type)),
+                 qPrintable(QString::fromStdString(op.name + "." + f.name)));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,91 @@
+// ONNX TensorProto files (input_K.pb / output_K.pb): a round trip for every Tessel dtype, the
+// bytes ONNX expects, and clear errors naming the file.
+#include "test_frontend_models.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+class TestFrontendTensorPb : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
+
+ private Q_SLOTS:
+  void round_trip_every_dtype() {
+    const DataType all[] = {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
+                            DataType::kInt8,    DataType::kInt16,   DataType::kInt32,   DataType::kInt64,
+                            DataType::kUInt8,   DataType::kBool};
+    for (DataType dt : all) {
+      Tensor t(dt, {2, 3});
+      for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dt == DataType::kBool ? i % 2 : (i * 5 % 7) - 3);
+      const std::string p = path("t.pb");
+      write_tensor_pb(t, "value", p);
+      const Tensor back = read_tensor_pb(p);
+      QCOMPARE(back.dtype(), dt);
+      QCOMPARE(shape_str(back.shape()), std::string("[2,3]"));
+      QVERIFY2(std::memcmp(back.raw_data(), t.raw_data(), t.nbytes()) == 0, dtype_name(dt).data());
+
+      // The file is an ONNX TensorProto with the ONNX type code and the given name.
+      onnx::TensorProto proto;
+      std::ifstream in(p, std::ios::binary);
+      QVERIFY(proto.ParseFromIstream(&in));
+      QCOMPARE(proto.name(), std::string("value"));
+      QCOMPARE(proto.data_type(), dtype_to_onnx(dt));
+      QCOMPARE(proto.dims_size(), 2);
+    }
+  }
+
+  void scalars_and_empty_tensors() {
+    write_tensor_pb(Tensor::scalar<int64_t>(-9), "s", path("s.pb"));
+    const Tensor s = read_tensor_pb(path("s.pb"));
+    QCOMPARE(s.rank(), int64_t{0});
+    QCOMPARE(s.to_int64s(), std::vector<int64_t>{-9});
+    write_tensor_pb(Tensor(DataType::kFloat32, {0, 4}), "e", path("e.pb"));
+    QCOMPARE(shape_str(read_tensor_pb(path("e.pb")).shape()), std::string("[0,4]"));
+  }
+
+  void float16_in_int32_data() {
+    onnx::TensorProto proto;
+    proto.set_data_type(onnx::TensorProto::FLOAT16);
+    proto.add_dims(2);
+    proto.add_int32_data(0x4000);  // 2.0
+    proto.add_int32_data(0xB800);  // -0.5
+    OnnxModel::write_file(path("h.pb"), proto.SerializeAsString());
+    const Tensor h = read_tensor_pb(path("h.pb"));
+    QCOMPARE(h.dtype(), DataType::kFloat16);
+    QCOMPARE(h.get_double(0), 2.0);
+    QCOMPARE(h.get_double(1), -0.5);
+  }
+
+  void errors_name_the_file() {
+    QString msg = error_of([&] { read_tensor_pb(path("none.pb")); });
+    QVERIFY2(msg.startsWith(QString::fromStdString(path("none.pb"))) && msg.contains("cannot open"), qPrintable(msg));
+
+    write_tensor_pb(ramp({4, 4}), "x", path("full.pb"));
+    std::ifstream in(path("full.pb"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    OnnxModel::write_file(path("cut.pb"), bytes.substr(0, bytes.size() - 5));
+    msg = error_of([&] { read_tensor_pb(path("cut.pb")); });
+    QVERIFY2(msg.startsWith(QString::fromStdString(path("cut.pb")) + ": ") && msg.contains("truncated"), qPrintable(msg));
+
+    onnx::TensorProto str;
+    str.set_name("words");
+    str.set_data_type(onnx::TensorProto::STRING);
+    str.add_dims(1);
+    str.add_string_data("hello");
+    OnnxModel::write_file(path("str.pb"), str.SerializeAsString());
+    msg = error_of([&] { read_tensor_pb(path("str.pb")); });
+    QVERIFY2(msg.contains("str.pb: tensor 'words'") && msg.contains("STRING"), qPrintable(msg));
+
+    OnnxModel::write_file(path("empty.pb"), "");
+    msg = error_of([&] { read_tensor_pb(path("empty.pb")); });
+    QVERIFY2(msg.contains("empty.pb: the file is empty"), qPrintable(msg));
+
+    msg = error_of([&] { write_tensor_pb(ramp({2}), "x", path("no_such_dir/x.pb")); });
+    QVERIFY2(msg.contains("no_such_dir/x.pb") && msg.contains("cannot open"), qPrintable(msg));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestFrontendTensorPb)
+#include "test_frontend_tensor_pb.moc"
