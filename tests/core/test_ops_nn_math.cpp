@@ -95,6 +95,23 @@ class TestOpsNnMath : public QObject {
     const Tensor p = random_f32({2, 3}, 5), q = random_f32({3, 2}, 6);
     QVERIFY(close(values(run1("Gemm", {}, {p, q, Tensor()})), values(run1("MatMul", {}, {p, q}))));
   }
+  void gemm_integer_types_stay_exact() {
+    // (2^40 + 1)·3 + 5 exceeds float precision but not int64's.
+    const int64_t big = (int64_t{1} << 40) + 1;
+    const Tensor a = i64({1, 2}, {big, 2}), b = i64({2, 1}, {3, -4}), c = i64({1}, {5});
+    QCOMPARE(run1("Gemm", {}, {a, b, c}).data<int64_t>()[0], big * 3 - 8 + 5);
+    const std::vector<int32_t> av = {7, 2}, bv = {3, -4};
+    const Tensor a32 = Tensor::from_values<int32_t>({1, 2}, av), b32 = Tensor::from_values<int32_t>({2, 1}, bv);
+    const Tensor y32 = run1("Gemm", {{"alpha", 2.0}, {"beta", 0.0}}, {a32, b32});
+    QCOMPARE(y32.dtype(), DataType::kInt32);
+    QCOMPARE(y32.data<int32_t>()[0], 2 * (7 * 3 - 2 * 4));
+  }
+  void softmax_in_half_precision() {
+    const Tensor x = f32({4}, {0.5f, -1.0f, 2.0f, 0.0f});
+    const Tensor y = run1("Softmax", {}, {x.cast(DataType::kFloat16)});
+    QCOMPARE(y.dtype(), DataType::kFloat16);
+    QVERIFY(close(values(y), values(run1("Softmax", {}, {x})), 1e-3));
+  }
   void gemm_errors() {
     const Tensor a = random_f32({2, 3}, 1), b = random_f32({3, 4}, 2);
     QVERIFY(error_of("Gemm", {}, {a, b, random_f32({3}, 3)}).contains("C [3] does not broadcast to the output [2,4]"));
