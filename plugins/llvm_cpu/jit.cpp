@@ -44,7 +44,17 @@ llvm::orc::JITTargetMachineBuilder machine_builder(const JitOptions& o) {
   auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!host) throw Error("llvm: cannot detect the host: " + error_text(host.takeError()));
   llvm::orc::JITTargetMachineBuilder jtmb = std::move(*host);
-  if (!o.mcpu.empty() && o.mcpu != "native") jtmb.setCPU(o.mcpu);
+  if (!o.mcpu.empty() && o.mcpu != "native") {
+    // Checked before building the target machine, which would only print a warning and go on.
+    std::string lookup_error;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(jtmb.getTargetTriple().str(), lookup_error);
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target ? target->createMCSubtargetInfo(jtmb.getTargetTriple().str(), "", "") : nullptr);
+    if (!info || !info->isCPUStringValid(o.mcpu))
+      throw Error("llvm: unknown mcpu '" + o.mcpu + "' for " + jtmb.getTargetTriple().str() +
+                  " (LLVM 15 knows e.g. znver3, skylake-avx512, icelake-server, sapphirerapids; 'native' = the host)");
+    jtmb.setCPU(o.mcpu);
+  }
   if (!o.mattr.empty()) {
     // Appended after the host's features, so each "+x"/"-x" overrides what the host said.
     for (llvm::StringRef f : llvm::split(o.mattr, ',')) jtmb.getFeatures().AddFeature(f.trim());
@@ -130,9 +140,6 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
   llvm::orc::JITTargetMachineBuilder jtmb = machine_builder(options);
   auto tm = jtmb.createTargetMachine();
   if (!tm) throw Error("llvm: cannot create a target machine for cpu '" + options.mcpu + "': " + error_text(tm.takeError()));
-  if (!options.mcpu.empty() && options.mcpu != "native" && !(*tm)->getMCSubtargetInfo()->isCPUStringValid(options.mcpu))
-    throw Error("llvm: unknown mcpu '" + options.mcpu + "' for " + (*tm)->getTargetTriple().str() +
-                " (LLVM 15 knows e.g. znver3, skylake-avx512, icelake-server, sapphirerapids; 'native' = the host)");
 
   auto context = std::make_unique<llvm::LLVMContext>();
   CodegenOptions cg;

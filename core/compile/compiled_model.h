@@ -1,0 +1,78 @@
+#pragma once
+// The compile driver: a model becomes an executable.
+//
+//   Graph ──run_graph_pipeline──▶ fused Graph + groups + memory plan
+//     each group ──build_group_dag──▶ ComputeDag ──schedule (default or given)──▶ lower ──▶ loopir::Func
+//   all Funcs ──CodeGen of target.kind() (a plugin)──▶ runtime Module
+//   run(): one arena of plan.peak_bytes; kernels in plan order, each reading and writing its
+//          tensors at their planned offsets; outputs copied out.
+//
+// A group whose ops have no tensor-expression builder (or whose lowering fails) runs with the
+// reference kernels instead; every such kernel is listed with the reason (`fallback_reason`), so
+// `tessel run`/`profile` can say what was not compiled.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/passes/pipeline.h"
+#include "core/runtime/module.h"
+#include "core/schedule/schedule.h"
+
+namespace tessel::compile {
+
+struct CompiledKernel {
+  std::string name;                  // the fusion group's kernel name
+  int group = -1;                    // index into fusion->groups
+  bool compiled = false;             // false: runs with the reference kernels
+  std::string fallback_reason;       // why not compiled
+  std::vector<ValueId> params;       // graph values bound to the kernel's parameters, in order
+  schedule::Schedule schedule;       // the schedule it was lowered with
+  std::string tensor_expression;     // te::to_string of its DAG
+  std::string loop_program;          // the lowered program
+  int64_t flops = 0;
+  int64_t bytes = 0;                 // bytes of its inputs and outputs (what it must move at least once)
+  double compile_ms = 0;             // build + schedule + lower
+};
+
+struct CompileOptions {
+  PipelineOptions pipeline;
+  // Hand schedules by kernel name (replace the default schedule).
+  std::map<std::string, schedule::Schedule> schedules;
+};
+
+// Times of one run, one entry per kernel in execution order.
+struct RunTimes {
+  std::vector<double> kernel_ms;
+  std::vector<std::pair<double, double>> kernel_spans_ms;  // start, end from the run's start
+  double total_ms = 0;
+};
+
+class CompiledModel {
+ public:
+  // Throws Error naming the kernel and the stage when code generation fails.
+  static std::shared_ptr<const CompiledModel> compile(GraphPtr graph, const Target& target, const CompileOptions& options = {});
+
+  // `inputs` follow graph->inputs; returns the graph outputs. `times`, when given, gets per-kernel times.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunTimes* times = nullptr) const;
+
+  const Target& target() const { return target_; }
+  const GraphPipelineResult& pipeline() const { return pipeline_; }
+  const Graph& graph() const { return *pipeline_.graph; }
+  const std::vector<CompiledKernel>& kernels() const { return kernels_; }
+  const Module* module() const { return module_.get(); }
+  int compiled_count() const;
+  double codegen_ms() const { return codegen_ms_; }
+
+ private:
+  explicit CompiledModel(const Target& target) : target_(target) {}
+  void run_fallback(const CompiledKernel& k, std::vector<Tensor>& env) const;
+  Target target_;
+  GraphPipelineResult pipeline_;
+  std::vector<CompiledKernel> kernels_;
+  std::unique_ptr<Module> module_;
+  double codegen_ms_ = 0;
+};
+
+}  // namespace tessel::compile

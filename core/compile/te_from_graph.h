@@ -1,0 +1,26 @@
+#pragma once
+// Fused groups of the graph → tensor expressions: one ComputeDag per kernel, composed from a
+// tensor-expression builder per op (the table in te_from_graph.cpp).
+//
+//   group fused_conv2d_add_relu_3:  %x ─▶ Conv ─▶ Add(%b) ─▶ Relu ─▶ %y
+//   dag:  p0 = placeholder(x)   p1 = placeholder(w)   p2 = placeholder(b)
+//         pad = ...  conv = sum(pad * p1)  add = conv + p2[...]  relu = max(add, 0)   outputs {relu}
+//
+// Placeholders follow group.inputs (constants included: the executor passes their values) and the
+// DAG's outputs follow group.outputs, so kernel parameter k is group.inputs[k], then the outputs.
+#include <optional>
+#include <string>
+
+#include "core/graph/passes/fusion_result.h"
+#include "core/te/tensor.h"
+
+namespace tessel::compile {
+
+// nullopt, with `why` set, when some member op has no builder for its attributes or types (the
+// executor then runs that group with the reference kernels and says so).
+std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup& group, std::string* why);
+
+// Whether `op` has a tensor-expression builder at all (for `tessel ops` and tests).
+bool has_te_builder(const std::string& op);
+
+}  // namespace tessel::compile
