@@ -50,6 +50,7 @@ int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, con
     w.panes().graph->wait_for_layout(60000);
     select_interesting_node(w);
   }
+  if (!pane_name.isEmpty()) w.reveal_pane(pane_name);
   QApplication::processEvents();
   if (!target->grab().save(out, "PNG")) {
     std::fprintf(stderr, "tessel-studio: cannot write %s\n", qPrintable(out));

@@ -166,6 +166,9 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
 
   QSettings settings;
   resize(1280, 820);
+  resizeDocks({findChild<QDockWidget*>("dock_passes"), findChild<QDockWidget*>("dock_inspector")}, {300, 380},
+              Qt::Horizontal);
+  resizeDocks({memory}, {230}, Qt::Vertical);
   restoreGeometry(settings.value("window/geometry").toByteArray());
   restoreState(settings.value("window/state").toByteArray());
   set_theme(static_cast<Theme>(settings.value("view/theme", 0).toInt()));
@@ -300,6 +303,19 @@ QWidget* MainWindow::pane_by_name(const QString& name) const {
   return nullptr;
 }
 
+void MainWindow::reveal_pane(const QString& name) {
+  QWidget* pane = pane_by_name(name);
+  if (!pane) return;
+  if (pane == welcome_ || pane == panes_.graph) {
+    center_->setCurrentWidget(pane);
+    return;
+  }
+  if (auto* dock = qobject_cast<QDockWidget*>(pane->parentWidget())) {
+    dock->show();
+    dock->raise();
+  }
+}
+
 void MainWindow::open_file(const QString& path) {
   if (!QFileInfo::exists(path)) {
     show_banner(tr("%1: no such file").arg(path), true);
@@ -394,7 +410,7 @@ void MainWindow::show_banner(const QString& text, bool error,
 
 void MainWindow::hide_banner() { banner_->hide(); }
 
-QString MainWindow::banner_text() const { return banner_->isVisible() ? banner_label_->text() : QString(); }
+QString MainWindow::banner_text() const { return banner_->isHidden() ? QString() : banner_label_->text(); }
 
 void MainWindow::add_recent(const QString& path) {
   QSettings settings;

@@ -39,6 +39,8 @@ class MainWindow final : public QMainWindow {
   views::WelcomePane* welcome() const { return welcome_; }
   CommandPalette* command_palette() const { return palette_; }
   QWidget* pane_by_name(const QString& name) const;  // graph, passes, inspector, memory, diagnostics, welcome
+  // Brings a pane to the front: its dock shown and raised, or the centre page switched to it.
+  void reveal_pane(const QString& name);
   QString banner_text() const;
   // Restores what a killed studio left in the recovery file; false when there was nothing.
   bool restore_recovered();

@@ -1,6 +1,7 @@
 // The studio's item models, each under QAbstractItemModelTester, fed a real snapshot of the
 // resnet_block sample (conv → bn → relu → conv → bn → add → relu → maxpool → gap → flatten → gemm).
 #include <QAbstractItemModelTester>
+#include <QRegularExpression>
 #include <QtTest>
 
 #include "studio_fixtures.h"

@@ -1,7 +1,6 @@
 #include "views/inspector/inspector_model.h"
 
 #include <QFont>
-#include <QLocale>
 
 namespace tessel::views {
 
@@ -23,7 +22,12 @@ QString value_text(const Graph& g, ValueId id) {
   return text;
 }
 
-QString count_text(int64_t n) { return QLocale::c().toString(static_cast<qlonglong>(n)).replace(',', ' '); }
+// Thousands separated by thin spaces' plain cousin, so 1179648 reads "1 179 648" in any locale.
+QString count_text(int64_t n) {
+  QString digits = QString::number(n < 0 ? -n : n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ' ');
+  return n < 0 ? "-" + digits : digits;
+}
 
 int64_t value_bytes(const Value& v) {
   return shape_numel(v.type.shape) * static_cast<int64_t>(dtype_size(v.type.dtype));

@@ -1,0 +1,220 @@
+// The session: .tessel files, the SessionController's worker compile (progress, cancel, errors that
+// leave the studio usable) and crash recovery with a real studio killed by SIGKILL.
+#include <QProcess>
+#include <QSignalSpy>
+#include <QtTest>
+#include <fstream>
+#include <thread>
+
+#include "app/studio/main_window.h"
+#include "studio_fixtures.h"
+#include "views/session/session_controller.h"
+
+using namespace tessel;
+using namespace tessel::views;
+
+class SessionTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings of the in-process window stay out of ~
+    QCoreApplication::setOrganizationName("TesselTest");
+    QCoreApplication::setApplicationName("session_test");
+  }
+
+  void session_file_round_trips_with_relative_model_path() {
+    QTemporaryDir dir;
+    QString model = dir.filePath("models/m.onnx");
+    QDir().mkpath(dir.filePath("models"));
+    QVERIFY(QFile::copy(test::sample_model(), model));
+    SessionDocument doc;
+    doc.model_path = model.toStdString();
+    doc.model_sha256 = file_sha256(doc.model_path);
+    doc.target = "ref -vector_bits=256";
+    doc.pass_options = {{"fuse", false}};
+    QDir().mkpath(dir.filePath("sessions"));
+    QString path = dir.filePath("sessions/s.tessel");
+    save_session(doc, path.toStdString());
+    std::ifstream in(path.toStdString());
+    nlohmann::json j = nlohmann::json::parse(in);
+    QCOMPARE(QString::fromStdString(j["model"]["path"]), QString("../models/m.onnx"));
+    QCOMPARE(j["model"]["sha256"].get<std::string>().size(), size_t{64});
+    SessionDocument back = load_session(path.toStdString());
+    QCOMPARE(QString::fromStdString(back.model_path), QFileInfo(model).absoluteFilePath());
+    QVERIFY(back == doc);
+  }
+
+  void malformed_session_names_the_file_and_the_problem() {
+    QTemporaryDir dir;
+    auto write = [&](const char* name, const char* text) {
+      QFile f(dir.filePath(name));
+      f.open(QIODevice::WriteOnly);
+      f.write(text);
+      return dir.filePath(name).toStdString();
+    };
+    auto message = [](const std::string& path) -> std::string {
+      try {
+        load_session(path);
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "no error";
+    };
+    std::string not_json = write("a.tessel", "{nope");
+    QVERIFY(message(not_json).find("a.tessel: not valid JSON") != std::string::npos);
+    std::string no_model = write("b.tessel", R"({"format": "tessel-session", "version": 1})");
+    QVERIFY(message(no_model).find("b.tessel: missing 'model.path'") != std::string::npos);
+    std::string bad_options = write("c.tessel",
+                                    R"({"format": "tessel-session", "version": 1, "model": {"path": "x.onnx"}, "pass_options": 3})");
+    QVERIFY(message(bad_options).find("'pass_options' is not an object") != std::string::npos);
+  }
+
+  void controller_compiles_on_a_worker_with_progress_then_saves_and_reopens() {
+    QTemporaryDir dir;
+    SessionController controller(&compile_model);
+    controller.set_recovery_path(dir.filePath("recovery.tessel"));
+    QSignalSpy progress(&controller, &SessionController::progress);
+    QSignalSpy compiled(&controller, &SessionController::compiled);
+    controller.open_model(test::sample_model());
+    QVERIFY(controller.is_busy());  // open returns at once; the work is on the worker
+    QVERIFY(controller.wait_until_idle(60000));
+    QCOMPARE(compiled.count(), 1);
+    QVERIFY(progress.count() >= 3);  // import, graph passes, each pass...
+    QStringList stages;
+    for (const auto& args : progress) stages << args[0].toString();
+    QVERIFY2(stages.join("|").contains("pass fuse_ops"), qPrintable(stages.join("|")));
+    StudioSnapshotPtr first = controller.snapshot();
+    QVERIFY(first && !first->has_errors());
+    QVERIFY(!controller.is_modified());
+
+    controller.set_target("ref -vector_bits=256");
+    QVERIFY(controller.is_modified());
+    QVERIFY(controller.wait_until_idle(60000));
+    QVERIFY(controller.snapshot() != first);
+    QVERIFY2(controller.snapshot()->target.find("vector_bits=256") != std::string::npos, controller.snapshot()->target.c_str());
+
+    QString path = dir.filePath("saved.tessel");
+    controller.save_as(path);
+    QVERIFY(!controller.is_modified());
+    SessionController reopened(&compile_model);
+    reopened.open_session(path);
+    QVERIFY(reopened.wait_until_idle(60000));
+    QVERIFY(reopened.document() == controller.document());
+    QCOMPARE(reopened.session_path(), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(reopened.snapshot()->optimized->nodes.size(), controller.snapshot()->optimized->nodes.size());
+  }
+
+  void a_bad_model_becomes_diagnostics_and_the_next_open_works() {
+    QTemporaryDir dir;
+    QString bad = dir.filePath("bad.onnx");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("garbage");
+    f.close();
+    SessionController controller(&compile_model);
+    controller.open_model(bad);
+    QVERIFY(controller.wait_until_idle(60000));
+    QVERIFY(controller.snapshot()->has_errors());
+    QCOMPARE(controller.snapshot()->diagnostics[0].stage, std::string("import"));
+    controller.open_model(test::sample_model());
+    QVERIFY(controller.wait_until_idle(60000));
+    QVERIFY(!controller.snapshot()->has_errors());
+  }
+
+  void cancel_stops_a_running_compile() {
+    std::atomic<bool> started{false};
+    CompileFunction slow = [&](const SessionDocument&, const CompileProgress& progress) -> StudioSnapshotPtr {
+      started = true;
+      for (int i = 0; i < 2000; ++i) {  // up to 20 s, unless canceled
+        progress.check_canceled();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return std::make_shared<StudioSnapshot>();
+    };
+    SessionController controller(slow);
+    QSignalSpy canceled(&controller, &SessionController::compile_canceled);
+    QSignalSpy compiled(&controller, &SessionController::compiled);
+    controller.open_model(test::sample_model());
+    QTRY_VERIFY_WITH_TIMEOUT(started.load(), 5000);
+    QElapsedTimer t;
+    t.start();
+    controller.cancel();
+    QVERIFY(controller.wait_until_idle(5000));
+    QVERIFY(t.elapsed() < 2000);
+    QCOMPARE(canceled.count(), 1);
+    QCOMPARE(compiled.count(), 0);
+  }
+
+  void a_newer_compile_supersedes_a_running_one() {
+    std::atomic<int> calls{0};
+    CompileFunction fn = [&](const SessionDocument& doc, const CompileProgress& progress) -> StudioSnapshotPtr {
+      ++calls;
+      if (doc.target == "slow")
+        for (int i = 0; i < 500; ++i) {
+          progress.check_canceled();
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      auto s = std::make_shared<StudioSnapshot>();
+      s->target = doc.target;
+      return s;
+    };
+    SessionController controller(fn);
+    QSignalSpy compiled(&controller, &SessionController::compiled);
+    SessionDocument doc;
+    doc.model_path = "/x.onnx";
+    doc.target = "slow";
+    controller.open_document(doc, {}, false);
+    controller.set_target("fast");
+    QVERIFY(controller.wait_until_idle(10000));
+    QCOMPARE(compiled.count(), 1);
+    QCOMPARE(controller.snapshot()->target, std::string("fast"));
+  }
+
+  void killed_studio_leaves_a_recovery_that_the_next_one_restores() {
+    QTemporaryDir home;
+    QString recovery = home.filePath("recovery.tessel");
+    QProcess studio;
+    studio.setEnvironment(test::child_environment(home.path()));
+    studio.start(TESSEL_STUDIO_EXE, {"--open", test::sample_model(), "--set-target", "ref -vector_bits=256",
+                                     "--recovery-file", recovery});
+    QVERIFY(studio.waitForStarted(10000));
+    // The target edit is the user's typing: it must reach the autosave before the kill.
+    QTRY_VERIFY_WITH_TIMEOUT(QFile(recovery).exists() &&
+                                 [&] {
+                                   QFile f(recovery);
+                                   f.open(QIODevice::ReadOnly);
+                                   return f.readAll().contains("vector_bits=256");
+                                 }(),
+                             30000);
+    studio.kill();  // SIGKILL: no clean close, no chance to remove the file
+    QVERIFY(studio.waitForFinished(10000));
+    QCOMPARE(studio.exitStatus(), QProcess::CrashExit);
+    QVERIFY(QFile::exists(recovery));
+
+    auto recovered = SessionController::read_recovery(recovery);
+    QVERIFY(recovered);
+    QCOMPARE(recovered->doc.target, std::string("ref -vector_bits=256"));
+    QCOMPARE(QString::fromStdString(recovered->doc.model_path), QFileInfo(test::sample_model()).absoluteFilePath());
+
+    // The next studio offers it (non-modal banner) and restores it.
+    studio::MainWindowOptions options;
+    options.recovery_path = recovery;
+    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
+    studio::MainWindow window(options);
+    QVERIFY(window.has_recovery_offer());
+    QVERIFY(window.banner_text().contains("ended unexpectedly"));
+    QVERIFY(window.restore_recovered());
+    QCOMPARE(window.controller()->document().target, std::string("ref -vector_bits=256"));
+    QVERIFY(window.controller()->is_modified());  // restored edits are still unsaved
+    QVERIFY(window.controller()->wait_until_idle(60000));
+    QVERIFY(!window.controller()->snapshot()->has_errors());
+    // A clean close of an unmodified session removes the recovery file.
+    window.controller()->save_as(home.filePath("saved.tessel"));
+    QVERIFY(window.close());
+    QVERIFY(!QFile::exists(recovery));
+  }
+};
+
+QTEST_MAIN(SessionTest)
+#include "test_session.moc"
