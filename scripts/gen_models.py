@@ -13,6 +13,8 @@ weights), never by Tessel, and the node counts and FLOPs the end-to-end test che
     scripts/gen_models.py                    # resources/models/<name>.onnx and <name>/{input_0,output_0}.pb, expected.json
     scripts/gen_models.py --out-dir DIR      # the same, elsewhere
     scripts/gen_models.py --resnet50 OUT.onnx  # ResNet-50-sized model, random weights (~100 MB), for benchmarks
+    scripts/gen_models.py --self-check [DIR] --verify resources/models
+        # checks the numpy ops against the ONNX node tests, and the committed files against the generator
 
 Seeds are fixed: running it twice writes identical files.
 """
@@ -22,6 +24,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 
 import numpy as np
 import onnx
@@ -417,7 +420,7 @@ def write_tensor(path, array):
         f.write(numpy_helper.from_array(array).SerializeToString())
 
 
-def write_samples(out_dir):
+def write_samples(out_dir, quiet=False):
     os.makedirs(out_dir, exist_ok=True)
     for name, build in SAMPLES.items():
         model, x, forward, flops = build()
@@ -431,7 +434,8 @@ def write_samples(out_dir):
             json.dump(summary(model, flops), f, indent=2)
             f.write("\n")
         size = os.path.getsize(os.path.join(out_dir, f"{name}.onnx"))
-        print(f"{name}: {len(model.graph.node)} nodes, {size} bytes, output {list(y.shape)}")
+        if not quiet:
+            print(f"{name}: {len(model.graph.node)} nodes, {size} bytes, output {list(y.shape)}")
 
 
 # ─── ResNet-50 for benchmarks ───────────────────────────────────────────────────────────────────
@@ -520,6 +524,13 @@ def self_check(node_tests):
         "test_globalaveragepool": unary(lambda x: x.mean(axis=(2, 3), keepdims=True)),
     }
     failures = 0
+    # No node test covers grouped convolution: a depthwise conv must equal one conv per channel.
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((1, 4, 6, 6)), rng.standard_normal((4, 1, 3, 3))
+    per_channel = np.concatenate([np_conv2d(x[:, c:c + 1], w[c:c + 1], None, 2, 1) for c in range(4)], axis=1)
+    depthwise_ok = np.allclose(np_conv2d(x, w, None, 2, 1, group=4), per_channel)
+    failures += 0 if depthwise_ok else 1
+    print(f"{'ok  ' if depthwise_ok else 'FAIL'} depthwise conv == per-channel convs")
     for test, fn in checks.items():
         expected = f64(load(test, "output_0.pb"))
         got = fn(test)
@@ -529,6 +540,26 @@ def self_check(node_tests):
     return failures
 
 
+def verify(committed_dir):
+    """Regenerates the samples into a scratch folder and compares them byte for byte with
+    committed_dir. Returns the number of files that differ or are missing."""
+    with tempfile.TemporaryDirectory() as fresh:
+        write_samples(fresh, quiet=True)
+        differences = 0
+        for root, _, files in os.walk(fresh):
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                relative = os.path.relpath(path, fresh)
+                committed = os.path.join(committed_dir, relative)
+                same = os.path.exists(committed) and open(committed, "rb").read() == open(path, "rb").read()
+                if not same:
+                    differences += 1
+                    print(f"FAIL {relative} differs from what scripts/gen_models.py writes now (run it to update)")
+        if differences == 0:
+            print(f"ok   {committed_dir} matches the generator")
+        return differences
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--self-check", metavar="NODE_TEST_DIR", nargs="?",
@@ -536,10 +567,14 @@ def main():
                         help="check the numpy reference ops against the ONNX node tests, then exit")
     parser.add_argument("--out-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                                           "resources", "models"))
+    parser.add_argument("--verify", metavar="MODELS_DIR",
+                        help="check that MODELS_DIR holds exactly what the generator writes, then exit")
     parser.add_argument("--resnet50", metavar="OUT.onnx", help="write only the ResNet-50-sized benchmark model")
     args = parser.parse_args()
-    if args.self_check:
-        return 1 if self_check(args.self_check) else 0
+    if args.self_check or args.verify:
+        failures = self_check(args.self_check) if args.self_check else 0
+        failures += verify(args.verify) if args.verify else 0
+        return 1 if failures else 0
     if args.resnet50:
         write_resnet50(args.resnet50)
     else:
