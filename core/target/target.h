@@ -19,6 +19,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/support/error.h"
+
 namespace tessel {
 
 using TargetOptionValue = std::variant<int64_t, bool, std::string>;
