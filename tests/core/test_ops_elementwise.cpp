@@ -2,7 +2,6 @@
 // Where, Clip, Cast, PRelu, Dropout. Expected values come from explicit index arithmetic or from
 // the textbook formula, never from the kernels themselves.
 #include <QtTest>
-
 #include <cmath>
 #include <limits>
 
@@ -445,7 +444,9 @@ void TestOpsElementwise::dropout_inference_and_training_rules() {
   QCOMPARE(out[1].data<bool>()[2], true);
   // Training with a non-zero (or the default 0.5) ratio is random: rejected, whether the values
   // are known when inferring (constants) or only when running (graph inputs).
-  std::string msg = error_of([&] { run_op("Dropout", {}, {{x}, {Tensor::scalar<float>(0.5f)}, constant(boolean({}, {1}))}); });
+  std::string msg = error_of([&] {
+    run_op("Dropout", {}, {{x}, {Tensor::scalar<float>(0.5f)}, constant(boolean({}, {1}))});
+  });
   QVERIFY2(contains(msg, "Dropout") && contains(msg, "training_mode"), msg.c_str());
   msg = error_of([&] { run_op("Dropout", {}, {{x}, Operand::absent(), constant(boolean({}, {1}))}); });
   QVERIFY2(contains(msg, "Dropout") && contains(msg, "0.5"), msg.c_str());
@@ -514,8 +515,8 @@ void TestOpsElementwise::flops_count_outputs() {
   ValueId a = g.add_input("a", {DataType::kFloat32, {4, 5}});
   ValueId b = g.add_input("b", {DataType::kFloat32, {5}});
   ValueId s = g.add_node1("add", get_op("Add"), get_op("Add").parse_attrs("Add", {}), {a, b});
-  ValueId r = g.add_node1("sum", get_op("ReduceSumSquare"), get_op("ReduceSumSquare").parse_attrs("ReduceSumSquare", {}),
-                          {s});
+  ValueId r =
+      g.add_node1("sum", get_op("ReduceSumSquare"), get_op("ReduceSumSquare").parse_attrs("ReduceSumSquare", {}), {s});
   g.add_node1("cast", get_op("Cast"), get_op("Cast").parse_attrs("Cast", {{"to", int64_t{7}}}), {r});
   infer_types(g);
   QCOMPARE(node_flops(g, g.nodes[0]), int64_t{20});

@@ -2,7 +2,6 @@
 // Helpers for the element-wise op tests: run one op on given tensors through the graph
 // (infer_types + run_reference), and build tensors tersely.
 #include <QtTest>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,8 +31,10 @@ inline std::vector<Tensor> run_op(const std::string& op, const AttrMap& attrs, c
   for (size_t i = 0; i < operands.size(); ++i) {
     const Operand& o = operands[i];
     std::string name = "in" + std::to_string(i);
-    if (!o.value.defined()) ins.push_back(kNoValue);
-    else if (o.constant) ins.push_back(g.add_constant(name, o.value));
+    if (!o.value.defined())
+      ins.push_back(kNoValue);
+    else if (o.constant)
+      ins.push_back(g.add_constant(name, o.value));
     else {
       ins.push_back(g.add_input(name, TensorType{o.value.dtype(), o.value.shape()}));
       feeds.push_back(o.value);

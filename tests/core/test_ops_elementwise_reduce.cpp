@@ -2,7 +2,6 @@
 // noop_with_empty_axes, integer exactness, numerical stability, and every error path. Expected
 // values are computed here with explicit loops over a [2,3,4] input.
 #include <QtTest>
-
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -53,7 +52,11 @@ void TestOpsElementwiseReduce::every_reduction_over_one_axis() {
     const char* op;
     std::function<double(const std::vector<double>&)> f;
   };
-  auto sum = [](const std::vector<double>& g) { double s = 0; for (double v : g) s += v; return s; };
+  auto sum = [](const std::vector<double>& g) {
+    double s = 0;
+    for (double v : g) s += v;
+    return s;
+  };
   const std::vector<Case> cases = {
       {"ReduceMean", [&](const auto& g) { return sum(g) / g.size(); }},
       {"ReduceMax", [](const auto& g) { return *std::max_element(g.begin(), g.end()); }},

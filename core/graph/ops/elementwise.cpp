@@ -7,13 +7,15 @@ namespace tessel::ops {
 std::string DTypeSet::str() const {
   std::string out;
   for (int t = 0; t <= static_cast<int>(DataType::kBool); ++t)
-    if (contains(static_cast<DataType>(t))) out += (out.empty() ? "" : ", ") + std::string(dtype_name(static_cast<DataType>(t)));
+    if (contains(static_cast<DataType>(t)))
+      out += (out.empty() ? "" : ", ") + std::string(dtype_name(static_cast<DataType>(t)));
   return out;
 }
 
 void require_dtype(const char* op, const std::string& what, DataType t, DTypeSet allowed) {
   if (!allowed.contains(t))
-    throw Error(std::string(op) + ": " + what + " has dtype " + std::string(dtype_name(t)) + "; allowed: " + allowed.str());
+    throw Error(std::string(op) + ": " + what + " has dtype " + std::string(dtype_name(t)) +
+                "; allowed: " + allowed.str());
 }
 
 namespace {
@@ -31,14 +33,30 @@ Shape broadcast_named(const char* op, const Shape& a, const Shape& b) {
   }
 }
 
-template <class Fn> concept HasFloatUnary = requires(const typename Fn::Attrs& a, double x) { Fn::apply(a, x); };
-template <class Fn> concept HasIntUnary = requires(const typename Fn::Attrs& a, int64_t x) { Fn::apply_int(a, x); };
-template <class Fn> concept HasFloatBinary = requires(double x) { Fn::apply(x, x); };
-template <class Fn> concept HasIntBinary = requires(int64_t x) { Fn::apply_int(x, x); };
-template <class Fn> concept HasFinish = requires(double x) { Fn::finish(x, int64_t{1}); };
+template <class Fn>
+concept HasFloatUnary = requires(const typename Fn::Attrs& a, double x) {
+  Fn::apply(a, x);
+};
+template <class Fn>
+concept HasIntUnary = requires(const typename Fn::Attrs& a, int64_t x) {
+  Fn::apply_int(a, x);
+};
+template <class Fn>
+concept HasFloatBinary = requires(double x) {
+  Fn::apply(x, x);
+};
+template <class Fn>
+concept HasIntBinary = requires(int64_t x) {
+  Fn::apply_int(x, x);
+};
+template <class Fn>
+concept HasFinish = requires(double x) {
+  Fn::finish(x, int64_t{1});
+};
 
 // f(x) on the compute type of T; integers without an exact formula go through double.
-template <class Fn, class T> auto compute_unary(const typename Fn::Attrs& attrs, T x) {
+template <class Fn, class T>
+auto compute_unary(const typename Fn::Attrs& attrs, T x) {
   if constexpr (!kIsFloatLike<T> && HasIntUnary<Fn>) {
     return Fn::apply_int(attrs, load(x));
   } else if constexpr (HasFloatUnary<Fn>) {
@@ -49,7 +67,8 @@ template <class Fn, class T> auto compute_unary(const typename Fn::Attrs& attrs,
   }
 }
 
-template <class Fn, class A, class B> auto compute_binary(A a, B b) {
+template <class Fn, class A, class B>
+auto compute_binary(A a, B b) {
   if constexpr (!kIsFloatLike<A> && !kIsFloatLike<B> && HasIntBinary<Fn>) {
     return Fn::apply_int(load(a), load(b));
   } else if constexpr (HasFloatBinary<Fn>) {
@@ -61,22 +80,28 @@ template <class Fn, class A, class B> auto compute_binary(A a, B b) {
 }
 
 // One step of a variadic fold, staying in the compute type C.
-template <class Fn, class C> C fold(C acc, C x) {
-  if constexpr (std::is_same_v<C, int64_t> && HasIntBinary<Fn>) return Fn::apply_int(acc, x);
-  else if constexpr (std::is_same_v<C, double> && HasFloatBinary<Fn>) return Fn::apply(acc, x);
-  else unsupported(Fn::name, std::is_same_v<C, double> ? "float" : "integer");
+template <class Fn, class C>
+C fold(C acc, C x) {
+  if constexpr (std::is_same_v<C, int64_t> && HasIntBinary<Fn>)
+    return Fn::apply_int(acc, x);
+  else if constexpr (std::is_same_v<C, double> && HasFloatBinary<Fn>)
+    return Fn::apply(acc, x);
+  else
+    unsupported(Fn::name, std::is_same_v<C, double> ? "float" : "integer");
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------- UnaryOp
 
-template <class Fn> void UnaryOp<Fn>::infer(const Attrs&, InferContext& ctx) {
+template <class Fn>
+void UnaryOp<Fn>::infer(const Attrs&, InferContext& ctx) {
   require_dtype(Fn::name, "input 0", ctx.input(0).dtype, Fn::types);
   infer_like_input(ctx);
 }
 
-template <class Fn> void UnaryOp<Fn>::reference(const Attrs& attrs, const KernelArgs& args) {
+template <class Fn>
+void UnaryOp<Fn>::reference(const Attrs& attrs, const KernelArgs& args) {
   const Tensor& x = args.in(0);
   Tensor& y = args.out(0);
   dispatch_dtype(x.dtype(), [&]<class T>() {
@@ -88,7 +113,8 @@ template <class Fn> void UnaryOp<Fn>::reference(const Attrs& attrs, const Kernel
 
 // ---------------------------------------------------------------- BinaryOp
 
-template <class Fn> void BinaryOp<Fn>::infer(const Attrs&, InferContext& ctx) {
+template <class Fn>
+void BinaryOp<Fn>::infer(const Attrs&, InferContext& ctx) {
   const TensorType& a = ctx.input(0);
   const TensorType& b = ctx.input(1);
   require_dtype(Fn::name, "input 0", a.dtype, Fn::types);
@@ -105,7 +131,8 @@ template <class Fn> void BinaryOp<Fn>::infer(const Attrs&, InferContext& ctx) {
   ctx.set_output(0, Fn::bool_result ? DataType::kBool : a.dtype, out);
 }
 
-template <class Fn> void BinaryOp<Fn>::reference(const Attrs&, const KernelArgs& args) {
+template <class Fn>
+void BinaryOp<Fn>::reference(const Attrs&, const KernelArgs& args) {
   const Tensor& a = args.in(0);
   const Tensor& b = args.in(1);
   Tensor& y = args.out(0);
@@ -119,14 +146,17 @@ template <class Fn> void BinaryOp<Fn>::reference(const Attrs&, const KernelArgs&
         py[o] = store<Out>(compute_binary<Fn>(pa[in[0]], pb[in[1]]));
       });
     };
-    if constexpr (Fn::mixed_types) dispatch_dtype(b.dtype(), run);
-    else run.template operator()<A>();
+    if constexpr (Fn::mixed_types)
+      dispatch_dtype(b.dtype(), run);
+    else
+      run.template operator()<A>();
   });
 }
 
 // ---------------------------------------------------------------- VariadicOp
 
-template <class Fn> void VariadicOp<Fn>::infer(const Attrs&, InferContext& ctx) {
+template <class Fn>
+void VariadicOp<Fn>::infer(const Attrs&, InferContext& ctx) {
   const DataType dtype = ctx.input(0).dtype;
   Shape out = ctx.input(0).shape;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
@@ -141,7 +171,8 @@ template <class Fn> void VariadicOp<Fn>::infer(const Attrs&, InferContext& ctx) 
   ctx.set_output(0, dtype, out);
 }
 
-template <class Fn> void VariadicOp<Fn>::reference(const Attrs&, const KernelArgs& args) {
+template <class Fn>
+void VariadicOp<Fn>::reference(const Attrs&, const KernelArgs& args) {
   Tensor& y = args.out(0);
   const int64_t n = static_cast<int64_t>(args.inputs.size());
   dispatch_dtype(y.dtype(), [&]<class T>() {

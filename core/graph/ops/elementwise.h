@@ -15,7 +15,8 @@
 
 namespace tessel::ops {
 
-template <class Fn> struct UnaryOp {
+template <class Fn>
+struct UnaryOp {
   using Attrs = typename Fn::Attrs;
   static constexpr PatternKind pattern = PatternKind::kElemWise;
   static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
@@ -25,7 +26,8 @@ template <class Fn> struct UnaryOp {
   static int64_t flops(const Attrs&, const OpTypes& t) { return flops_per_output_element(t); }
 };
 
-template <class Fn> struct BinaryOp {
+template <class Fn>
+struct BinaryOp {
   using Attrs = NoAttrs;
   static constexpr PatternKind pattern = PatternKind::kBroadcast;
   static constexpr int min_inputs = 2, max_inputs = 2, min_outputs = 1, max_outputs = 1;
@@ -35,7 +37,8 @@ template <class Fn> struct BinaryOp {
   static int64_t flops(const Attrs&, const OpTypes& t) { return flops_per_output_element(t); }
 };
 
-template <class Fn> struct VariadicOp {
+template <class Fn>
+struct VariadicOp {
   using Attrs = NoAttrs;
   static constexpr PatternKind pattern = PatternKind::kBroadcast;
   static constexpr int min_inputs = 1, max_inputs = std::numeric_limits<int>::max();
@@ -72,7 +75,10 @@ struct WhereOp {
 
 struct CastAttrs {
   DataType to = DataType::kFloat32;
-  template <class V> void visit(V& v) { v(to, {.name = "to", .doc = "Element type of the output"}); }
+  template <class V>
+  void visit(V& v) {
+    v(to, {.name = "to", .doc = "Element type of the output"});
+  }
 };
 
 struct CastOp {
@@ -108,7 +114,8 @@ struct IdentityOp {
 
 struct DropoutAttrs {
   int64_t seed = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(seed, {.name = "seed", .doc = "Random seed (training only; Tessel runs inference)", .def = int64_t{0}});
   }
 };

@@ -28,7 +28,10 @@ struct ReluFn {
 
 struct LeakyReluAttrs {
   float alpha = 0.01f;
-  template <class V> void visit(V& v) { v(alpha, {.name = "alpha", .doc = "Slope for x < 0", .def = 0.01f}); }
+  template <class V>
+  void visit(V& v) {
+    v(alpha, {.name = "alpha", .doc = "Slope for x < 0", .def = 0.01f});
+  }
 };
 struct LeakyReluFn {
   static constexpr const char* name = "LeakyRelu";
@@ -148,7 +151,10 @@ struct NotFn {
 
 struct EluAttrs {
   float alpha = 1.0f;
-  template <class V> void visit(V& v) { v(alpha, {.name = "alpha", .doc = "Scale of the negative part", .def = 1.0f}); }
+  template <class V>
+  void visit(V& v) {
+    v(alpha, {.name = "alpha", .doc = "Scale of the negative part", .def = 1.0f});
+  }
 };
 struct EluFn {
   static constexpr const char* name = "Elu";
@@ -161,7 +167,8 @@ struct EluFn {
 struct SeluAttrs {
   float alpha = 1.67326319217681884765625f;
   float gamma = 1.05070102214813232421875f;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(alpha, {.name = "alpha", .doc = "Scale of the exponential part", .def = 1.67326319217681884765625f});
     v(gamma, {.name = "gamma", .doc = "Scale of the whole output", .def = 1.05070102214813232421875f});
   }
@@ -179,7 +186,8 @@ struct SeluFn {
 struct HardSigmoidAttrs {
   float alpha = 0.2f;
   float beta = 0.5f;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(alpha, {.name = "alpha", .doc = "Slope", .def = 0.2f});
     v(beta, {.name = "beta", .doc = "Offset", .def = 0.5f});
   }
@@ -195,8 +203,8 @@ struct HardSigmoidFn {
 // ---------------------------------------------------------------- binary
 
 struct BinaryFnDefaults {
-  static constexpr bool bool_result = false;   // comparisons and logic produce bool
-  static constexpr bool mixed_types = false;   // Pow: the exponent may have its own dtype
+  static constexpr bool bool_result = false;     // comparisons and logic produce bool
+  static constexpr bool mixed_types = false;     // Pow: the exponent may have its own dtype
   static constexpr bool unidirectional = false;  // PRelu: input 1 broadcasts to input 0's shape
 };
 struct ComparisonFnDefaults : BinaryFnDefaults {
@@ -242,8 +250,8 @@ struct DivFn : BinaryFnDefaults {
 struct PowFn : BinaryFnDefaults {
   static constexpr const char* name = "Pow";
   static constexpr const char* doc = "a ^ b, numpy broadcasting; the exponent may have another dtype";
-  static constexpr DTypeSet types{DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
-                                  DataType::kInt32, DataType::kInt64};
+  static constexpr DTypeSet types{DataType::kFloat32,  DataType::kFloat64, DataType::kFloat16,
+                                  DataType::kBFloat16, DataType::kInt32,   DataType::kInt64};
   static constexpr bool mixed_types = true;
   static constexpr DTypeSet exponent_types = kNumericTypes;
   static double apply(double a, double b) { return std::pow(a, b); }

@@ -13,9 +13,12 @@ namespace {
 // saturates to int64 then wraps to the narrow type), anything → bool is "non-zero" (NaN → true,
 // as numpy), integer → float rounds once (not through double, which would round twice for large
 // int64 → f32). All of it is `store`'s rule.
-template <class D, class S> D cast_element(S v) {
-  if constexpr (std::is_same_v<S, D>) return v;
-  else return store<D>(load(v));
+template <class D, class S>
+D cast_element(S v) {
+  if constexpr (std::is_same_v<S, D>)
+    return v;
+  else
+    return store<D>(load(v));
 }
 
 void copy_bytes(const Tensor& from, Tensor& to) { std::memcpy(to.raw_data(), from.raw_data(), from.nbytes()); }
@@ -118,9 +121,7 @@ void cast_into(const Tensor& x, Tensor& y) {
 void CastOp::infer(const Attrs& attrs, InferContext& ctx) { ctx.set_output(0, attrs.to, ctx.input(0).shape); }
 void CastOp::reference(const Attrs&, const KernelArgs& args) { cast_into(args.in(0), args.out(0)); }
 
-void CastLikeOp::infer(const Attrs&, InferContext& ctx) {
-  ctx.set_output(0, ctx.input(1).dtype, ctx.input(0).shape);
-}
+void CastLikeOp::infer(const Attrs&, InferContext& ctx) { ctx.set_output(0, ctx.input(1).dtype, ctx.input(0).shape); }
 void CastLikeOp::reference(const Attrs&, const KernelArgs& args) { cast_into(args.in(0), args.out(0)); }
 
 void IdentityOp::reference(const Attrs&, const KernelArgs& args) { copy_bytes(args.in(0), args.out(0)); }

@@ -54,11 +54,15 @@ inline constexpr bool kIsFloatLike =
     std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 
 // The type elements of T are computed in.
-template <class T> using Compute = std::conditional_t<kIsFloatLike<T>, double, int64_t>;
+template <class T>
+using Compute = std::conditional_t<kIsFloatLike<T>, double, int64_t>;
 
-template <class T> Compute<T> load(T v) {
-  if constexpr (kIsFloatLike<T>) return to_double(v);
-  else return static_cast<int64_t>(v);
+template <class T>
+Compute<T> load(T v) {
+  if constexpr (kIsFloatLike<T>)
+    return to_double(v);
+  else
+    return static_cast<int64_t>(v);
 }
 
 // double → int64 without undefined behaviour: truncates toward zero, NaN → 0, saturates.
@@ -72,11 +76,15 @@ inline int64_t truncate_to_int64(double v) {
 // Writes a computed value back as T. Integers narrow modulo 2^bits (what the narrow type's own
 // arithmetic would give); floats round to nearest; a float result stored in an integer type
 // truncates toward zero (ONNX's astype).
-template <class T, class C> T store(C v) {
+template <class T, class C>
+T store(C v) {
   if constexpr (kIsFloatLike<T>) {
-    if constexpr (std::is_same_v<C, double>) return from_double<T>(v);
-    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return static_cast<T>(v);
-    else return from_double<T>(static_cast<double>(v));
+    if constexpr (std::is_same_v<C, double>)
+      return from_double<T>(v);
+    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      return static_cast<T>(v);
+    else
+      return from_double<T>(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != C{0};
   } else if constexpr (std::is_same_v<C, double>) {
@@ -87,9 +95,15 @@ template <class T, class C> T store(C v) {
 }
 
 // Two's-complement arithmetic on int64 without signed-overflow undefined behaviour.
-inline int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-inline int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-inline int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+inline int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 inline int64_t wrap_neg(int64_t a) { return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a)); }
 
 }  // namespace tessel::ops

@@ -45,8 +45,10 @@ ReductionPlan plan_reduction(const Shape& shape, const std::vector<bool>& reduce
 Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
   Shape out;
   for (size_t d = 0; d < in.size(); ++d) {
-    if (!reduced[d]) out.push_back(in[d]);
-    else if (keepdims) out.push_back(1);
+    if (!reduced[d])
+      out.push_back(in[d]);
+    else if (keepdims)
+      out.push_back(1);
   }
   return out;
 }
@@ -65,7 +67,8 @@ AxesChoice choose_axes(const char* op, const std::vector<int64_t>& axes, int64_t
   if (c.noop) c.reduced.assign(static_cast<size_t>(rank), false);
   for (int64_t axis : axes) {
     if (axis < -rank || axis >= rank)
-      throw Error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+      throw Error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                  std::to_string(rank));
     int64_t a = axis < 0 ? axis + rank : axis;
     if (c.reduced[a]) throw Error(std::string(op) + ": axis " + std::to_string(axis) + " is listed twice");
     c.reduced[a] = true;
@@ -73,16 +76,22 @@ AxesChoice choose_axes(const char* op, const std::vector<int64_t>& axes, int64_t
   return c;
 }
 
-template <class Fn> AxesChoice axes_of(const typename ReduceOp<Fn>::Attrs& attrs, const std::vector<int64_t>& input_axes,
-                                       int64_t rank) {
-  if constexpr (Fn::axes_input) return choose_axes(Fn::name, input_axes, rank, attrs.noop_with_empty_axes != 0);
-  else return choose_axes(Fn::name, attrs.axes, rank, false);
+template <class Fn>
+AxesChoice axes_of(const typename ReduceOp<Fn>::Attrs& attrs, const std::vector<int64_t>& input_axes, int64_t rank) {
+  if constexpr (Fn::axes_input)
+    return choose_axes(Fn::name, input_axes, rank, attrs.noop_with_empty_axes != 0);
+  else
+    return choose_axes(Fn::name, attrs.axes, rank, false);
 }
 
-template <class Fn> concept HasIntReduce = requires(std::span<const int64_t> v) { Fn::reduce_int(v); };
+template <class Fn>
+concept HasIntReduce = requires(std::span<const int64_t> v) {
+  Fn::reduce_int(v);
+};
 
 // Reduces one group in the compute type C; integers without an exact formula go through double.
-template <class Fn, class C> auto reduce_group(const std::vector<C>& group) {
+template <class Fn, class C>
+auto reduce_group(const std::vector<C>& group) {
   if constexpr (std::is_same_v<C, double>) {
     return Fn::reduce(std::span<const double>(group));
   } else if constexpr (HasIntReduce<Fn>) {
@@ -97,7 +106,8 @@ template <class Fn, class C> auto reduce_group(const std::vector<C>& group) {
 
 // ---------------------------------------------------------------- ReduceOp
 
-template <class Fn> void ReduceOp<Fn>::infer(const Attrs& attrs, InferContext& ctx) {
+template <class Fn>
+void ReduceOp<Fn>::infer(const Attrs& attrs, InferContext& ctx) {
   const TensorType& x = ctx.input(0);
   require_dtype(Fn::name, "input 0", x.dtype, Fn::types);
   std::vector<int64_t> input_axes;
@@ -113,7 +123,8 @@ template <class Fn> void ReduceOp<Fn>::infer(const Attrs& attrs, InferContext& c
   ctx.set_output(0, x.dtype, c.noop ? x.shape : reduced_shape(x.shape, c.reduced, attrs.keepdims != 0));
 }
 
-template <class Fn> void ReduceOp<Fn>::reference(const Attrs& attrs, const KernelArgs& args) {
+template <class Fn>
+void ReduceOp<Fn>::reference(const Attrs& attrs, const KernelArgs& args) {
   const Tensor& x = args.in(0);
   Tensor& y = args.out(0);
   std::vector<int64_t> input_axes;
@@ -138,17 +149,20 @@ template <class Fn> void ReduceOp<Fn>::reference(const Attrs& attrs, const Kerne
 
 // ---------------------------------------------------------------- ArgOp
 
-template <class Fn> void ArgOp<Fn>::infer(const Attrs& attrs, InferContext& ctx) {
+template <class Fn>
+void ArgOp<Fn>::infer(const Attrs& attrs, InferContext& ctx) {
   const TensorType& x = ctx.input(0);
   require_dtype(Fn::name, "input 0", x.dtype, kNumericTypes);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   AxesChoice c = choose_axes(Fn::name, {attrs.axis}, rank, false);
   if (x.shape[normalize_axis(attrs.axis, rank)] == 0)
-    throw Error(std::string(Fn::name) + ": axis " + std::to_string(attrs.axis) + " has size 0; there is no element to pick");
+    throw Error(std::string(Fn::name) + ": axis " + std::to_string(attrs.axis) +
+                " has size 0; there is no element to pick");
   ctx.set_output(0, DataType::kInt64, reduced_shape(x.shape, c.reduced, attrs.keepdims != 0));
 }
 
-template <class Fn> void ArgOp<Fn>::reference(const Attrs& attrs, const KernelArgs& args) {
+template <class Fn>
+void ArgOp<Fn>::reference(const Attrs& attrs, const KernelArgs& args) {
   const Tensor& x = args.in(0);
   int64_t* py = args.out(0).data<int64_t>();
   AxesChoice c = choose_axes(Fn::name, {attrs.axis}, x.rank(), false);
@@ -166,9 +180,12 @@ template <class Fn> void ArgOp<Fn>::reference(const Attrs& attrs, const KernelAr
         bool take;
         if constexpr (std::is_same_v<C, double>) {
           // numpy: NaN is the extreme of both ArgMax and ArgMin.
-          if (std::isnan(best)) take = last && std::isnan(v);
-          else if (std::isnan(v)) take = true;
-          else take = Fn::beats(v, best) || (last && v == best);
+          if (std::isnan(best))
+            take = last && std::isnan(v);
+          else if (std::isnan(v))
+            take = true;
+          else
+            take = Fn::beats(v, best) || (last && v == best);
         } else {
           take = Fn::beats(v, best) || (last && v == best);
         }

@@ -19,8 +19,10 @@ namespace tessel::ops {
 struct ReduceAttrs {  // axes as an attribute
   std::vector<int64_t> axes;
   int64_t keepdims = 1;
-  template <class V> void visit(V& v) {
-    v(axes, {.name = "axes", .doc = "Axes to reduce (negative counts from the back); empty: all",
+  template <class V>
+  void visit(V& v) {
+    v(axes, {.name = "axes",
+             .doc = "Axes to reduce (negative counts from the back); empty: all",
              .def = std::vector<int64_t>{}});
     v(keepdims, {.name = "keepdims", .doc = "Keep reduced axes as size 1", .def = int64_t{1}, .min = 0, .max = 1});
   }
@@ -29,11 +31,14 @@ struct ReduceAttrs {  // axes as an attribute
 struct ReduceSumAttrs {  // axes as input 1
   int64_t keepdims = 1;
   int64_t noop_with_empty_axes = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(keepdims, {.name = "keepdims", .doc = "Keep reduced axes as size 1", .def = int64_t{1}, .min = 0, .max = 1});
     v(noop_with_empty_axes, {.name = "noop_with_empty_axes",
                              .doc = "With no axes: 1 returns the input unchanged, 0 reduces all axes",
-                             .def = int64_t{0}, .min = 0, .max = 1});
+                             .def = int64_t{0},
+                             .min = 0,
+                             .max = 1});
   }
 };
 
@@ -59,16 +64,21 @@ struct ArgAttrs {
   int64_t axis = 0;
   int64_t keepdims = 1;
   int64_t select_last_index = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(axis, {.name = "axis", .doc = "Axis to search (negative counts from the back)", .def = int64_t{0}});
     v(keepdims, {.name = "keepdims", .doc = "Keep the searched axis as size 1", .def = int64_t{1}, .min = 0, .max = 1});
-    v(select_last_index, {.name = "select_last_index", .doc = "On ties, 1 returns the last index, 0 the first",
-                          .def = int64_t{0}, .min = 0, .max = 1});
+    v(select_last_index, {.name = "select_last_index",
+                          .doc = "On ties, 1 returns the last index, 0 the first",
+                          .def = int64_t{0},
+                          .min = 0,
+                          .max = 1});
   }
 };
 
 // ArgMax / ArgMin: int64 indices of the extreme element along one axis.
-template <class Fn> struct ArgOp {
+template <class Fn>
+struct ArgOp {
   using Attrs = ArgAttrs;
   static constexpr PatternKind pattern = PatternKind::kCommReduce;
   static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
@@ -82,8 +92,7 @@ template <class Fn> struct ArgOp {
 // reduce(values) on doubles for float inputs (and for integers without reduce_int, truncating
 // the result); reduce_int on int64 for exact integer results.
 
-inline constexpr DTypeSet kReduceTypes =
-    kFloatTypes | DTypeSet{DataType::kInt32, DataType::kInt64};
+inline constexpr DTypeSet kReduceTypes = kFloatTypes | DTypeSet{DataType::kInt32, DataType::kInt64};
 inline constexpr DTypeSet kReduceMinMaxTypes = kReduceTypes | DTypeSet{DataType::kInt8, DataType::kUInt8};
 
 struct ReduceFnDefaults {
@@ -229,11 +238,17 @@ struct ReduceLogSumExpFn : ReduceFnDefaults {
 
 struct ArgMaxFn {
   static constexpr const char *name = "ArgMax", *doc = "index of the largest element along axis; NaN wins";
-  template <class C> static bool beats(C x, C best) { return x > best; }
+  template <class C>
+  static bool beats(C x, C best) {
+    return x > best;
+  }
 };
 struct ArgMinFn {
   static constexpr const char *name = "ArgMin", *doc = "index of the smallest element along axis; NaN wins";
-  template <class C> static bool beats(C x, C best) { return x < best; }
+  template <class C>
+  static bool beats(C x, C best) {
+    return x < best;
+  }
 };
 
 }  // namespace tessel::ops
