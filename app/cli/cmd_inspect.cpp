@@ -4,9 +4,8 @@
 // FLOPs. Only import and type inference run, so a ResNet-50-sized model answers well within a second.
 #include <cstdio>
 #include <map>
-#include <span>
-
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "app/cli/cli_args.h"
 #include "core/frontend/onnx_import.h"
@@ -132,8 +131,10 @@ int run_inspect_command(std::span<const std::string> argv) {
     totals.flops += flops.back();
     ++totals.op_counts[n.op->name];
   }
-  if (args.flag("--json")) print_json(model, g, flops, totals);
-  else print_text(model, g, flops, totals);
+  if (args.flag("--json"))
+    print_json(model, g, flops, totals);
+  else
+    print_text(model, g, flops, totals);
   return 0;
 }
 

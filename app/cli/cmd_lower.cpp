@@ -4,8 +4,8 @@
 // what each step or pass changed instead of the whole program.
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <span>
+#include <sstream>
 
 #include "app/cli/cli_args.h"
 #include "core/loopir/printer.h"
@@ -43,9 +43,12 @@ std::string read_file(const std::string& path) {
 }
 
 void print_view(const lower::ViewRecord& v, bool first, bool diff) {
-  std::printf("# %s  (%s, %.2f ms)\n", v.record.name.c_str(), v.record.changed ? "changed" : "unchanged", v.record.wall_ms);
-  if (diff && !first) std::fputs(v.diff.empty() ? "  (no change)\n" : v.diff.c_str(), stdout);
-  else std::fputs(v.record.text.c_str(), stdout);
+  std::printf("# %s  (%s, %.2f ms)\n", v.record.name.c_str(), v.record.changed ? "changed" : "unchanged",
+              v.record.wall_ms);
+  if (diff && !first)
+    std::fputs(v.diff.empty() ? "  (no change)\n" : v.diff.c_str(), stdout);
+  else
+    std::fputs(v.record.text.c_str(), stdout);
   std::fputs("\n", stdout);
 }
 

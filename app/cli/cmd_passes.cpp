@@ -22,8 +22,9 @@ namespace fs = std::filesystem;
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel passes MODEL [--target SPEC] [--dump-after all|changed|PASS] [--format text|json|dot|svg] "
-             "[--dump-dir DIR] [--shape NAME=DIMS]...",
+    .usage =
+        "tessel passes MODEL [--target SPEC] [--dump-after all|changed|PASS] [--format text|json|dot|svg] "
+        "[--dump-dir DIR] [--shape NAME=DIMS]...",
     .value_options = {"--target", "--dump-after", "--format", "--dump-dir"},
     .repeatable_options = {"--shape"},
     .min_positional = 1,

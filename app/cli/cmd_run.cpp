@@ -105,7 +105,8 @@ int run_run_command(std::span<const std::string> argv) {
     input_files.push_back(file.string());
     const OnnxInputInfo& in = declared[k];
     if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.back());
-    if (!in.static_shape && !options.input_shapes.count(in.name)) options.input_shapes.emplace(in.name, inputs.back().shape());
+    if (!in.static_shape && !options.input_shapes.count(in.name))
+      options.input_shapes.emplace(in.name, inputs.back().shape());
   }
 
   const Graph imported = import_onnx(model, options);

@@ -25,7 +25,8 @@ fs::path resolve_inside(const std::string& location, const fs::path& model_dir) 
   if (location.empty()) throw Error("external data location is empty");
   const fs::path rel(location);
   if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
-    throw Error("external data location '" + location + "' is an absolute path; it must be relative to the model's folder");
+    throw Error("external data location '" + location +
+                "' is an absolute path; it must be relative to the model's folder");
   for (const fs::path& part : rel)
     if (part == "..") throw Error("external data location '" + location + "' escapes the model's folder");
   std::error_code ec;
@@ -35,8 +36,8 @@ fs::path resolve_inside(const std::string& location, const fs::path& model_dir) 
   if (ec) throw Error("external data file '" + location + "' cannot be opened: " + ec.message());
   const fs::path inside = file.lexically_relative(base);
   if (inside.empty() || *inside.begin() == "..")
-    throw Error("external data location '" + location + "' resolves outside the model's folder (to " +
-                file.string() + ")");
+    throw Error("external data location '" + location + "' resolves outside the model's folder (to " + file.string() +
+                ")");
   if (!fs::is_regular_file(file, ec)) throw Error("external data location '" + location + "' is not a regular file");
   return file;
 }
@@ -49,9 +50,12 @@ void load_external_data(onnx::TensorProto& tensor, const fs::path& model_dir) {
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& entry : tensor.external_data()) {
-      if (entry.key() == "location") location = entry.value();
-      else if (entry.key() == "offset") offset = parse_byte_count("offset", entry.value());
-      else if (entry.key() == "length") length = parse_byte_count("length", entry.value());
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = parse_byte_count("offset", entry.value());
+      else if (entry.key() == "length")
+        length = parse_byte_count("length", entry.value());
     }
     const DeclaredTensor declared = declared_tensor(tensor);
     if (length >= 0 && length != declared.bytes)
@@ -63,8 +67,9 @@ void load_external_data(onnx::TensorProto& tensor, const fs::path& model_dir) {
     const auto file_size = static_cast<int64_t>(fs::file_size(file, ec));
     if (ec) throw Error("cannot read external data file '" + location + "': " + ec.message());
     if (offset > file_size || file_size - offset < declared.bytes)
-      throw Error("external data file '" + location + "' has " + std::to_string(file_size) + " bytes, shorter than the " +
-                  std::to_string(declared.bytes) + " bytes claimed at offset " + std::to_string(offset));
+      throw Error("external data file '" + location + "' has " + std::to_string(file_size) +
+                  " bytes, shorter than the " + std::to_string(declared.bytes) + " bytes claimed at offset " +
+                  std::to_string(offset));
     std::string bytes(static_cast<size_t>(declared.bytes), '\0');
     std::ifstream in(file, std::ios::binary);
     in.seekg(offset);

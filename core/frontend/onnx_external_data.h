@@ -4,9 +4,9 @@
 // The location comes from an untrusted model, so it must name a file inside the model's folder:
 // absolute paths, ".." components and symbolic links that resolve outside are refused, and the
 // file must hold every byte the tensor claims (checked before reading anything).
-#include <filesystem>
-
 #include <onnx/onnx_pb.h>
+
+#include <filesystem>
 
 namespace tessel {
 

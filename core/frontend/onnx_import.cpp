@@ -21,7 +21,9 @@ std::string declared_shape_text(const onnx::TensorShapeProto& shape) {
   std::string out = "[";
   for (int i = 0; i < shape.dim_size(); ++i) {
     const auto& d = shape.dim(i);
-    out += (i ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param().empty() ? "?" : d.dim_param());
+    out += (i ? "," : "") + (d.has_dim_value()       ? std::to_string(d.dim_value())
+                             : d.dim_param().empty() ? "?"
+                                                     : d.dim_param());
   }
   return out + "]";
 }
@@ -47,12 +49,16 @@ std::string shape_arg_text(const Shape& s) {
 // Builds a Graph from a loaded, upgraded model. Errors name the node; the caller adds the file.
 class GraphBuilder {
  public:
-  GraphBuilder(const onnx::GraphProto& proto, const ImportOptions& options) : proto_(proto), options_(options) {}
+  // Takes the proto mutably only to free each initializer's bytes once they are copied into a
+  // Tensor, so a large model never holds its weights twice over.
+  GraphBuilder(onnx::GraphProto& proto, const ImportOptions& options) : proto_(proto), options_(options) {}
 
   Graph build(const std::string& fallback_name) {
     g_.name = proto_.name().empty() ? fallback_name : proto_.name();
-    for (const auto& init : proto_.initializer())  // errors name the tensor
+    for (auto& init : *proto_.mutable_initializer()) {  // errors name the tensor
       define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
+      std::string().swap(*init.mutable_raw_data());  // clear() would keep the capacity
+    }
     add_inputs();
     for (const auto& node : proto_.node()) {
       try {
@@ -84,8 +90,8 @@ class GraphBuilder {
       std::string names;
       for (const auto& input : proto_.input())
         if (runtime_inputs.count(input.name())) names += (names.empty() ? "" : ", ") + input.name();
-      throw Error(std::string(what) + " names '" + name + "', which is not a graph input (inputs: " +
-                  (names.empty() ? "none" : names) + ")");
+      throw Error(std::string(what) + " names '" + name +
+                  "', which is not a graph input (inputs: " + (names.empty() ? "none" : names) + ")");
     };
     for (const auto& [name, shape] : options_.input_shapes) check_named(name, "--shape");
     for (const auto& [name, value] : options_.bound_inputs) check_named(name, "a bound input");
@@ -100,7 +106,8 @@ class GraphBuilder {
   }
 
   void add_input(const onnx::ValueInfoProto& input) {
-    if (!input.type().has_tensor_type()) throw Error("is not a tensor (sequences, maps and optionals are not supported)");
+    if (!input.type().has_tensor_type())
+      throw Error("is not a tensor (sequences, maps and optionals are not supported)");
     const auto& tt = input.type().tensor_type();
     const DataType dtype = dtype_from_onnx(tt.elem_type());
     Shape shape;
@@ -135,7 +142,8 @@ class GraphBuilder {
       const auto& d = tt.shape().dim(i);
       const bool symbolic = !d.has_dim_value() || d.dim_value() < 0;
       if (symbolic && which.empty())
-        which = (d.dim_param().empty() ? "an unnamed dimension" : "'" + d.dim_param() + "'") + " at axis " + std::to_string(i);
+        which = (d.dim_param().empty() ? "an unnamed dimension" : "'" + d.dim_param() + "'") + " at axis " +
+                std::to_string(i);
       example.push_back(symbolic ? 1 : d.dim_value());
     }
     return "has symbolic dimension " + which + " in shape " + declared_shape_text(tt.shape()) +
@@ -170,8 +178,8 @@ class GraphBuilder {
     while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
     for (size_t k = 0; k < outputs.size(); ++k)
       if (outputs[k].empty()) outputs[k] = g_.unique_name(node.name() + "_unused" + std::to_string(k));
-    const auto ids = g_.add_node(node.name(), op, std::move(attrs), std::move(inputs), static_cast<int>(outputs.size()),
-                                 outputs);
+    const auto ids =
+        g_.add_node(node.name(), op, std::move(attrs), std::move(inputs), static_cast<int>(outputs.size()), outputs);
     for (size_t k = 0; k < outputs.size(); ++k) define(outputs[k], ids[k]);
   }
 
@@ -180,9 +188,12 @@ class GraphBuilder {
       throw Error("a Constant node needs exactly one output and one value attribute");
     const onnx::AttributeProto& a = node.attribute(0);
     Tensor value;
-    if (a.name() == "value") value = tensor_from_onnx(a.t());
-    else if (a.name() == "value_float") value = Tensor::scalar<float>(a.f());
-    else if (a.name() == "value_int") value = Tensor::scalar<int64_t>(a.i());
+    if (a.name() == "value")
+      value = tensor_from_onnx(a.t());
+    else if (a.name() == "value_float")
+      value = Tensor::scalar<float>(a.f());
+    else if (a.name() == "value_int")
+      value = Tensor::scalar<int64_t>(a.i());
     else if (a.name() == "value_floats")
       value = Tensor::from_values<float>({a.floats_size()}, std::span<const float>(a.floats().data(), a.floats_size()));
     else if (a.name() == "value_ints")
@@ -194,7 +205,7 @@ class GraphBuilder {
     define(node.output(0), g_.add_constant(node.output(0), std::move(value)));
   }
 
-  const onnx::GraphProto& proto_;
+  onnx::GraphProto& proto_;
   const ImportOptions& options_;
   Graph g_;
   std::unordered_map<std::string, ValueId> ids_;
@@ -205,7 +216,7 @@ class GraphBuilder {
 Graph import_onnx(const std::string& path, const ImportOptions& options) {
   LoadedOnnxModel model = load_onnx_model(path);
   try {
-    return GraphBuilder(model.proto.graph(), options).build(std::filesystem::path(path).stem().string());
+    return GraphBuilder(*model.proto.mutable_graph(), options).build(std::filesystem::path(path).stem().string());
   } catch (const Error& e) {
     rethrow_in_file(e, path);
   }
@@ -256,8 +267,7 @@ void write_tensor_pb(const Tensor& t, const std::string& name, const std::string
   tensor_to_onnx(t, name, &proto);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(path + ": cannot open for writing: " + std::strerror(errno));
-  if (!proto.SerializeToOstream(&out) || !out.flush())
-    throw Error(path + ": writing failed: " + std::strerror(errno));
+  if (!proto.SerializeToOstream(&out) || !out.flush()) throw Error(path + ": writing failed: " + std::strerror(errno));
 }
 
 }  // namespace tessel

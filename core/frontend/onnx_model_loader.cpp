@@ -1,15 +1,14 @@
 #include "core/frontend/onnx_model_loader.h"
 
 #include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/stubs/logging.h>
+#include <onnx/checker.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <google/protobuf/stubs/logging.h>
-#include <onnx/checker.h>
 
 #include "core/frontend/onnx_external_data.h"
 #include "core/frontend/onnx_tensor.h"
@@ -122,7 +121,8 @@ void parse_proto_file(const std::string& path, google::protobuf::MessageLite& me
   }
   ::close(fd);
   if (empty) throw Error(path + ": the file is empty");
-  if (!parsed) throw Error(path + ": not a valid " + std::string(what) + " file (truncated or corrupted protobuf data)");
+  if (!parsed)
+    throw Error(path + ": not a valid " + std::string(what) + " file (truncated or corrupted protobuf data)");
 }
 
 void name_unnamed_nodes(onnx::GraphProto& graph) {

@@ -5,10 +5,10 @@
 //   parse (one pass over the file) → default-domain opset in 7..17 → every unsupported op, listed
 //   together → external data (inside the model's folder) → every tensor's size against its data
 //   → onnx::checker → opset upgrade
-#include <string>
-
 #include <google/protobuf/message_lite.h>
 #include <onnx/onnx_pb.h>
+
+#include <string>
 
 #include "core/support/error.h"
 

@@ -10,10 +10,14 @@ namespace {
 
 const char* typed_field_for(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return "float_data";
-    case DataType::kFloat64: return "double_data";
-    case DataType::kInt64: return "int64_data";
-    default: return "int32_data";
+    case DataType::kFloat32:
+      return "float_data";
+    case DataType::kFloat64:
+      return "double_data";
+    case DataType::kInt64:
+      return "int64_data";
+    default:
+      return "int32_data";
   }
 }
 
@@ -33,7 +37,8 @@ std::string present_fields(const onnx::TensorProto& p) {
   return out.empty() ? "no data" : out;
 }
 
-template <class Field> void check_count(const Field& field, const char* name, const DeclaredTensor& d) {
+template <class Field>
+void check_count(const Field& field, const char* name, const DeclaredTensor& d) {
   int64_t n = shape_numel(d.shape);
   if (static_cast<int64_t>(field.size()) != n)
     throw Error(std::string(name) + " has " + std::to_string(field.size()) + " values but " +
@@ -41,14 +46,19 @@ template <class Field> void check_count(const Field& field, const char* name, co
 }
 
 // Copies a typed repeated field element by element into `t` (already sized).
-template <class Field> void fill_from_field(Tensor& t, const Field& field) {
+template <class Field>
+void fill_from_field(Tensor& t, const Field& field) {
   dispatch_dtype(t.dtype(), [&]<class T>() {
     T* dst = reinterpret_cast<T*>(t.raw_data());
     for (int i = 0; i < field.size(); ++i) {
-      if constexpr (std::is_same_v<T, Float16>) dst[i] = Float16{static_cast<uint16_t>(field.Get(i))};
-      else if constexpr (std::is_same_v<T, BFloat16>) dst[i] = BFloat16{static_cast<uint16_t>(field.Get(i))};
-      else if constexpr (std::is_same_v<T, bool>) dst[i] = field.Get(i) != 0;
-      else dst[i] = static_cast<T>(field.Get(i));
+      if constexpr (std::is_same_v<T, Float16>)
+        dst[i] = Float16{static_cast<uint16_t>(field.Get(i))};
+      else if constexpr (std::is_same_v<T, BFloat16>)
+        dst[i] = BFloat16{static_cast<uint16_t>(field.Get(i))};
+      else if constexpr (std::is_same_v<T, bool>)
+        dst[i] = field.Get(i) != 0;
+      else
+        dst[i] = static_cast<T>(field.Get(i));
     }
   });
 }
@@ -72,7 +82,10 @@ DeclaredTensor declared_tensor(const onnx::TensorProto& proto) {
     // Multiply with a guard instead of overflowing: any product above the limit is refused alike.
     int64_t numel = 1;
     for (int64_t dim : d.shape) {
-      if (has_zero_dim) { numel = 0; break; }
+      if (has_zero_dim) {
+        numel = 0;
+        break;
+      }
       if (numel > kMaxTensorBytes / elem / dim)
         throw Error("declared shape " + shape_str(d.shape) + " of " + std::string(dtype_name(d.dtype)) +
                     " exceeds the " + std::to_string(kMaxTensorBytes >> 30) + " GiB tensor limit");
@@ -93,7 +106,8 @@ enum class Source { kRaw, kFloat, kDouble, kInt32, kInt64, kEmpty };
 
 Source data_source(const onnx::TensorProto& proto, const DeclaredTensor& d) {
   if (proto.has_segment()) throw Error("segmented tensors are not supported");
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) throw Error("its data is stored externally and was not loaded");
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+    throw Error("its data is stored externally and was not loaded");
   if (!proto.raw_data().empty()) {
     if (static_cast<int64_t>(proto.raw_data().size()) != d.bytes)
       throw Error("raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but " +
@@ -147,11 +161,20 @@ Tensor tensor_from_onnx(const onnx::TensorProto& proto) {
           for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
         }
         break;
-      case Source::kFloat: fill_from_field(t, proto.float_data()); break;
-      case Source::kDouble: fill_from_field(t, proto.double_data()); break;
-      case Source::kInt32: fill_from_field(t, proto.int32_data()); break;
-      case Source::kInt64: fill_from_field(t, proto.int64_data()); break;
-      case Source::kEmpty: break;
+      case Source::kFloat:
+        fill_from_field(t, proto.float_data());
+        break;
+      case Source::kDouble:
+        fill_from_field(t, proto.double_data());
+        break;
+      case Source::kInt32:
+        fill_from_field(t, proto.int32_data());
+        break;
+      case Source::kInt64:
+        fill_from_field(t, proto.int64_data());
+        break;
+      case Source::kEmpty:
+        break;
     }
     return t;
   } catch (const Error& e) {

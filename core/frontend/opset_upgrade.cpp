@@ -25,13 +25,13 @@
 // and initializers, or from ONNX shape inference when the value is computed by another node.
 #include "core/frontend/opset_upgrade.h"
 
+#include <onnx/shape_inference/implementation.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <onnx/shape_inference/implementation.h>
 
 #include "core/frontend/onnx_tensor.h"
 #include "core/support/error.h"
@@ -296,8 +296,6 @@ class Upgrader {
 
 void upgrade_opset(onnx::ModelProto& model, int64_t opset) { Upgrader(model, opset).run(); }
 
-std::string_view upgraded_op_type(std::string_view op_type) {
-  return op_type == "Upsample" ? "Resize" : op_type;
-}
+std::string_view upgraded_op_type(std::string_view op_type) { return op_type == "Upsample" ? "Resize" : op_type; }
 
 }  // namespace tessel

@@ -1,9 +1,9 @@
 #pragma once
 // Rewrites nodes written for older default-domain opsets into the forms the op table implements
 // (the newest form up to opset 17). See the note at the top of opset_upgrade.cpp for every rule.
-#include <string_view>
-
 #include <onnx/onnx_pb.h>
+
+#include <string_view>
 
 namespace tessel {
 

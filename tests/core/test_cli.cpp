@@ -1,7 +1,5 @@
 // The `tessel` binary, run as a user would: exit codes, one-line "tessel: ..." errors on stderr,
 // the run contract (input_K.pb in, output_K.pb out, nothing partial left behind), inspect and ops.
-#include "test_frontend_models.h"
-
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -9,6 +7,7 @@
 #include <QProcess>
 
 #include "core/graph/op_table.h"
+#include "test_frontend_models.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -121,7 +120,8 @@ class TestCli : public QObject {
   void run_fixture_from_the_onnx_package() {
     const QString dir = TESSEL_SOURCE_DIR "/tests/data/frontend";
     const QString out = path("mlp_out");
-    const Result r = tessel_cli({"run", dir + "/mlp_external.onnx", "--inputs", dir + "/mlp_external", "--out-dir", out});
+    const Result r =
+        tessel_cli({"run", dir + "/mlp_external.onnx", "--inputs", dir + "/mlp_external", "--out-dir", out});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     compare_tensors(read_tensor_pb((out + "/output_0.pb").toStdString()),
                     read_tensor_pb((dir + "/mlp_external/output_0.pb").toStdString()), 1e-3);

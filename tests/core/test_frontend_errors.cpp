@@ -1,9 +1,9 @@
 // Bad ONNX input: every failure is one tessel::Error line "FILE: [node 'NAME' (OP): ]reason",
 // never a crash and never a partial graph.
-#include "test_frontend_models.h"
-
 #include <filesystem>
 #include <random>
+
+#include "test_frontend_models.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -147,7 +147,9 @@ class TestFrontendErrors : public QObject {
     std::filesystem::create_symlink(secret, (inner_dir + "/link.bin").toStdString());
     const std::string model = (inner_dir + "/model.onnx").toStdString();
 
-    struct Case { std::string location, expected; };
+    struct Case {
+      std::string location, expected;
+    };
     const Case cases[] = {
         {"../secret.bin", "escapes the model's folder"},
         {"sub/../../secret.bin", "escapes the model's folder"},

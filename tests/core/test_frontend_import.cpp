@@ -1,8 +1,7 @@
 // ONNX import of well-formed models: constants, inputs, names, attributes, shapes given on the
 // command line, shape operands, and results computed by the reference executor.
-#include "test_frontend_models.h"
-
 #include "core/graph/op_table.h"
+#include "test_frontend_models.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -226,15 +225,30 @@ class TestFrontendImport : public QObject {
       t->add_dims(2);
       fill(*t);
     };
-    add_typed("f", onnx::TensorProto::FLOAT, [](auto& t) { t.add_float_data(1.5f); t.add_float_data(-2); });
-    add_typed("d", onnx::TensorProto::DOUBLE, [](auto& t) { t.add_double_data(0.25); t.add_double_data(8); });
+    add_typed("f", onnx::TensorProto::FLOAT, [](auto& t) {
+      t.add_float_data(1.5f);
+      t.add_float_data(-2);
+    });
+    add_typed("d", onnx::TensorProto::DOUBLE, [](auto& t) {
+      t.add_double_data(0.25);
+      t.add_double_data(8);
+    });
     add_typed("h", onnx::TensorProto::FLOAT16, [](auto& t) {
       t.add_int32_data(0x3C00);  // 1.0 as a float16 bit pattern
       t.add_int32_data(0xC100);  // -2.5
     });
-    add_typed("i8", onnx::TensorProto::INT8, [](auto& t) { t.add_int32_data(-7); t.add_int32_data(100); });
-    add_typed("b", onnx::TensorProto::BOOL, [](auto& t) { t.add_int32_data(1); t.add_int32_data(0); });
-    add_typed("l", onnx::TensorProto::INT64, [](auto& t) { t.add_int64_data(int64_t{1} << 40); t.add_int64_data(-3); });
+    add_typed("i8", onnx::TensorProto::INT8, [](auto& t) {
+      t.add_int32_data(-7);
+      t.add_int32_data(100);
+    });
+    add_typed("b", onnx::TensorProto::BOOL, [](auto& t) {
+      t.add_int32_data(1);
+      t.add_int32_data(0);
+    });
+    add_typed("l", onnx::TensorProto::INT64, [](auto& t) {
+      t.add_int64_data(int64_t{1} << 40);
+      t.add_int64_data(-3);
+    });
     m.node("Add", {"x", "f"}, {"y"});
     m.output("y", DataType::kFloat32);
     const Graph g = import_onnx(m.save(dir_));

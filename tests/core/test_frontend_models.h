@@ -1,15 +1,14 @@
 #pragma once
 // Small ONNX models written in the tests themselves, through the ONNX protobuf classes, so each
 // test shows the model it imports next to what it expects.
+#include <onnx/onnx_pb.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <fstream>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "core/frontend/onnx_import.h"
 #include "core/frontend/onnx_tensor.h"
@@ -79,22 +78,29 @@ class OnnxModel {
     if (!dims) return;
     for (const Dim& d : *dims) {
       auto* dim = shape->add_dim();
-      if (std::holds_alternative<int64_t>(d)) dim->set_dim_value(std::get<int64_t>(d));
-      else dim->set_dim_param(std::get<std::string>(d));
+      if (std::holds_alternative<int64_t>(d))
+        dim->set_dim_value(std::get<int64_t>(d));
+      else
+        dim->set_dim_param(std::get<std::string>(d));
     }
   }
 
   onnx::ModelProto model_;
 };
 
-inline onnx::AttributeProto* add_attr(onnx::NodeProto& n, const std::string& name, onnx::AttributeProto::AttributeType t) {
+inline onnx::AttributeProto* add_attr(onnx::NodeProto& n, const std::string& name,
+                                      onnx::AttributeProto::AttributeType t) {
   auto* a = n.add_attribute();
   a->set_name(name);
   a->set_type(t);
   return a;
 }
-inline void attr_int(onnx::NodeProto& n, const std::string& name, int64_t v) { add_attr(n, name, onnx::AttributeProto::INT)->set_i(v); }
-inline void attr_float(onnx::NodeProto& n, const std::string& name, float v) { add_attr(n, name, onnx::AttributeProto::FLOAT)->set_f(v); }
+inline void attr_int(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  add_attr(n, name, onnx::AttributeProto::INT)->set_i(v);
+}
+inline void attr_float(onnx::NodeProto& n, const std::string& name, float v) {
+  add_attr(n, name, onnx::AttributeProto::FLOAT)->set_f(v);
+}
 inline void attr_string(onnx::NodeProto& n, const std::string& name, const std::string& v) {
   add_attr(n, name, onnx::AttributeProto::STRING)->set_s(v);
 }
@@ -122,7 +128,8 @@ inline Tensor ramp(Shape shape, float scale = 0.37f) {
 
 // The message of the tessel::Error that `fn` throws; fails the test when it throws nothing or
 // anything else.
-template <class F> QString error_of(F&& fn) {
+template <class F>
+QString error_of(F&& fn) {
   try {
     fn();
   } catch (const Error& e) {

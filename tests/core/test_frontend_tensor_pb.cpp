@@ -67,7 +67,8 @@ class TestFrontendTensorPb : public QObject {
     std::string bytes((std::istreambuf_iterator<char>(in)), {});
     OnnxModel::write_file(path("cut.pb"), bytes.substr(0, bytes.size() - 5));
     msg = error_of([&] { read_tensor_pb(path("cut.pb")); });
-    QVERIFY2(msg.startsWith(QString::fromStdString(path("cut.pb")) + ": ") && msg.contains("truncated"), qPrintable(msg));
+    QVERIFY2(msg.startsWith(QString::fromStdString(path("cut.pb")) + ": ") && msg.contains("truncated"),
+             qPrintable(msg));
 
     onnx::TensorProto str;
     str.set_name("words");

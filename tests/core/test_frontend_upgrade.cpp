@@ -1,8 +1,8 @@
 // Opset upgrade: each rule of core/frontend/opset_upgrade.cpp, checked by running an old-opset
 // model and its hand-written new-opset equivalent (or the old op's definition) on the same input.
-#include "test_frontend_models.h"
-
 #include <cmath>
+
+#include "test_frontend_models.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -48,7 +48,8 @@ class TestFrontendUpgrade : public QObject {
     const double x[5] = {-3, -0.5, 0, 1.5, 7};
     const Tensor in = Tensor::from_values<double>({5}, x);
     compare_old_new(old_model, new_model, {in});
-    compare_tensors(run(dir_, old_model, {in})[0], Tensor::from_values<double>({5}, std::vector<double>{-1, -0.5, 0, 1.5, 2}));
+    compare_tensors(run(dir_, old_model, {in})[0],
+                    Tensor::from_values<double>({5}, std::vector<double>{-1, -0.5, 0, 1.5, 2}));
 
     OnnxModel only_max = unary(10, {5});
     attr_float(only_max.node("Clip", {"x"}, {"y"}), "max", 0.25f);
@@ -161,7 +162,7 @@ class TestFrontendUpgrade : public QObject {
         for (int i = 0; i < 6; ++i) sum += std::exp(x.get_double(b * 6 + i) - mx);
         for (int i = 0; i < 6; ++i) {
           const double e = std::exp(x.get_double(b * 6 + i) - mx);
-          const double v = std::string(op) == "Softmax" ? e / sum
+          const double v = std::string(op) == "Softmax"      ? e / sum
                            : std::string(op) == "LogSoftmax" ? std::log(e / sum)
                                                              : (i == arg ? 1.0 : 0.0);
           want.set_double(b * 6 + i, v);
