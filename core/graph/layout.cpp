@@ -32,7 +32,8 @@ Layout::Layout(std::string_view text) : text_(text) {
       size_t start = i;
       while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
         factor = factor * 10 + (text[i] - '0');
-        if (factor > kMaxFactor) parse_error(text, "factor " + std::string(text.substr(start, i - start + 1)) + "... is too large");
+        if (factor > kMaxFactor)
+          parse_error(text, "factor " + std::string(text.substr(start, i - start + 1)) + "... is too large");
         ++i;
       }
       if (i == text.size() || text[i] < 'a' || text[i] > 'z')
@@ -173,8 +174,8 @@ PrimalValues kept_extents(const Layout& src, const Layout& dst, const Shape& src
   for (char c : dst.primal_axes()) {
     int64_t w = wanted[c - 'A'], have = extents[c - 'A'];
     if (w < 0 || w > have)
-      throw Error("logical extent " + std::to_string(w) + " of axis " + c + " is outside 0.." +
-                  std::to_string(have) + " (the extent of the input in layout '" + src.str() + "')");
+      throw Error("logical extent " + std::to_string(w) + " of axis " + c + " is outside 0.." + std::to_string(have) +
+                  " (the extent of the input in layout '" + src.str() + "')");
   }
   return wanted;
 }

@@ -91,7 +91,8 @@ class TestShapeOps : public QObject {
     for (int64_t a = 0; a < 4; ++a)
       for (int64_t b = 0; b < 3; ++b)
         for (int64_t c = 0; c < 2; ++c) QCOMPARE(r.data<float>()[(a * 3 + b) * 2 + c], float((c * 3 + b) * 4 + a));
-    EXPECT_ERROR(run1("Transpose", {{"perm", std::vector<int64_t>{0, 1}}}, {x}), "has 2 entries for an input of rank 3");
+    EXPECT_ERROR(run1("Transpose", {{"perm", std::vector<int64_t>{0, 1}}}, {x}),
+                 "has 2 entries for an input of rank 3");
     EXPECT_ERROR(run1("Transpose", {{"perm", std::vector<int64_t>{0, 0, 1}}}, {x}), "not a permutation");
     EXPECT_ERROR(run1("Transpose", {{"perm", std::vector<int64_t>{0, 1, 3}}}, {x}), "not a permutation");
   }
@@ -169,7 +170,8 @@ class TestShapeOps : public QObject {
     QCOMPARE(eq.outputs.size(), size_t{3});
     for (int k = 0; k < 3; ++k) {
       QCOMPARE(eq.outputs[k].shape(), (Shape{2, 2}));
-      QCOMPARE(floats(eq.outputs[k]), (std::vector<float>{float(2 * k), float(2 * k + 1), float(6 + 2 * k), float(7 + 2 * k)}));
+      QCOMPARE(floats(eq.outputs[k]),
+               (std::vector<float>{float(2 * k), float(2 * k + 1), float(6 + 2 * k), float(7 + 2 * k)}));
     }
     const OpRun var = run_op("Split", {{"axis", int64_t{-1}}}, {x, ints({1, 0, 5})}, 3);
     QCOMPARE(var.outputs[0].shape(), (Shape{2, 1}));
@@ -226,16 +228,20 @@ class TestShapeOps : public QObject {
     // Exact at the top of the int64 range (no trip through double).
     const int64_t big = int64_t{1} << 60;
     QCOMPARE(range_i64(big + 1, big + 4, 2).to_int64s(), (std::vector<int64_t>{big + 1, big + 3}));
-    const Tensor f = run1("Range", {}, {Tensor::scalar<float>(1.0f), Tensor::scalar<float>(2.0f), Tensor::scalar<float>(0.25f)}, 0);
+    const Tensor f =
+        run1("Range", {}, {Tensor::scalar<float>(1.0f), Tensor::scalar<float>(2.0f), Tensor::scalar<float>(0.25f)}, 0);
     QCOMPARE(floats(f), (std::vector<float>{1.0f, 1.25f, 1.5f, 1.75f}));
     EXPECT_ERROR(range_i64(0, 5, 0), "delta must not be 0");
-    EXPECT_ERROR(run1("Range", {}, {Tensor::scalar<int64_t>(0), Tensor::scalar<int32_t>(5), Tensor::scalar<int64_t>(1)}, 0),
-                 "limit has dtype i32");
-    EXPECT_ERROR(run1("Range", {}, {Tensor::scalar<uint8_t>(0), Tensor::scalar<uint8_t>(5), Tensor::scalar<uint8_t>(1)}, 0),
-                 "Range takes");
+    EXPECT_ERROR(
+        run1("Range", {}, {Tensor::scalar<int64_t>(0), Tensor::scalar<int32_t>(5), Tensor::scalar<int64_t>(1)}, 0),
+        "limit has dtype i32");
+    EXPECT_ERROR(
+        run1("Range", {}, {Tensor::scalar<uint8_t>(0), Tensor::scalar<uint8_t>(5), Tensor::scalar<uint8_t>(1)}, 0),
+        "Range takes");
     // The length depends on the values, so they must be known when the graph is built.
-    EXPECT_ERROR(run1("Range", {}, {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(5), Tensor::scalar<int64_t>(1)}, 1),
-                 "must be known at compile time");
+    EXPECT_ERROR(
+        run1("Range", {}, {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(5), Tensor::scalar<int64_t>(1)}, 1),
+        "must be known at compile time");
   }
 
   void patternKindsAndFlops() {

@@ -1,7 +1,6 @@
 #pragma once
 // Shared by the shape-op tests: build a one-node graph, infer it, run the reference kernel.
 #include <QtTest>
-
 #include <string>
 #include <vector>
 
@@ -41,8 +40,8 @@ struct OpRun {
   std::vector<Tensor> outputs;
 };
 
-inline OpRun run_op(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs,
-                    int num_outputs = 1, int runtime_inputs = 1) {
+inline OpRun run_op(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs, int num_outputs = 1,
+                    int runtime_inputs = 1) {
   OpRun r;
   Graph& g = r.graph;
   const OpDef& def = get_op(op);
@@ -70,7 +69,8 @@ inline Tensor run1(const std::string& op, const AttrMap& attrs, const std::vecto
 }
 
 // The message of the Error that `fn` throws (fails the test when it throws nothing).
-template <class F> std::string error_of(F&& fn) {
+template <class F>
+std::string error_of(F&& fn) {
   try {
     fn();
   } catch (const Error& e) {
@@ -81,9 +81,9 @@ template <class F> std::string error_of(F&& fn) {
 
 }  // namespace shape_test
 
-#define EXPECT_ERROR(expr, fragment)                                                        \
-  do {                                                                                      \
-    const std::string msg_ = shape_test::error_of([&] { (void)(expr); });                   \
-    if (msg_.find(fragment) == std::string::npos)                                           \
+#define EXPECT_ERROR(expr, fragment)                                                                 \
+  do {                                                                                               \
+    const std::string msg_ = shape_test::error_of([&] { (void)(expr); });                            \
+    if (msg_.find(fragment) == std::string::npos)                                                    \
       QFAIL(("expected an error containing '" + std::string(fragment) + "', got: " + msg_).c_str()); \
   } while (0)

@@ -11,8 +11,8 @@ namespace {
 
 Tensor slice(const Tensor& x, std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes = {},
              std::vector<int64_t> steps = {}) {
-  return run1("Slice", {}, {x, ints(starts), ints(ends), axes.empty() ? none() : ints(axes),
-                            steps.empty() ? none() : ints(steps)});
+  return run1("Slice", {},
+              {x, ints(starts), ints(ends), axes.empty() ? none() : ints(axes), steps.empty() ? none() : ints(steps)});
 }
 
 Tensor pad(const Tensor& x, std::vector<int64_t> pads, const std::string& mode, Tensor value = Tensor()) {
@@ -29,8 +29,8 @@ class TestShapeIndexOps : public QObject {
   void sliceClampsLikePython() {
     const Tensor x = iota({10});
     QCOMPARE(floats(slice(x, {2}, {5})), (std::vector<float>{2, 3, 4}));
-    QCOMPARE(floats(slice(x, {-3}, {kMax})), (std::vector<float>{7, 8, 9}));      // INT64_MAX end
-    QCOMPARE(floats(slice(x, {-100}, {2})), (std::vector<float>{0, 1}));           // clamped start
+    QCOMPARE(floats(slice(x, {-3}, {kMax})), (std::vector<float>{7, 8, 9}));  // INT64_MAX end
+    QCOMPARE(floats(slice(x, {-100}, {2})), (std::vector<float>{0, 1}));      // clamped start
     QCOMPARE(floats(slice(x, {1}, {9}, {0}, {3})), (std::vector<float>{1, 4, 7}));
     QCOMPARE(floats(slice(x, {-1}, {-kMax}, {0}, {-1})), (std::vector<float>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
     QCOMPARE(floats(slice(x, {8}, {1}, {0}, {-3})), (std::vector<float>{8, 5, 2}));
@@ -195,7 +195,8 @@ class TestShapeIndexOps : public QObject {
     const Tensor base = Tensor::from_int64s({1, 3}, {int64_t{1} << 60, 0, 0});
     const Tensor dup = Tensor::from_int64s({1, 3}, {0, 0, -2});
     const Tensor add = Tensor::from_int64s({1, 3}, {1, 2, 10});
-    const Tensor s = run1("ScatterElements", {{"axis", int64_t{1}}, {"reduction", std::string("add")}}, {base, dup, add}, 1);
+    const Tensor s =
+        run1("ScatterElements", {{"axis", int64_t{1}}, {"reduction", std::string("add")}}, {base, dup, add}, 1);
     QCOMPARE(s.to_int64s(), (std::vector<int64_t>{(int64_t{1} << 60) + 3, 10, 0}));
     EXPECT_ERROR(run1("ScatterElements", {}, {x, idx, f32({1, 3}, {1, 2, 3})}), "must have the shape of the indices");
     EXPECT_ERROR(run1("ScatterElements", {{"reduction", std::string("max")}}, {x, idx, upd}), "reduction");

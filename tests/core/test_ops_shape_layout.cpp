@@ -91,8 +91,8 @@ class TestLayout : public QObject {
 
   void nchwToNhwcEqualsTranspose() {
     const Tensor x = iota({2, 3, 4, 5});
-    const Tensor via_layout = run1("layout_transform", {{"src_layout", std::string("NCHW")},
-                                                        {"dst_layout", std::string("NHWC")}}, {x});
+    const Tensor via_layout =
+        run1("layout_transform", {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NHWC")}}, {x});
     const Tensor via_transpose = run1("Transpose", {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}, {x});
     QCOMPARE(via_layout.shape(), (Shape{2, 4, 5, 3}));
     QCOMPARE(floats(via_layout), floats(via_transpose));
@@ -132,9 +132,10 @@ class TestLayout : public QObject {
     EXPECT_ERROR(run1("layout_transform", {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NHWC")}},
                       {iota({1, 2, 2})}),
                  "has rank 3");
-    EXPECT_ERROR(run1("layout_transform", {{"src_layout", std::string("NCHW16c")},
-                                           {"dst_layout", std::string("NCHW")},
-                                           {"logical_shape", std::vector<int64_t>{1, 20}}},
+    EXPECT_ERROR(run1("layout_transform",
+                      {{"src_layout", std::string("NCHW16c")},
+                       {"dst_layout", std::string("NCHW")},
+                       {"logical_shape", std::vector<int64_t>{1, 20}}},
                       {Tensor(DataType::kFloat32, {1, 2, 2, 2, 16})}),
                  "has 4 primal axes (NCHW), got 2 extents");
     EXPECT_ERROR(run1("layout_transform", {{"src_layout", std::string("NCHW")}}, {iota({1, 2, 2, 2})}),

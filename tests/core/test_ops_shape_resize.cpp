@@ -20,8 +20,9 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want)
   QCOMPARE(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     if (std::fabs(got[i] - want[i]) > 1e-5f)
-      QFAIL(("element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", expected " +
-             std::to_string(want[i])).c_str());
+      QFAIL(
+          ("element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]))
+              .c_str());
 }
 
 }  // namespace
@@ -65,20 +66,24 @@ class TestResize : public QObject {
     expect_close(floats(resize_sizes(x, {8}, {{"mode", std::string("linear")}})),
                  {1, 1.25f, 1.75f, 2.25f, 2.75f, 3.25f, 3.75f, 4});
     // align_corners: x_in = x * 3 / 6.
-    expect_close(floats(resize_sizes(x, {7}, {{"mode", std::string("linear")},
-                                                {"coordinate_transformation_mode", std::string("align_corners")}})),
+    expect_close(floats(resize_sizes(x, {7},
+                                     {{"mode", std::string("linear")},
+                                      {"coordinate_transformation_mode", std::string("align_corners")}})),
                  {1, 1.5f, 2, 2.5f, 3, 3.5f, 4});
     // pytorch_half_pixel with one output element reads x_in = -0.5 → the first element.
-    expect_close(floats(resize_sizes(x, {1}, {{"mode", std::string("linear")},
-                                                {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}})),
+    expect_close(floats(resize_sizes(x, {1},
+                                     {{"mode", std::string("linear")},
+                                      {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}})),
                  {1});
   }
 
   void bilinearMatchesDirectFormula() {
     Tensor x(DataType::kFloat32, {1, 1, 3, 4});
-    for (int64_t i = 0; i < 12; ++i) x.data<float>()[i] = static_cast<float>((i * 7) % 5) + 0.5f * static_cast<float>(i);
-    const Tensor y = resize_sizes(x, {1, 1, 5, 7}, {{"mode", std::string("linear")},
-                                                     {"coordinate_transformation_mode", std::string("align_corners")}});
+    for (int64_t i = 0; i < 12; ++i)
+      x.data<float>()[i] = static_cast<float>((i * 7) % 5) + 0.5f * static_cast<float>(i);
+    const Tensor y = resize_sizes(
+        x, {1, 1, 5, 7},
+        {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}});
     QCOMPARE(y.shape(), (Shape{1, 1, 5, 7}));
     auto at = [&](int64_t r, int64_t c) { return static_cast<double>(x.data<float>()[r * 4 + c]); };
     for (int64_t i = 0; i < 5; ++i)
@@ -87,7 +92,8 @@ class TestResize : public QObject {
         const int64_t y0 = static_cast<int64_t>(fy), x0 = static_cast<int64_t>(fx);
         const int64_t y1 = std::min<int64_t>(y0 + 1, 2), x1 = std::min<int64_t>(x0 + 1, 3);
         const double dy = fy - static_cast<double>(y0), dx = fx - static_cast<double>(x0);
-        const double want = (1 - dy) * ((1 - dx) * at(y0, x0) + dx * at(y0, x1)) + dy * ((1 - dx) * at(y1, x0) + dx * at(y1, x1));
+        const double want =
+            (1 - dy) * ((1 - dx) * at(y0, x0) + dx * at(y0, x1)) + dy * ((1 - dx) * at(y1, x0) + dx * at(y1, x1));
         QVERIFY(std::fabs(y.data<float>()[i * 7 + j] - want) < 1e-5);
       }
   }
@@ -103,9 +109,10 @@ class TestResize : public QObject {
     // x_in = x / 2, so outputs 4..11 (x_in 2..5.5) only touch taps 1..7 of the 10-element ramp.
     Tensor ramp(DataType::kFloat32, {10});
     for (int64_t i = 0; i < 10; ++i) ramp.data<float>()[i] = 2.0f * static_cast<float>(i) + 1.0f;
-    const Tensor y = resize_sizes(ramp, {20}, {{"mode", std::string("cubic")},
-                                               {"cubic_coeff_a", -0.5f},
-                                               {"coordinate_transformation_mode", std::string("asymmetric")}});
+    const Tensor y = resize_sizes(ramp, {20},
+                                  {{"mode", std::string("cubic")},
+                                   {"cubic_coeff_a", -0.5f},
+                                   {"coordinate_transformation_mode", std::string("asymmetric")}});
     for (int64_t o = 4; o < 12; ++o) QVERIFY(std::fabs(y.data<float>()[o] - (static_cast<float>(o) + 1.0f)) < 1e-5f);
     QVERIFY(std::fabs(y.data<float>()[0] - 1.0f) < 1e-6f);  // integral positions hit the samples
   }
@@ -144,7 +151,8 @@ class TestResize : public QObject {
   }
 
   void flopsCountTaps() {
-    const OpRun r = run_op("Resize", {{"mode", std::string("linear")}}, {iota({1, 1, 2, 2}), none(), none(), ints({1, 1, 4, 4})});
+    const OpRun r =
+        run_op("Resize", {{"mode", std::string("linear")}}, {iota({1, 1, 2, 2}), none(), none(), ints({1, 1, 4, 4})});
     QCOMPARE(node_flops(r.graph, r.graph.nodes[0]), 16 * 2 * 4);  // 16 outputs × 2 ops × 2×2 taps
     const OpRun n = run_op("Resize", {}, {iota({1, 1, 2, 2}), none(), none(), ints({1, 1, 4, 4})});
     QCOMPARE(node_flops(n.graph, n.graph.nodes[0]), 0);

@@ -59,8 +59,9 @@ void ConcatOp::infer(const Attrs& a, InferContext& ctx) {
                   shape_str(t.shape) + ", input 0 has rank " + std::to_string(rank) + " " + shape_str(first.shape));
     for (int64_t k = 0; k < rank; ++k)
       if (k != axis && t.shape[k] != first.shape[k])
-        throw Error("input " + std::to_string(i) + " has shape " + shape_str(t.shape) + ", which differs from input 0 " +
-                    shape_str(first.shape) + " outside the concatenation axis " + std::to_string(axis));
+        throw Error("input " + std::to_string(i) + " has shape " + shape_str(t.shape) +
+                    ", which differs from input 0 " + shape_str(first.shape) + " outside the concatenation axis " +
+                    std::to_string(axis));
     out[axis] += t.shape[axis];
   }
   ctx.set_output(0, first.dtype, out);

@@ -6,8 +6,7 @@
 
 namespace tessel::ops {
 
-void copy_with_axis_offsets(const Tensor& src, Tensor& dst, const AxisOffsets& axis_offsets,
-                            const std::byte* fill) {
+void copy_with_axis_offsets(const Tensor& src, Tensor& dst, const AxisOffsets& axis_offsets, const std::byte* fill) {
   const Shape& extent = dst.shape();
   if (axis_offsets.size() != extent.size()) throw Error("internal: axis offsets do not match the output rank");
   for (size_t k = 0; k < extent.size(); ++k)
@@ -43,8 +42,10 @@ void copy_with_axis_offsets(const Tensor& src, Tensor& dst, const AxisOffsets& a
     bool outer_fill = false;
     for (size_t k = 0; k < last; ++k) {
       int64_t o = axis_offsets[k][pos[k]];
-      if (o == kFill) outer_fill = true;
-      else base += o;
+      if (o == kFill)
+        outer_fill = true;
+      else
+        base += o;
     }
     std::byte* row = out + written * static_cast<int64_t>(elem);
     if (outer_fill) {

@@ -11,17 +11,23 @@ namespace tessel::ops {
 
 // Base of the ops that only move elements: no floating-point operations.
 struct DataMovement {
-  template <class A> static int64_t flops(const A&, const OpTypes&) { return 0; }
+  template <class A>
+  static int64_t flops(const A&, const OpTypes&) {
+    return 0;
+  }
 };
 
 // ---- Reshaping without moving elements -------------------------------------------------------
 
 struct ReshapeAttrs {
   int64_t allowzero = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(allowzero, {.name = "allowzero",
                   .doc = "1: a 0 in `shape` means a dimension of size 0; 0: it copies the input's dimension",
-                  .def = 0, .min = 0, .max = 1});
+                  .def = 0,
+                  .min = 0,
+                  .max = 1});
   }
 };
 struct ReshapeOp : DataMovement {
@@ -36,7 +42,8 @@ struct ReshapeOp : DataMovement {
 
 struct FlattenAttrs {
   int64_t axis = 1;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(axis, {.name = "axis", .doc = "Dimensions before it form the rows, the rest the columns (-r..r)", .def = 1});
   }
 };
@@ -73,8 +80,10 @@ struct UnsqueezeOp : DataMovement {
 
 struct TransposeAttrs {
   std::vector<int64_t> perm;
-  template <class V> void visit(V& v) {
-    v(perm, {.name = "perm", .doc = "Output axis k is input axis perm[k]; empty reverses the axes",
+  template <class V>
+  void visit(V& v) {
+    v(perm, {.name = "perm",
+             .doc = "Output axis k is input axis perm[k]; empty reverses the axes",
              .def = std::vector<int64_t>{}});
   }
 };
@@ -90,9 +99,12 @@ struct TransposeOp : DataMovement {
 struct DepthToSpaceAttrs {
   int64_t blocksize = 1;
   std::string mode = "DCR";
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(blocksize, {.name = "blocksize", .doc = "Side of the square block moved out of the channels", .min = 1});
-    v(mode, {.name = "mode", .doc = "Channel order: depth-column-row or column-row-depth", .def = "DCR",
+    v(mode, {.name = "mode",
+             .doc = "Channel order: depth-column-row or column-row-depth",
+             .def = "DCR",
              .choices = {"DCR", "CRD"}});
   }
 };
@@ -107,7 +119,8 @@ struct DepthToSpaceOp : DataMovement {
 
 struct SpaceToDepthAttrs {
   int64_t blocksize = 1;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(blocksize, {.name = "blocksize", .doc = "Side of the square block moved into the channels", .min = 1});
   }
 };
@@ -124,7 +137,8 @@ struct SpaceToDepthOp : DataMovement {
 struct LayoutTransformAttrs {
   std::string src_layout, dst_layout;
   std::vector<int64_t> logical_shape;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(src_layout, {.name = "src_layout", .doc = "Layout of the input, e.g. NCHW"});
     v(dst_layout, {.name = "dst_layout", .doc = "Layout of the output, e.g. NCHW16c"});
     v(logical_shape, {.name = "logical_shape",
@@ -147,7 +161,10 @@ struct LayoutTransformOp : DataMovement {
 
 struct ConcatAttrs {
   int64_t axis = 0;
-  template <class V> void visit(V& v) { v(axis, {.name = "axis", .doc = "Axis to join along (-r..r-1)"}); }
+  template <class V>
+  void visit(V& v) {
+    v(axis, {.name = "axis", .doc = "Axis to join along (-r..r-1)"});
+  }
 };
 struct ConcatOp : DataMovement {
   using Attrs = ConcatAttrs;
@@ -160,7 +177,10 @@ struct ConcatOp : DataMovement {
 
 struct SplitAttrs {
   int64_t axis = 0;
-  template <class V> void visit(V& v) { v(axis, {.name = "axis", .doc = "Axis to split (-r..r-1)", .def = 0}); }
+  template <class V>
+  void visit(V& v) {
+    v(axis, {.name = "axis", .doc = "Axis to split (-r..r-1)", .def = 0});
+  }
 };
 struct SplitOp : DataMovement {
   using Attrs = SplitAttrs;
@@ -186,7 +206,10 @@ struct SliceOp : DataMovement {
 
 struct GatherAttrs {
   int64_t axis = 0;
-  template <class V> void visit(V& v) { v(axis, {.name = "axis", .doc = "Axis the indices select on", .def = 0}); }
+  template <class V>
+  void visit(V& v) {
+    v(axis, {.name = "axis", .doc = "Axis the indices select on", .def = 0});
+  }
 };
 struct GatherOp : DataMovement {
   using Attrs = GatherAttrs;
@@ -209,9 +232,12 @@ struct GatherElementsOp : DataMovement {
 struct ScatterElementsAttrs {
   int64_t axis = 0;
   std::string reduction = "none";
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(axis, {.name = "axis", .doc = "Axis the indices address", .def = 0});
-    v(reduction, {.name = "reduction", .doc = "How an update combines with the existing element", .def = "none",
+    v(reduction, {.name = "reduction",
+                  .doc = "How an update combines with the existing element",
+                  .def = "none",
                   .choices = {"none", "add", "mul"}});
   }
 };
@@ -249,9 +275,12 @@ struct TileOp : DataMovement {
 
 struct PadAttrs {
   std::string mode = "constant";
-  template <class V> void visit(V& v) {
-    v(mode, {.name = "mode", .doc = "Values of the new elements: a constant, a mirror image, or the edge",
-             .def = "constant", .choices = {"constant", "reflect", "edge"}});
+  template <class V>
+  void visit(V& v) {
+    v(mode, {.name = "mode",
+             .doc = "Values of the new elements: a constant, a mirror image, or the edge",
+             .def = "constant",
+             .choices = {"constant", "reflect", "edge"}});
   }
 };
 struct PadOp : DataMovement {
@@ -271,21 +300,27 @@ struct ResizeAttrs {
   float extrapolation_value = 0.0f;
   std::string mode = "nearest";
   std::string nearest_mode = "round_prefer_floor";
-  template <class V> void visit(V& v) {
-    v(coordinate_transformation_mode,
-      {.name = "coordinate_transformation_mode", .doc = "How an output coordinate maps to an input coordinate",
-       .def = "half_pixel",
-       .choices = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-                   "tf_crop_and_resize"}});
+  template <class V>
+  void visit(V& v) {
+    v(coordinate_transformation_mode, {.name = "coordinate_transformation_mode",
+                                       .doc = "How an output coordinate maps to an input coordinate",
+                                       .def = "half_pixel",
+                                       .choices = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                                   "tf_half_pixel_for_nn", "tf_crop_and_resize"}});
     v(cubic_coeff_a, {.name = "cubic_coeff_a", .doc = "The A of cubic convolution interpolation", .def = -0.75f});
     v(exclude_outside, {.name = "exclude_outside",
                         .doc = "1: weights of taps outside the input are zeroed and the rest renormalised",
-                        .def = 0, .min = 0, .max = 1});
+                        .def = 0,
+                        .min = 0,
+                        .max = 1});
     v(extrapolation_value, {.name = "extrapolation_value",
-                            .doc = "Value of outputs that map outside the input (tf_crop_and_resize)", .def = 0.0f});
+                            .doc = "Value of outputs that map outside the input (tf_crop_and_resize)",
+                            .def = 0.0f});
     v(mode, {.name = "mode", .doc = "Interpolation", .def = "nearest", .choices = {"nearest", "linear", "cubic"}});
-    v(nearest_mode, {.name = "nearest_mode", .doc = "Rounding of the input coordinate in nearest mode",
-                     .def = "round_prefer_floor", .choices = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}});
+    v(nearest_mode, {.name = "nearest_mode",
+                     .doc = "Rounding of the input coordinate in nearest mode",
+                     .def = "round_prefer_floor",
+                     .choices = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}});
   }
 };
 struct ResizeOp {
@@ -304,9 +339,11 @@ struct ResizeOp {
 struct ShapeAttrs {
   int64_t start = 0;
   int64_t end = std::numeric_limits<int64_t>::max();
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(start, {.name = "start", .doc = "First axis to report (negative counts from the end; clamped)", .def = 0});
-    v(end, {.name = "end", .doc = "One past the last axis to report (negative counts from the end; clamped)",
+    v(end, {.name = "end",
+            .doc = "One past the last axis to report (negative counts from the end; clamped)",
             .def = std::numeric_limits<int64_t>::max()});
   }
 };
@@ -331,8 +368,10 @@ struct SizeOp : DataMovement {
 Tensor default_constant_of_shape_value();  // f32[1] {0}
 struct ConstantOfShapeAttrs {
   Tensor value;
-  template <class V> void visit(V& v) {
-    v(value, {.name = "value", .doc = "One-element tensor giving the fill value and the output dtype",
+  template <class V>
+  void visit(V& v) {
+    v(value, {.name = "value",
+              .doc = "One-element tensor giving the fill value and the output dtype",
               .def = default_constant_of_shape_value()});
   }
 };

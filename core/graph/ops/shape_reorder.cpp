@@ -15,8 +15,8 @@ std::vector<int64_t> effective_perm(const TransposeAttrs& a, int64_t rank) {
     return reversed;
   }
   if (static_cast<int64_t>(a.perm.size()) != rank)
-    throw Error("perm " + ints_str(a.perm) + " has " + std::to_string(a.perm.size()) + " entries for an input of rank " +
-                std::to_string(rank));
+    throw Error("perm " + ints_str(a.perm) + " has " + std::to_string(a.perm.size()) +
+                " entries for an input of rank " + std::to_string(rank));
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t p : a.perm) {
     if (p < 0 || p >= rank || seen[p])
@@ -57,8 +57,10 @@ void DepthToSpaceOp::reference(const Attrs& a, const KernelArgs& args) {
   const Shape& s = args.in(0).shape();
   const int64_t b = a.blocksize, c = s[1] / (b * b);
   // Both modes produce [N, C, H, b, W, b]; they differ in where the block sits in the channels.
-  if (a.mode == "DCR") transpose_into(args.in(0), {s[0], b, b, c, s[2], s[3]}, {0, 3, 4, 1, 5, 2}, args.out(0));
-  else transpose_into(args.in(0), {s[0], c, b, b, s[2], s[3]}, {0, 1, 4, 2, 5, 3}, args.out(0));
+  if (a.mode == "DCR")
+    transpose_into(args.in(0), {s[0], b, b, c, s[2], s[3]}, {0, 3, 4, 1, 5, 2}, args.out(0));
+  else
+    transpose_into(args.in(0), {s[0], c, b, b, s[2], s[3]}, {0, 1, 4, 2, 5, 3}, args.out(0));
 }
 
 void SpaceToDepthOp::infer(const Attrs& a, InferContext& ctx) {

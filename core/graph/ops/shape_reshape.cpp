@@ -62,8 +62,8 @@ void FlattenOp::infer(const Attrs& a, InferContext& ctx) {
   const Shape& in = ctx.input(0).shape;
   const int64_t rank = static_cast<int64_t>(in.size());
   if (a.axis < -rank || a.axis > rank)
-    throw Error("axis " + std::to_string(a.axis) + " is out of range for rank " + std::to_string(rank) +
-                " (allowed " + std::to_string(-rank) + ".." + std::to_string(rank) + ")");
+    throw Error("axis " + std::to_string(a.axis) + " is out of range for rank " + std::to_string(rank) + " (allowed " +
+                std::to_string(-rank) + ".." + std::to_string(rank) + ")");
   const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
   Shape rows(in.begin(), in.begin() + axis), cols(in.begin() + axis, in.end());
   ctx.set_output(0, ctx.input(0).dtype, {checked_numel(rows, "input"), checked_numel(cols, "input")});

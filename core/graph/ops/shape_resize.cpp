@@ -49,7 +49,8 @@ ResizePlan plan_resize(const Shape& in, const Tensor* scales, const Tensor* size
                   std::to_string(rank));
     for (size_t k = 0; k < rank; ++k) {
       const double s = scales->get_double(static_cast<int64_t>(k));
-      if (!(s > 0) || !std::isfinite(s)) throw Error("scale " + std::to_string(s) + " of axis " + std::to_string(k) + " must be positive");
+      if (!(s > 0) || !std::isfinite(s))
+        throw Error("scale " + std::to_string(s) + " of axis " + std::to_string(k) + " must be positive");
       p.scale.push_back(s);
       p.out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[k]) * s)));
     }
@@ -65,7 +66,8 @@ ResizePlan plan_resize(const Shape& in, const Tensor* scales, const Tensor* size
     }
   }
   for (size_t k = 0; k < rank; ++k)
-    if (in[k] == 0 && p.out[k] > 0) throw Error("cannot resize axis " + std::to_string(k) + " of size 0 to a non-empty one");
+    if (in[k] == 0 && p.out[k] > 0)
+      throw Error("cannot resize axis " + std::to_string(k) + " of size 0 to a non-empty one");
   return p;
 }
 
@@ -90,8 +92,8 @@ std::vector<double> tap_weights(const ResizeAttrs& a, double ratio) {
   if (a.mode == "linear") return {1 - ratio, ratio};
   if (a.mode == "cubic") {
     const double A = a.cubic_coeff_a;
-    auto near = [A](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };          // |t| <= 1
-    auto far = [A](double t) { return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A; };    // 1 < |t| < 2
+    auto near = [A](double t) { return ((A + 2) * t - (A + 3)) * t * t + 1; };       // |t| <= 1
+    auto far = [A](double t) { return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A; };  // 1 < |t| < 2
     return {far(ratio + 1), near(ratio), near(1 - ratio), far(2 - ratio)};
   }
   const std::string& m = a.nearest_mode;  // nearest: all weight on one of the two taps

@@ -100,8 +100,9 @@ void SliceOp::infer(const Attrs&, InferContext& ctx) {
   std::vector<int64_t> axes, steps;
   if (ctx.has_input(3)) axes = ctx.require_ints(3, "axes");
   if (ctx.has_input(4)) steps = ctx.require_ints(4, "steps");
-  std::vector<AxisSlice> slices = compute_slices(in, ctx.require_ints(1, "starts"), ctx.require_ints(2, "ends"),
-                                                 ctx.has_input(3) ? &axes : nullptr, ctx.has_input(4) ? &steps : nullptr);
+  std::vector<AxisSlice> slices =
+      compute_slices(in, ctx.require_ints(1, "starts"), ctx.require_ints(2, "ends"), ctx.has_input(3) ? &axes : nullptr,
+                     ctx.has_input(4) ? &steps : nullptr);
   Shape out;
   for (const AxisSlice& s : slices) out.push_back(s.length);
   ctx.set_output(0, ctx.input(0).dtype, out);

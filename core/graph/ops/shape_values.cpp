@@ -61,9 +61,7 @@ void SizeOp::infer(const Attrs&, InferContext& ctx) {
   ctx.set_output_value(0, Tensor::scalar<int64_t>(shape_numel(ctx.input(0).shape)));
 }
 
-void SizeOp::reference(const Attrs&, const KernelArgs& args) {
-  args.out(0).data<int64_t>()[0] = args.in(0).numel();
-}
+void SizeOp::reference(const Attrs&, const KernelArgs& args) { args.out(0).data<int64_t>()[0] = args.in(0).numel(); }
 
 Tensor default_constant_of_shape_value() { return Tensor(DataType::kFloat32, {1}); }
 
@@ -82,22 +80,24 @@ void ConstantOfShapeOp::infer(const Attrs& a, InferContext& ctx) {
 void ConstantOfShapeOp::reference(const Attrs& a, const KernelArgs& args) {
   Tensor& out = args.out(0);
   const size_t elem = dtype_size(out.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(out.raw_data() + i * static_cast<int64_t>(elem), a.value.raw_data(), elem);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    std::memcpy(out.raw_data() + i * static_cast<int64_t>(elem), a.value.raw_data(), elem);
 }
 
 void RangeOp::infer(const Attrs&, InferContext& ctx) {
   const DataType t = ctx.input(0).dtype;
-  if (!is_range_dtype(t)) throw Error("start has dtype " + std::string(dtype_name(t)) + "; Range takes f32, f64, i16, i32 or i64");
+  if (!is_range_dtype(t))
+    throw Error("start has dtype " + std::string(dtype_name(t)) + "; Range takes f32, f64, i16, i32 or i64");
   const char* names[] = {"start", "limit", "delta"};
   for (int i = 0; i < 3; ++i) {
     if (ctx.input(i).dtype != t)
-      throw Error(std::string(names[i]) + " has dtype " + std::string(dtype_name(ctx.input(i).dtype)) +
-                  ", start has " + std::string(dtype_name(t)));
+      throw Error(std::string(names[i]) + " has dtype " + std::string(dtype_name(ctx.input(i).dtype)) + ", start has " +
+                  std::string(dtype_name(t)));
     if (shape_numel(ctx.input(i).shape) != 1)
       throw Error(std::string(names[i]) + " must be a scalar, got shape " + shape_str(ctx.input(i).shape));
   }
-  const int64_t n = range_length(ctx.require_value(0, "start"), ctx.require_value(1, "limit"),
-                                 ctx.require_value(2, "delta"));
+  const int64_t n =
+      range_length(ctx.require_value(0, "start"), ctx.require_value(1, "limit"), ctx.require_value(2, "delta"));
   ctx.set_output(0, t, {n});
 }
 
