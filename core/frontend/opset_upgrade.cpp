@@ -20,9 +20,11 @@
 //       x ──▶ Flatten(axis) ──▶ Op(axis=1) ──▶ Reshape ──▶ y
 //       └───▶ Shape ────────────────────────────┘
 //
+// When the input's rank is known and `axis` is its last axis, the node is kept with axis=-1.
+//
 // Constants added by a rule become initializers with fresh names derived from the node's name.
-// Element types that a constant must share with an input (Clip, Pad) come from the model's inputs
-// and initializers, or from ONNX shape inference when the value is computed by another node.
+// Element types that a constant must share with an input (Clip, Pad), and ranks, come from the
+// model's inputs and initializers, or from ONNX shape inference when another node computes the value.
 #include "core/frontend/opset_upgrade.h"
 
 #include <onnx/shape_inference/implementation.h>
@@ -84,7 +86,7 @@ class Upgrader {
 
   void run() {
     collect_names();
-    if (needs_element_types()) collect_element_types();
+    if (needs_value_types()) collect_value_types();
     google::protobuf::RepeatedPtrField<NodeProto> old_nodes;
     old_nodes.Swap(graph_.mutable_node());
     for (NodeProto& node : old_nodes) {
@@ -190,7 +192,11 @@ class Upgrader {
   void coerced_2d_to_axis(NodeProto& node) {
     const AttributeProto* a = find_attr(node, "axis");
     const int64_t axis = a ? a->i() : 1;
-    if (axis == -1) return emit(node);  // the last axis: old and new semantics agree
+    const int64_t rank = rank_of(node.input(0));
+    if (axis == -1 || (rank > 0 && axis == rank - 1)) {  // the last axis: old and new semantics agree
+      set_int_attr(node, "axis", -1);
+      return emit(node);
+    }
     const std::string x = node.input(0), y = node.output(0), name = node.name();
     const std::string flat = fresh(name + "_2d"), flat_out = fresh(name + "_2d_out"), shape = fresh(name + "_shape");
 
@@ -255,14 +261,18 @@ class Upgrader {
     return s;
   }
 
-  bool needs_element_types() const {
-    if (opset_ >= 11) return false;
-    for (const auto& n : graph_.node())
-      if (n.op_type() == "Clip" || n.op_type() == "Pad") return true;
+  // Clip and Pad constants take the input's element type; the coerce-to-2D rewrite is skipped when
+  // the input's rank shows that axis is the last one (the usual classifier head).
+  bool needs_value_types() const {
+    for (const auto& n : graph_.node()) {
+      const std::string& op = n.op_type();
+      if (opset_ < 11 && (op == "Clip" || op == "Pad")) return true;
+      if (opset_ < 13 && (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax")) return true;
+    }
     return false;
   }
 
-  void collect_element_types() {
+  void collect_value_types() {
     try {
       onnx::shape_inference::InferShapes(model_);
     } catch (const std::exception&) {
@@ -270,12 +280,23 @@ class Upgrader {
       // the only type these old ops were used with in practice.
     }
     auto note = [&](const onnx::ValueInfoProto& v) {
-      if (v.type().has_tensor_type()) elem_types_[v.name()] = v.type().tensor_type().elem_type();
+      if (!v.type().has_tensor_type()) return;
+      elem_types_[v.name()] = v.type().tensor_type().elem_type();
+      if (v.type().tensor_type().has_shape()) ranks_[v.name()] = v.type().tensor_type().shape().dim_size();
     };
     for (const auto& v : graph_.input()) note(v);
     for (const auto& v : graph_.value_info()) note(v);
     for (const auto& v : graph_.output()) note(v);
-    for (const auto& t : graph_.initializer()) elem_types_[t.name()] = t.data_type();
+    for (const auto& t : graph_.initializer()) {
+      elem_types_[t.name()] = t.data_type();
+      ranks_[t.name()] = t.dims_size();
+    }
+  }
+
+  // -1 when unknown.
+  int64_t rank_of(const std::string& value) const {
+    auto it = ranks_.find(value);
+    return it == ranks_.end() ? -1 : it->second;
   }
 
   DataType element_type(const std::string& value) const {
@@ -290,6 +311,7 @@ class Upgrader {
   std::string current_op_;
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, int32_t> elem_types_;
+  std::unordered_map<std::string, int64_t> ranks_;
 };
 
 }  // namespace

@@ -174,10 +174,20 @@ class TestFrontendUpgrade : public QObject {
   }
 
   void softmax_on_the_last_axis_is_left_alone() {
-    OnnxModel old_model = unary(11, {2, 3});
-    attr_int(old_model.node("Softmax", {"x"}, {"y"}), "axis", -1);
-    const Graph g = import_onnx(old_model.save(dir_));
-    QCOMPARE(g.nodes.size(), size_t{1});
+    OnnxModel explicit_last = unary(11, {2, 3});
+    attr_int(explicit_last.node("Softmax", {"x"}, {"y"}), "axis", -1);
+    QCOMPARE(import_onnx(explicit_last.save(dir_)).nodes.size(), size_t{1});
+
+    // The classifier head of old models: default axis 1 on a rank-2 value computed by another
+    // node (its rank comes from ONNX shape inference). Same result as opset 13's last-axis Softmax.
+    OnnxModel head = unary(11, {2, 3});
+    head.node("Relu", {"x"}, {"r"});
+    head.node("Softmax", {"r"}, {"y"});
+    OnnxModel head13 = unary(13, {2, 3});
+    head13.node("Relu", {"x"}, {"r"});
+    attr_int(head13.node("Softmax", {"r"}, {"y"}), "axis", -1);
+    QCOMPARE(import_onnx(head.save(dir_)).nodes.size(), size_t{2});
+    compare_old_new(head, head13, {ramp({2, 3})});
   }
 
   void upsample_becomes_resize() {
