@@ -205,6 +205,48 @@ class TestOpsNnMath : public QObject {
     QCOMPARE(get_op("InstanceNormalization").pattern, PatternKind::kOpaque);
   }
 
+  void lrn_sums_squares_over_neighbouring_channels() {
+    const Tensor x = random_f32({2, 5, 3}, 8);
+    const double alpha = 0.02, beta = 0.6, bias = 1.5;
+    for (int64_t size : {1, 2, 3, 4}) {
+      AttrMap attrs{{"alpha", alpha}, {"beta", beta}, {"bias", bias}, {"size", size}};
+      const Tensor y = run1("LRN", attrs, {x});
+      std::vector<double> expected;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t c = 0; c < 5; ++c)
+          for (int64_t i = 0; i < 3; ++i) {
+            // Channels c - floor((size-1)/2) … c + ceil((size-1)/2) that exist.
+            double sq = 0;
+            for (int64_t k = c - (size - 1) / 2; k <= c + size / 2; ++k)
+              if (k >= 0 && k < 5) sq += std::pow(x.get_double((n * 5 + k) * 3 + i), 2);
+            expected.push_back(x.get_double((n * 5 + c) * 3 + i) /
+                               std::pow(float(bias) + float(alpha) / size * sq, float(beta)));
+          }
+      QVERIFY(close(values(y), expected));
+    }
+    QVERIFY(error_of("LRN", {}, {x}).contains("missing required attribute 'size'"));
+  }
+  void mean_variance_normalization_over_axes() {
+    const Tensor x = random_f32({2, 3, 4}, 9);
+    const Tensor y = run1("MeanVarianceNormalization", ints("axes", {0, 2}), {x});
+    // Per channel c: statistics over the 2×4 elements with that c.
+    for (int64_t c = 0; c < 3; ++c) {
+      double s = 0, sq = 0;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t i = 0; i < 4; ++i) s += x.get_double((n * 3 + c) * 4 + i);
+      const double mean = s / 8;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t i = 0; i < 4; ++i) sq += std::pow(x.get_double((n * 3 + c) * 4 + i) - mean, 2);
+      const double sd = std::sqrt(sq / 8);
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t i = 0; i < 4; ++i) {
+          const int64_t at = (n * 3 + c) * 4 + i;
+          QVERIFY(std::abs(y.get_double(at) - (x.get_double(at) - mean) / (sd + 1e-9)) < 1e-5);
+        }
+    }
+    QVERIFY(error_of("MeanVarianceNormalization", ints("axes", {0, 3}), {x}).contains("axis 3 is out of range"));
+    QVERIFY(error_of("MeanVarianceNormalization", ints("axes", {1, -2}), {x}).contains("listed twice"));
+  }
   void softmax_rows_sum_to_one_and_match_exp_over_sum() {
     const Tensor x = random_f32({2, 3, 4}, 7);
     for (int64_t axis : {0, 1, 2, -1}) {

@@ -1,6 +1,7 @@
-// BatchNormalization (inference), InstanceNormalization, LayerNormalization: shape rules and
-// reference kernels. Statistics are computed in double in two passes (mean, then the mean of the
-// squared deviations), the numerically safe form; each output is rounded once.
+// BatchNormalization (inference), InstanceNormalization, LayerNormalization, LRN,
+// MeanVarianceNormalization: shape rules and reference kernels. Statistics are computed in double in two passes (mean,
+// then the mean of the squared deviations), the numerically safe form; each output is rounded once.
+#include <algorithm>
 #include <cmath>
 
 #include "core/graph/ops/nn.h"
@@ -189,5 +190,83 @@ void LayerNormalizationOp::reference(const Attrs& a, const KernelArgs& args) {
 
 // Per element: mean (add), variance (sub, mul, add), normalize (sub, mul), scale and shift (mul, add).
 int64_t LayerNormalizationOp::flops(const Attrs&, const OpTypes& t) { return shape_numel(t.inputs[0]->shape) * 8; }
+
+void LRNOp::infer(const Attrs&, InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  nn::require_dtype("LRN", "X", x.dtype, nn::kFloatTypes);
+  if (x.shape.size() < 2) throw Error("LRN: X must have rank 2 or more (N×C×…), got " + shape_str(x.shape));
+  ctx.set_output(0, x);
+}
+
+void LRNOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Tensor& x = args.in(0);
+  const std::vector<double> xs = nn::to_doubles(x);
+  const int64_t batch = x.shape()[0], channels = x.shape()[1], inner = nn::product(x.shape(), 2);
+  // Channel c sums channels [c - floor((size-1)/2), c + ceil((size-1)/2)], clipped to the tensor.
+  const int64_t before = (a.size - 1) / 2, after = a.size - 1 - before;
+  const double scale = static_cast<double>(a.alpha) / static_cast<double>(a.size);
+  std::vector<double> ys(xs.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < inner; ++i) {
+        double square_sum = 0;
+        for (int64_t k = std::max<int64_t>(0, c - before); k <= std::min(channels - 1, c + after); ++k) {
+          const double v = xs[(n * channels + k) * inner + i];
+          square_sum += v * v;
+        }
+        const int64_t at = (n * channels + c) * inner + i;
+        ys[at] = xs[at] / std::pow(static_cast<double>(a.bias) + scale * square_sum, static_cast<double>(a.beta));
+      }
+  nn::store_doubles(args.out(0), ys);
+}
+
+// Per element: `size` squares and adds, then scale, add, pow and divide.
+int64_t LRNOp::flops(const Attrs& a, const OpTypes& t) { return flops_per_output_element(t, 2 * a.size + 4); }
+
+namespace {
+
+// X's shape with the normalized axes set to 1: the shape of the statistics.
+Shape mvn_stats_shape(const MeanVarianceNormalizationAttrs& a, const TensorType& x) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  Shape stats = x.shape;
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t axis : a.axes) {
+    if (axis < -rank || axis >= rank)
+      throw Error("MeanVarianceNormalization: axis " + s(axis) + " is out of range for X " + shape_str(x.shape));
+    const int64_t d = axis < 0 ? axis + rank : axis;
+    if (seen[d]) throw Error("MeanVarianceNormalization: axis " + s(axis) + " is listed twice");
+    seen[d] = true;
+    stats[d] = 1;
+  }
+  return stats;
+}
+
+}  // namespace
+
+void MeanVarianceNormalizationOp::infer(const Attrs& a, InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  nn::require_dtype("MeanVarianceNormalization", "X", x.dtype, nn::kFloatTypes);
+  mvn_stats_shape(a, x);
+  ctx.set_output(0, x);
+}
+
+void MeanVarianceNormalizationOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Tensor& x = args.in(0);
+  const Shape stats = mvn_stats_shape(a, {x.dtype(), x.shape()});
+  const std::vector<double> xs = nn::to_doubles(x);
+  // group[i]: which statistics element X's element i contributes to.
+  std::vector<int64_t> group(xs.size());
+  for_each_broadcast(x.shape(), {stats}, [&](int64_t o, const int64_t* in) { group[o] = in[0]; });
+  const size_t groups = static_cast<size_t>(shape_numel(stats));
+  const double count = static_cast<double>(x.numel()) / static_cast<double>(std::max<size_t>(groups, 1));
+  std::vector<double> mean(groups, 0.0), var(groups, 0.0);
+  for (size_t i = 0; i < xs.size(); ++i) mean[group[i]] += xs[i];
+  for (double& m : mean) m /= count;
+  for (size_t i = 0; i < xs.size(); ++i) var[group[i]] += (xs[i] - mean[group[i]]) * (xs[i] - mean[group[i]]);
+  std::vector<double> ys(xs.size());
+  // ONNX adds its epsilon (1e-9) to the standard deviation, not to the variance.
+  for (size_t i = 0; i < xs.size(); ++i) ys[i] = (xs[i] - mean[group[i]]) / (std::sqrt(var[group[i]] / count) + 1e-9);
+  nn::store_doubles(args.out(0), ys);
+}
 
 }  // namespace tessel::ops

@@ -1,5 +1,6 @@
 #pragma once
-// Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization.
+// Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
+// LRN (local response normalization across channels), MeanVarianceNormalization.
 #include "core/graph/ops/common.h"
 
 namespace tessel::ops {
@@ -73,6 +74,47 @@ struct LayerNormalizationOp {
   static void infer(const Attrs&, InferContext& ctx);
   static void reference(const Attrs&, const KernelArgs& args);
   static int64_t flops(const Attrs&, const OpTypes& t);
+};
+
+struct LRNAttrs {
+  float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
+  int64_t size = 1;
+  template <class V>
+  void visit(V& v) {
+    v(alpha, {.name = "alpha", .doc = "Scale of the squared sum (divided by size)", .def = 1e-4f});
+    v(beta, {.name = "beta", .doc = "Exponent of the denominator", .def = 0.75f});
+    v(bias, {.name = "bias", .doc = "Added to the scaled squared sum", .def = 1.0f});
+    v(size, {.name = "size", .doc = "Number of channels summed over (centred on each channel)", .min = 1});
+  }
+};
+
+struct LRNOp {
+  using Attrs = LRNAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc =
+      "Y = X / (bias + alpha/size · Σ X²)^beta, the sum over `size` neighbouring channels (axis 1)";
+  static void infer(const Attrs&, InferContext& ctx);
+  static void reference(const Attrs&, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t);
+};
+
+struct MeanVarianceNormalizationAttrs {
+  std::vector<int64_t> axes = {0, 2, 3};
+  template <class V>
+  void visit(V& v) {
+    v(axes, {.name = "axes", .doc = "Axes the mean and variance are taken over", .def = std::vector<int64_t>{0, 2, 3}});
+  }
+};
+
+struct MeanVarianceNormalizationOp {
+  using Attrs = MeanVarianceNormalizationAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "Y = (X - mean) / (sqrt(variance) + 1e-9), statistics over `axes`";
+  static void infer(const Attrs&, InferContext& ctx);
+  static void reference(const Attrs&, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t) { return flops_per_output_element(t, 6); }
 };
 
 }  // namespace tessel::ops
