@@ -518,10 +518,14 @@ void TestOpsElementwise::flops_count_outputs() {
   ValueId r =
       g.add_node1("sum", get_op("ReduceSumSquare"), get_op("ReduceSumSquare").parse_attrs("ReduceSumSquare", {}), {s});
   g.add_node1("cast", get_op("Cast"), get_op("Cast").parse_attrs("Cast", {{"to", int64_t{7}}}), {r});
+  g.add_node1("max", get_op("Max"), get_op("Max").parse_attrs("Max", {}), {a, b, s});
+  g.add_node1("mean", get_op("Mean"), get_op("Mean").parse_attrs("Mean", {}), {a, b});
   infer_types(g);
   QCOMPARE(node_flops(g, g.nodes[0]), int64_t{20});
   QCOMPARE(node_flops(g, g.nodes[1]), int64_t{40});  // a multiply and an add per input element
   QCOMPARE(node_flops(g, g.nodes[2]), int64_t{0});
+  QCOMPARE(node_flops(g, g.nodes[3]), int64_t{40});  // two comparisons per output element
+  QCOMPARE(node_flops(g, g.nodes[4]), int64_t{40});  // an add and a division per output element
 }
 
 QTEST_APPLESS_MAIN(TestOpsElementwise)

@@ -194,6 +194,12 @@ void VariadicOp<Fn>::reference(const Attrs&, const KernelArgs& args) {
   });
 }
 
+template <class Fn>
+int64_t VariadicOp<Fn>::flops(const Attrs&, const OpTypes& t) {
+  const int64_t folds = static_cast<int64_t>(t.inputs.size()) - 1;
+  return flops_per_output_element(t, folds + (HasFinish<Fn> ? 1 : 0));
+}
+
 // ---------------------------------------------------------------- instantiations (one per .def line)
 
 template struct UnaryOp<ReluFn>;

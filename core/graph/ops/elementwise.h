@@ -46,10 +46,8 @@ struct VariadicOp {
   static constexpr const char* doc = Fn::doc;
   static void infer(const Attrs&, InferContext& ctx);
   static void reference(const Attrs&, const KernelArgs& args);
-  // One operation per input per output element (the fold, plus Mean's division).
-  static int64_t flops(const Attrs&, const OpTypes& t) {
-    return flops_per_output_element(t, static_cast<int64_t>(t.inputs.size()));
-  }
+  // Per output element: n - 1 for the fold of n inputs, plus Mean's division.
+  static int64_t flops(const Attrs&, const OpTypes& t);
 };
 
 // Clip(x, min?, max?): min/max are optional scalar inputs of x's type; absent means unbounded.
