@@ -9,6 +9,8 @@
 #include <span>
 
 #include "app/cli/cli_args.h"
+#include "app/cli/cli_target.h"
+#include "core/compile/compiled_model.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/runtime/reference_executor.h"
@@ -30,23 +32,12 @@ const ArgSpec kSpec{
 };
 
 constexpr const char* kDetails =
-    "Runs MODEL (ONNX) with the reference executor. Reads DIR/input_K.pb (ONNX TensorProto; K counts\n"
-    "the graph inputs that are not initializers, in order) and writes output_K.pb for each graph output.\n\n"
-    "  --target SPEC         'ref' (default) or {\"kind\": \"ref\"}; the reference executor\n"
+    "Compiles and runs MODEL (ONNX). Reads DIR/input_K.pb (ONNX TensorProto; K counts the graph inputs\n"
+    "that are not initializers, in order) and writes output_K.pb for each graph output.\n\n"
+    "  --target SPEC         'llvm' (default when its plugin is loaded), 'c', 'interp', or 'ref' (the\n"
+    "                        reference executor); short form 'llvm -num_threads=2' or JSON\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
     "  --no-passes           run the graph as imported, without the graph passes (to compare)\n";
-
-// The kinds `tessel run` can execute today.
-const std::vector<std::string> kRunnableTargets = {"ref"};
-
-void check_target(const std::string& spec) {
-  const Target target = Target::parse(spec);
-  for (const std::string& k : kRunnableTargets)
-    if (target.kind() == k) return;
-  std::string names;
-  for (const std::string& k : kRunnableTargets) names += (names.empty() ? "" : ", ") + k;
-  throw Error("target '" + target.kind() + "' cannot run models yet (available targets: " + names + ")");
-}
 
 // Temporary output files, removed unless commit() renamed all of them into place.
 class OutputFiles {
@@ -88,7 +79,7 @@ int run_run_command(std::span<const std::string> argv) {
   const std::string model = args.positional()[0];
   const fs::path inputs_dir = args.required("--inputs");
   const fs::path out_dir = args.required("--out-dir");
-  check_target(args.value("--target").value_or("ref"));
+  const Target target = resolve_target(args.value("--target"));
 
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
@@ -112,8 +103,17 @@ int run_run_command(std::span<const std::string> argv) {
   const Graph imported = import_onnx(model, options);
   // The graph after the full pass pipeline (same inputs and outputs), unless --no-passes.
   GraphPtr optimized = std::make_shared<const Graph>(imported);
-  if (!args.flag("--no-passes")) {
-    GraphPipelineResult passes = run_graph_pipeline(optimized, Target::parse(args.value("--target").value_or("ref")));
+  std::shared_ptr<const compile::CompiledModel> compiled;
+  if (target.kind() != "ref") {
+    if (args.flag("--no-passes")) throw UsageError("--no-passes runs the imported graph on the reference executor: use --target ref");
+    try {
+      compiled = compile::CompiledModel::compile(optimized, target);
+    } catch (const Error& e) {
+      rethrow_with_context(e, model);
+    }
+    optimized = compiled->pipeline().graph;
+  } else if (!args.flag("--no-passes")) {
+    GraphPipelineResult passes = run_graph_pipeline(optimized, target);
     if (!passes.ok()) throw Error(model + ": " + passes.error);
     optimized = passes.graph;
   }
@@ -126,7 +126,7 @@ int run_run_command(std::span<const std::string> argv) {
   }
   std::vector<Tensor> outputs;
   try {
-    outputs = run_reference(graph, inputs);
+    outputs = compiled ? compiled->run(inputs) : run_reference(graph, inputs);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }

@@ -1,0 +1,106 @@
+// tessel profile MODEL [--target SPEC] [--repeat N] [--warmup N] [--inputs DIR] [--trace FILE]
+//                [--json] [--roofline] [--shape NAME=DIMS]...
+// Compiles MODEL, runs it warm-up + N times on the given (or deterministic random) inputs, and
+// prints each kernel's min/median time, GFLOP/s, GB/s, arithmetic intensity, and with --roofline
+// the ceiling that bounds it (from `tessel calibrate`'s cache, measured now if missing).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <span>
+
+#include "app/cli/cli_args.h"
+#include "app/cli/cli_target.h"
+#include "core/compile/profile.h"
+#include "core/frontend/onnx_import.h"
+
+namespace tessel::cli {
+
+namespace {
+const ArgSpec kSpec{
+    .usage = "tessel profile MODEL [--target SPEC] [--repeat N] [--warmup N] [--inputs DIR] [--trace FILE] [--json] [--roofline] [--shape NAME=DIMS]...",
+    .value_options = {"--target", "--repeat", "--warmup", "--inputs", "--trace"},
+    .repeatable_options = {"--shape"},
+    .flags = {"--json", "--roofline"},
+    .min_positional = 1,
+    .max_positional = 1,
+};
+
+int positive(const Args& args, const char* name, int fallback) {
+  auto v = args.value(name);
+  if (!v) return fallback;
+  try {
+    int n = std::stoi(*v);
+    if (n >= 0 && n <= 100000) return n;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(std::string(name) + " expects a count, got '" + *v + "'");
+}
+}  // namespace
+
+int run_profile_command(std::span<const std::string> argv) {
+  const Args args = Args::parse(argv, kSpec);
+  if (args.help()) return print_usage(kSpec, "Profiles every kernel of a compiled model.\n"), 0;
+  const std::string model = args.positional()[0];
+  Target target = resolve_target(args.value("--target"));
+  if (target.kind() == "ref") throw Error("profile measures compiled kernels; the reference executor compiles none (try --target llvm)");
+  ImportOptions options;
+  options.input_shapes = parse_shape_options(args.values("--shape"));
+  Graph imported = import_onnx(model, options);
+  std::shared_ptr<const compile::CompiledModel> compiled;
+  try {
+    compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(imported), target);
+  } catch (const Error& e) {
+    rethrow_with_context(e, model);
+  }
+  std::vector<Tensor> inputs;
+  if (auto dir = args.value("--inputs")) {
+    for (size_t k = 0; k < imported.inputs.size(); ++k) inputs.push_back(read_tensor_pb(*dir + "/input_" + std::to_string(k) + ".pb"));
+  } else {
+    inputs = compile::random_inputs(compiled->graph());
+  }
+  std::optional<compile::MachineCeilings> ceilings;
+  if (args.flag("--roofline")) {
+    ceilings = compile::load_cached_ceilings(target);
+    if (!ceilings) {
+      std::fprintf(stderr, "tessel: no cached ceilings for this machine and target; measuring them (tessel calibrate)...\n");
+      ceilings = compile::calibrate(target, {});
+      compile::save_cached_ceilings(*ceilings);
+    }
+  }
+  compile::Profile p = compile::profile_model(*compiled, inputs, positive(args, "--warmup", 2), std::max(1, positive(args, "--repeat", 10)), ceilings);
+  if (auto trace = args.value("--trace")) {
+    std::ofstream out(*trace);
+    if (!out) throw Error(*trace + ": cannot write the trace");
+    out << compile::chrome_trace(p);
+  }
+  if (args.flag("--json")) {
+    std::printf("%s\n", compile::profile_json(p).dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s on %s: %d kernels (%d compiled), median run %.3f ms\n\n", model.c_str(), p.target.c_str(),
+              static_cast<int>(p.kernels.size()), compiled->compiled_count(), p.total_ms);
+  std::printf("%-40s %10s %10s %6s %9s %9s %8s %s\n", "kernel", "ms_min", "ms_median", "%", "GFLOP/s", "GB/s", "FLOP/B",
+              ceilings ? "bound" : "");
+  double sum = 0;
+  for (const auto& k : p.kernels) sum += k.ms_median;
+  for (const auto& k : p.kernels) {
+    // Kernels without arithmetic (layout transforms, reshapes) are judged by bandwidth alone.
+    std::string bound;
+    if (ceilings && k.flops == 0)
+      bound = "memory (dram), " + std::to_string(static_cast<int>(100 * k.gbps / std::max(ceilings->dram_gbps(), 1e-9))) + "% of its GB/s";
+    else if (ceilings)
+      bound = k.bound + ", " + std::to_string(static_cast<int>(100 * k.gflops / std::max(k.attainable_gflops, 1e-9))) + "% of " +
+              std::to_string(static_cast<int>(k.attainable_gflops)) + " GFLOP/s";
+    std::printf("%-40s %10.4f %10.4f %6.1f %9.2f %9.2f %8.2f %s%s\n", k.name.substr(0, 40).c_str(), k.ms_min, k.ms_median,
+                sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity, bound.c_str(), k.compiled ? "" : " [reference]");
+  }
+  if (ceilings) {
+    std::printf("\nceilings (%s, %d threads):", ceilings->machine.c_str(), ceilings->threads);
+    for (const auto& c : ceilings->compute) std::printf(" %s %.1f GFLOP/s;", c.name.c_str(), c.value);
+    for (const auto& c : ceilings->bandwidth) std::printf(" %s %.1f GB/s;", c.name.c_str(), c.value);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,103 @@
+#include "core/compile/profile.h"
+
+#include <algorithm>
+#include <random>
+
+namespace tessel::compile {
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
+std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
+  std::vector<Tensor> out;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (ValueId id : g.inputs) {
+    const Value& v = g.value(id);
+    if (v.value.defined()) {  // a bound input: its value is part of the compiled graph
+      out.push_back(v.value);
+      continue;
+    }
+    Tensor t(v.type.dtype, v.type.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dtype_is_float(v.type.dtype) ? dist(rng) : std::floor((dist(rng) + 1) * 2));
+    out.push_back(t);
+  }
+  return out;
+}
+
+Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inputs, int warmup, int repeats,
+                      const std::optional<MachineCeilings>& ceilings) {
+  for (int w = 0; w < warmup; ++w) model.run(inputs);
+  std::vector<RunTimes> runs(static_cast<size_t>(std::max(repeats, 1)));
+  for (RunTimes& r : runs) model.run(inputs, &r);
+  Profile p;
+  p.target = model.target().str();
+  p.threads = model.target().kind_info().find_option("num_threads") ? static_cast<int>(model.target().get_int("num_threads")) : 1;
+  std::vector<double> totals;
+  for (const RunTimes& r : runs) totals.push_back(r.total_ms);
+  p.total_ms = median(totals);
+  p.last_run = runs.back();
+  const auto& kernels = model.kernels();
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    KernelProfile kp;
+    kp.name = kernels[k].name;
+    kp.compiled = kernels[k].compiled;
+    std::vector<double> times;
+    for (const RunTimes& r : runs) times.push_back(r.kernel_ms[k]);
+    kp.ms_min = *std::min_element(times.begin(), times.end());
+    kp.ms_median = median(times);
+    kp.flops = kernels[k].flops;
+    kp.bytes = kernels[k].bytes;
+    double seconds = std::max(kp.ms_min, 1e-6) / 1e3;
+    kp.gflops = static_cast<double>(kp.flops) / seconds / 1e9;
+    kp.gbps = static_cast<double>(kp.bytes) / seconds / 1e9;
+    kp.intensity = kp.bytes > 0 ? static_cast<double>(kp.flops) / static_cast<double>(kp.bytes) : 0;
+    if (ceilings) kp.attainable_gflops = ceilings->attainable(kp.intensity, &kp.bound);
+    p.kernels.push_back(std::move(kp));
+  }
+  return p;
+}
+
+nlohmann::json profile_json(const Profile& p) {
+  nlohmann::json j{{"target", p.target}, {"total_ms", p.total_ms}, {"kernels", nlohmann::json::array()}};
+  for (const KernelProfile& k : p.kernels) {
+    j["kernels"].push_back({{"name", k.name},
+                            {"compiled", k.compiled},
+                            {"ms_min", k.ms_min},
+                            {"ms_median", k.ms_median},
+                            {"flops", k.flops},
+                            {"bytes", k.bytes},
+                            {"gflops", k.gflops},
+                            {"gbps", k.gbps},
+                            {"intensity", k.intensity},
+                            {"bound", k.bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.bound)},
+                            {"attainable_gflops", k.attainable_gflops}});
+  }
+  return j;
+}
+
+std::string chrome_trace(const Profile& p) {
+  // Kernels run one after another on the calling thread; parallel loops inside them use the pool.
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "tessel " + p.target}}}});
+  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "kernels"}}}});
+  for (size_t k = 0; k < p.kernels.size() && k < p.last_run.kernel_spans_ms.size(); ++k) {
+    auto [begin, end] = p.last_run.kernel_spans_ms[k];
+    events.push_back({{"name", p.kernels[k].name},
+                      {"cat", p.kernels[k].compiled ? "kernel" : "reference"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", begin * 1000.0},
+                      {"dur", (end - begin) * 1000.0},
+                      {"args", {{"flops", p.kernels[k].flops}, {"bytes", p.kernels[k].bytes}, {"gflops", p.kernels[k].gflops}}}});
+  }
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(1);
+}
+
+}  // namespace tessel::compile

@@ -1,0 +1,46 @@
+#pragma once
+// Profiling a compiled model: per-kernel times over warm-up + repeats (min and median), FLOPs and
+// bytes from the graph, achieved GFLOP/s and GB/s, and — given machine ceilings — where each
+// kernel sits on the roofline. Exports the `tessel profile --json` object and a Chrome trace
+// (one track per thread, which Perfetto opens).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compile/calibrate.h"
+#include "core/compile/compiled_model.h"
+
+namespace tessel::compile {
+
+struct KernelProfile {
+  std::string name;
+  bool compiled = true;     // false: ran on the reference kernels
+  double ms_min = 0, ms_median = 0;
+  int64_t flops = 0, bytes = 0;
+  double gflops = 0, gbps = 0;  // at ms_min
+  double intensity = 0;         // flops per byte
+  std::string bound;            // "compute (avx512_fma)", "memory (dram)", or "" without ceilings
+  double attainable_gflops = 0; // the roofline at this intensity (0 without ceilings)
+};
+
+struct Profile {
+  std::string target;
+  double total_ms = 0;  // median of whole runs
+  std::vector<KernelProfile> kernels;
+  RunTimes last_run;    // spans of the last run, for the timeline
+  int threads = 1;
+};
+
+Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inputs, int warmup, int repeats,
+                      const std::optional<MachineCeilings>& ceilings);
+
+nlohmann::json profile_json(const Profile& p);
+// Chrome trace-event JSON: one complete event ("ph": "X") per kernel of the last run.
+std::string chrome_trace(const Profile& p);
+
+// Deterministic inputs for the model's inputs (uniform in [-1, 1) for floats, small ints otherwise).
+std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed = 1);
+
+}  // namespace tessel::compile
