@@ -219,6 +219,10 @@ Graph import_onnx(const std::string& path, const ImportOptions& options) {
     return GraphBuilder(*model.proto.mutable_graph(), options).build(std::filesystem::path(path).stem().string());
   } catch (const Error& e) {
     rethrow_in_file(e, path);
+  } catch (const std::bad_alloc&) {
+    throw Error(path + ": out of memory while building the graph");
+  } catch (const std::exception& e) {  // an op's code failing in a way it did not foresee: still one line
+    rethrow_in_file(Error(std::string("internal error: ") + e.what()), path);
   }
 }
 

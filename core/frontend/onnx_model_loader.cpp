@@ -102,6 +102,11 @@ void check_tensor_sizes(const onnx::GraphProto& graph) {
 void parse_proto_file(const std::string& path, google::protobuf::MessageLite& message, const char* what) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not " + std::string(what) + " file");
+  // Protobuf refuses messages of 2 GiB or more; say so instead of calling such a file corrupt.
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size >= (uintmax_t{1} << 31))
+    throw Error(path + ": " + std::to_string(size >> 20) + " MiB is beyond protobuf's 2 GiB limit for one " + what +
+                " file (store the weights as external data)");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   bool parsed = false;
