@@ -153,6 +153,37 @@ class TestOpsNnPool : public QObject {
     QCOMPARE(values(mx), max);
     QCOMPARE(run1("GlobalAveragePool", {}, {random_f32({1, 2, 3}, 1)}).shape(), (Shape{1, 2, 1}));
   }
+  void lp_pool_matches_loops() {
+    const Tensor x = random_f32({1, 2, 5, 4}, 12);
+    for (int64_t p : {1, 2, 3}) {
+      AttrMap a = pool({2, 3}, ints("strides", {2, 1}, ints("pads", {1, 0, 0, 1})));
+      a["p"] = p;
+      const Tensor y = run1("LpPool", a, {x});
+      // H: (5+1-2)/2+1 = 3, W: (4+1-3)/1+1 = 3
+      QCOMPARE(y.shape(), (Shape{1, 2, 3, 3}));
+      std::vector<double> expected;
+      for (int64_t c = 0; c < 2; ++c)
+        for (int64_t oh = 0; oh < 3; ++oh)
+          for (int64_t ow = 0; ow < 3; ++ow) {
+            double s = 0;
+            for (int64_t kh = 0; kh < 2; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw) {
+                const int64_t h = oh * 2 - 1 + kh, w = ow + kw;
+                if (h >= 0 && h < 5 && w < 4) s += std::pow(std::abs(x.get_double((c * 5 + h) * 4 + w)), double(p));
+              }
+            expected.push_back(std::pow(s, 1.0 / double(p)));
+          }
+      QVERIFY(close(values(y), expected));
+    }
+    const Tensor g = run1("GlobalLpPool", {{"p", int64_t{1}}}, {x});
+    QCOMPARE(g.shape(), (Shape{1, 2, 1, 1}));
+    for (int64_t c = 0; c < 2; ++c) {
+      double s = 0;
+      for (int64_t i = 0; i < 20; ++i) s += std::abs(x.get_double(c * 20 + i));
+      QVERIFY(std::abs(g.get_double(c) - s) < 1e-5);
+    }
+    QVERIFY(error_of("LpPool", pool({2, 2}, {{"p", int64_t{0}}}), {x}).contains("'p'"));
+  }
   void pool_errors_name_the_problem() {
     const Tensor x = random_f32({1, 1, 4, 4}, 1);
     QVERIFY(error_of("MaxPool", {}, {x}).contains("missing required attribute 'kernel_shape'"));
@@ -168,7 +199,7 @@ class TestOpsNnPool : public QObject {
   void costs_and_patterns() {
     Graph g = single_node_graph("MaxPool", pool({3, 3}), {random_f32({1, 2, 5, 5}, 1)}, 1);
     QCOMPARE(node_flops(g, g.nodes[0]), int64_t{2 * 9 * 9});
-    for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+    for (const char* op : {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
       QCOMPARE(get_op(op).pattern, PatternKind::kOutEWiseFusable);
   }
 };

@@ -1,5 +1,6 @@
-// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool: shape rules and reference kernels.
+// MaxPool, AveragePool, LpPool and the global pools: shape rules and reference kernels.
 #include <algorithm>
+#include <cmath>
 
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/nn_spatial.h"
@@ -52,6 +53,20 @@ nn::WindowGeometry average_pool_window(const AveragePoolAttrs& a, const TensorTy
                       .pads = a.pads,
                       .ceil_mode = a.ceil_mode != 0});
 }
+
+nn::WindowGeometry lp_pool_window(const LpPoolAttrs& a, const TensorType& x) {
+  check_pool_input("LpPool", x, nn::kConvFloatTypes);
+  static const std::vector<int64_t> no_dilations;
+  return pool_window(
+      "LpPool", x, a.kernel_shape,
+      {.auto_pad = a.auto_pad, .strides = a.strides, .dilations = no_dilations, .pads = a.pads, .ceil_mode = false});
+}
+
+// (Σ |v|^p)^(1/p), with the exact square root for the common p = 2.
+double lp_norm_root(double sum_of_powers, int64_t p) {
+  return p == 2 ? std::sqrt(sum_of_powers) : std::pow(sum_of_powers, 1.0 / static_cast<double>(p));
+}
+double lp_power(double v, int64_t p) { return p == 2 ? v * v : std::pow(std::abs(v), static_cast<double>(p)); }
 
 Shape pooled_shape(const Shape& x, const Shape& spatial_out) {
   Shape out{x[0], x[1]};
@@ -211,5 +226,51 @@ void GlobalMaxPoolOp::reference(const Attrs&, const KernelArgs& args) {
 }
 
 int64_t GlobalMaxPoolOp::flops(const Attrs&, const OpTypes& t) { return shape_numel(t.inputs[0]->shape); }
+
+void LpPoolOp::infer(const Attrs& a, InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  ctx.set_output(0, x.dtype, pooled_shape(x.shape, lp_pool_window(a, x).output));
+}
+
+void LpPoolOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Tensor& x = args.in(0);
+  const nn::WindowGeometry g = lp_pool_window(a, {x.dtype(), x.shape()});
+  const std::vector<double> xs = nn::to_doubles(x);
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  const int64_t in_size = nn::product(g.input), out_size = nn::product(g.output);
+  std::vector<double> ys(static_cast<size_t>(planes * out_size));
+  nn::for_each_window(g.output, g.kernel, g.input, forward_taps(g),
+                      [&](int64_t o, const int64_t*, const nn::WindowTaps& taps) {
+                        for (int64_t p = 0; p < planes; ++p) {
+                          const double* plane = xs.data() + p * in_size;
+                          double sum = 0;
+                          for (size_t t = 0; t < taps.size(); ++t) sum += lp_power(plane[taps.input_offset[t]], a.p);
+                          ys[p * out_size + o] = lp_norm_root(sum, a.p);
+                        }
+                      });
+  nn::store_doubles(args.out(0), ys);
+}
+
+// Per tap: power and add; per output: the root.
+int64_t LpPoolOp::flops(const Attrs& a, const OpTypes& t) { return pool_flops(t, 2 * nn::product(a.kernel_shape), 1); }
+
+void GlobalLpPoolOp::infer(const Attrs&, InferContext& ctx) { infer_global_pool("GlobalLpPool", ctx); }
+
+void GlobalLpPoolOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Tensor& x = args.in(0);
+  const std::vector<double> xs = nn::to_doubles(x);
+  const int64_t planes = x.shape()[0] * x.shape()[1], size = nn::product(x.shape(), 2);
+  std::vector<double> ys(static_cast<size_t>(planes));
+  for (int64_t p = 0; p < planes; ++p) {
+    double sum = 0;
+    for (int64_t i = 0; i < size; ++i) sum += lp_power(xs[p * size + i], a.p);
+    ys[p] = lp_norm_root(sum, a.p);
+  }
+  nn::store_doubles(args.out(0), ys);
+}
+
+int64_t GlobalLpPoolOp::flops(const Attrs&, const OpTypes& t) {
+  return 2 * shape_numel(t.inputs[0]->shape) + shape_numel(t.outputs[0].shape);
+}
 
 }  // namespace tessel::ops

@@ -1,5 +1,6 @@
 #pragma once
-// Pooling: MaxPool, AveragePool (windowed, ONNX opset 12 / 11 forms) and the global pools.
+// Pooling: MaxPool, AveragePool, LpPool (windowed, ONNX opset 12 / 11 / 11 forms) and the global
+// pools.
 #include "core/graph/ops/common.h"
 
 namespace tessel::ops {
@@ -98,6 +99,57 @@ struct GlobalMaxPoolOp {
   static constexpr PatternKind pattern = PatternKind::kOutEWiseFusable;
   static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
   static constexpr const char* doc = "Maximum over all spatial axes: N×C×D1… → N×C×1…";
+  static void infer(const Attrs&, InferContext& ctx);
+  static void reference(const Attrs&, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t);
+};
+
+struct LpPoolAttrs {
+  std::string auto_pad;
+  std::vector<int64_t> kernel_shape;
+  int64_t p = 2;
+  std::vector<int64_t> pads, strides;
+  template <class V>
+  void visit(V& v) {
+    v(auto_pad, {.name = "auto_pad",
+                 .doc = "NOTSET: use pads; SAME_UPPER/SAME_LOWER: pad so the output is ceil(in/stride), an odd "
+                        "padding's extra element at the end/start; VALID: no padding",
+                 .def = std::string("NOTSET"),
+                 .choices = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}});
+    v(kernel_shape, {.name = "kernel_shape", .doc = "Window size per spatial axis", .min = 1});
+    v(p, {.name = "p", .doc = "Order of the norm", .def = int64_t{2}, .min = 1});
+    v(pads, {.name = "pads",
+             .doc = "Padding [begin..., end...] per spatial axis (empty: 0)",
+             .def = std::vector<int64_t>{},
+             .min = 0});
+    v(strides,
+      {.name = "strides", .doc = "Stride per spatial axis (empty: 1)", .def = std::vector<int64_t>{}, .min = 1});
+  }
+};
+
+struct LpPoolOp {
+  using Attrs = LpPoolAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOutEWiseFusable;
+  static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "Lp norm (Σ |x|^p)^(1/p) of each window; padding adds nothing";
+  static void infer(const Attrs&, InferContext& ctx);
+  static void reference(const Attrs&, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t);
+};
+
+struct GlobalLpPoolAttrs {
+  int64_t p = 2;
+  template <class V>
+  void visit(V& v) {
+    v(p, {.name = "p", .doc = "Order of the norm", .def = int64_t{2}, .min = 1});
+  }
+};
+
+struct GlobalLpPoolOp {
+  using Attrs = GlobalLpPoolAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOutEWiseFusable;
+  static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "Lp norm over all spatial axes: N×C×D1… → N×C×1…";
   static void infer(const Attrs&, InferContext& ctx);
   static void reference(const Attrs&, const KernelArgs& args);
   static int64_t flops(const Attrs&, const OpTypes& t);
