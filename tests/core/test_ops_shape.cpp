@@ -244,6 +244,26 @@ class TestShapeOps : public QObject {
         "must be known at compile time");
   }
 
+  void shapeChainFeedsReshapeAtCompileTime() {
+    // The exporters' pattern: Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])).
+    Graph g;
+    const ValueId x = g.add_input("x", {DataType::kFloat32, {2, 3, 4}});
+    auto node = [&](const char* op, AttrMap attrs, std::vector<ValueId> in) {
+      return g.add_node1(std::string(op) + std::to_string(g.nodes.size()), get_op(op),
+                         get_op(op).parse_attrs(op, attrs), std::move(in));
+    };
+    const ValueId shape = node("Shape", {}, {x});
+    const ValueId batch = node("Gather", {}, {shape, g.add_constant("zero", Tensor::scalar<int64_t>(0))});
+    const ValueId batch1 = node("Unsqueeze", {}, {batch, g.add_constant("axes", ints({0}))});
+    const ValueId target = node("Concat", {{"axis", int64_t{0}}}, {batch1, g.add_constant("rest", ints({-1}))});
+    g.outputs = {node("Reshape", {}, {x, target})};
+    infer_types(g);
+    QCOMPARE(g.value(target).value.to_int64s(), (std::vector<int64_t>{2, -1}));
+    QCOMPARE(g.value(g.outputs[0]).type.shape, (Shape{2, 12}));
+    const Tensor in = iota({2, 3, 4});
+    QCOMPARE(floats(run_reference(g, {in})[0]), floats(in));
+  }
+
   void patternKindsAndFlops() {
     QCOMPARE(get_op("Reshape").pattern, PatternKind::kInjective);
     QCOMPARE(get_op("Expand").pattern, PatternKind::kBroadcast);
