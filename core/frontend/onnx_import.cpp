@@ -1,7 +1,10 @@
 #include "core/frontend/onnx_import.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 

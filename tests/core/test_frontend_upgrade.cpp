@@ -206,6 +206,12 @@ class TestFrontendUpgrade : public QObject {
     v9.node("Upsample", {"x", "scales"}, {"y"});
     compare_tensors(run(dir_, v9, {x})[0], y7);
 
+    // Resize in opset 10 had Upsample's inputs and coordinates.
+    OnnxModel r10 = unary(10, {1, 1, 2, 2});
+    r10.initializer("scales", f32({4}, {1, 1, 2, 3}));
+    r10.node("Resize", {"x", "scales"}, {"y"});
+    compare_tensors(run(dir_, r10, {x})[0], y7);
+
     // Linear: the opset-13 equivalent is Resize with asymmetric coordinates.
     OnnxModel lin9 = unary(9, {1, 1, 2, 2});
     lin9.initializer("scales", f32({4}, {1, 1, 2, 2}));

@@ -1,8 +1,9 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the small ONNX fixtures the frontend tests import, with the official `onnx` package, so
-the importer is checked against files it did not write itself. Run from anywhere:
+the importer is checked against files it did not write itself. Debian's python3 has the `onnx` and
+`numpy` modules (python3-onnx, python3-numpy). Run from anywhere:
 
-    python3 tests/data/frontend/make_fixtures.py
+    /usr/bin/python3 tests/data/frontend/make_fixtures.py
 
 mlp_external.onnx   x[N,4] -> MatMul W1 -> Add b1 -> Relu -> MatMul W2 -> Mul (f16 constant, Cast)
                     weights in mlp_external.bin (external data); the f16 constant is stored in
