@@ -44,6 +44,9 @@ def mlp_external():
     model.ir_version = 8
     assert model.graph.node[4].attribute[0].t.int32_data, "float16 should be stored in int32_data"
     onnx.checker.check_model(model)
+    weights = os.path.join(HERE, "mlp_external.bin")
+    if os.path.exists(weights):
+        os.remove(weights)  # onnx appends external data to an existing file
     onnx.save_model(model, os.path.join(HERE, "mlp_external.onnx"), save_as_external_data=True,
                     all_tensors_to_one_file=True, location="mlp_external.bin", size_threshold=0)
 
