@@ -14,6 +14,14 @@ std::mutex& graphviz_mutex() {
 
 namespace {
 
+// Graphviz reports errors through a global callback; collected here (under graphviz_mutex) so
+// they end up in the Error message instead of on stderr.
+std::string* graphviz_errors = nullptr;
+int collect_graphviz_error(char* message) {
+  if (graphviz_errors && message) *graphviz_errors += message;
+  return 0;
+}
+
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -93,12 +101,25 @@ std::string graph_to_dot(const Graph& g, const FusionResult* fusion) {
 
 std::string render_svg(const std::string& dot) {
   std::lock_guard<std::mutex> lock(graphviz_mutex());
+  std::string errors;
+  graphviz_errors = &errors;
+  agseterrf(collect_graphviz_error);
+  struct Reset {
+    ~Reset() { graphviz_errors = nullptr; }
+  } reset;
+  auto message = [&](const char* what) {
+    std::string text = errors;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    for (char& c : text)
+      if (c == '\n') c = ' ';
+    return std::string("graphviz: ") + what + (text.empty() ? "" : ": " + text);
+  };
   GVC_t* gvc = gvContext();
   if (!gvc) throw Error("graphviz: cannot create a context");
   Agraph_t* graph = agmemread(dot.c_str());
   if (!graph) {
     gvFreeContext(gvc);
-    throw Error("graphviz: the DOT text does not parse");
+    throw Error(message("the DOT text does not parse"));
   }
   std::string svg;
   bool ok = gvLayout(gvc, graph, const_cast<char*>("dot")) == 0;
@@ -112,7 +133,7 @@ std::string render_svg(const std::string& dot) {
   }
   agclose(graph);
   gvFreeContext(gvc);
-  if (!ok) throw Error("graphviz: layout or SVG rendering failed");
+  if (!ok) throw Error(message("layout or SVG rendering failed"));
   return svg;
 }
 

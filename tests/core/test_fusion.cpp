@@ -160,6 +160,26 @@ class TestFusion : public QObject {
     QCOMPARE(fuse_graph(g, 256).groups.size(), size_t{1});
   }
 
+  void injective_ops_fuse_with_each_other_after_conv_epilogues() {
+    // conv → relu → transpose → reshape → exp: the conv group stops at the injective transpose;
+    // transpose, reshape and exp form the next kernel.
+    Graph g = parse_graph(
+        "graph g(%x: f32[1,2,4,4]) {\n"
+        "  %w = constant f32[2,2,1,1] random(1)\n"
+        "  %conv = Conv(%x, %w)\n"
+        "  %relu = Relu(%conv)\n"
+        "  %t = Transpose(%relu) {perm=[0,2,3,1]}\n"
+        "  %shape = constant i64[2] [16, 2]\n"
+        "  %r = Reshape(%t, %shape)\n"
+        "  %e = Exp(%r)\n"
+        "  return %e\n"
+        "}\n");
+    FusionResult r = fuse_graph(g);
+    QCOMPARE(groups_text(g, r), QString("conv+relu | t+r+e"));
+    QCOMPARE(edge_rule(g, r, "relu", "t"), QString("complex_edge_not_elemwise"));
+    QCOMPARE(r.groups[1].pattern, PatternKind::kInjective);
+  }
+
   void graph_outputs_are_not_fused_through() {
     Graph g = parse_graph(
         "graph g(%x: f32[8]) {\n"

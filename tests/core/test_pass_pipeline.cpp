@@ -3,9 +3,11 @@
 // leaves the last good graph.
 #include <QtTest>
 
+#include <filesystem>
 #include <random>
 #include <sstream>
 
+#include "core/frontend/onnx_import.h"
 #include "core/graph/op_table.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/text_format.h"
@@ -262,6 +264,38 @@ class TestPassPipeline : public QObject {
     QVERIFY(!r.ok());
     QVERIFY2(QString::fromStdString(r.error).contains("pass 'fold_constants' failed"), r.error.c_str());
     QVERIFY(r.graph == input);
+  }
+
+  // Every sample model under resources/models: the pipeline's result and every pass on the way
+  // give the outputs stored beside the model (and those of the imported graph).
+  void sample_models_keep_their_outputs() {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(TESSEL_SOURCE_DIR) / "resources/models";
+    int models = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() != ".onnx") continue;
+      const fs::path data = fs::path(entry.path()).replace_extension("");
+      if (!fs::exists(data / "input_0.pb") || !fs::exists(data / "output_0.pb")) continue;
+      ++models;
+      GraphPtr g = std::make_shared<const Graph>(import_onnx(entry.path().string()));
+      std::vector<Tensor> inputs;
+      for (size_t k = 0; k < g->inputs.size(); ++k)
+        inputs.push_back(read_tensor_pb((data / ("input_" + std::to_string(k) + ".pb")).string()));
+      const std::vector<Tensor> stored = {read_tensor_pb((data / "output_0.pb").string())};
+      PipelineOptions options;
+      options.verify = true;
+      GraphPipelineResult r = run_graph_pipeline(g, avx512(), options);
+      QVERIFY2(r.ok(), r.error.c_str());
+      for (const PassRecordPtr& rec : r.records) {
+        std::vector<Tensor> out = run_reference(*rec->graph, inputs);
+        out.resize(1);
+        const double err = max_relative_error(out, stored);
+        QVERIFY2(err <= 1e-4, qPrintable(QString("%1 after %2: error %3")
+                                             .arg(entry.path().filename().c_str(), rec->name.c_str())
+                                             .arg(err)));
+      }
+    }
+    QVERIFY2(models > 0, "no sample models with input_0.pb/output_0.pb under resources/models");
   }
 
   void text_dumper_prints_changed_passes_only() {

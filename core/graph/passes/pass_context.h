@@ -21,7 +21,11 @@ struct PipelineOptions {
   int max_kernel_arguments = 64;         // inputs + outputs of one fused kernel
   int64_t max_folded_bytes = int64_t{64} << 20;  // constant folding skips results larger than this
   int64_t memory_alignment = 64;
-  bool verify = false;                   // re-check types after every pass (tests, debug builds)
+#ifdef NDEBUG
+  bool verify = false;                   // re-check types after every pass: tests set it; on in debug builds
+#else
+  bool verify = true;
+#endif
   std::set<std::string> disabled_passes; // by name: "fuse_ops", ...
 };
 
