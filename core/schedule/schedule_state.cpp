@@ -437,6 +437,91 @@ void apply_pragma(ScheduleState& st, const Args& a) {
   r.stage->axes[r.axis].pragmas.emplace_back(key, v);
 }
 
+
+// rfactor(C.k.inner): the reduction over k.inner becomes a data-parallel axis of a new stage
+// C_rf, which reduces over the rest; C then reduces C_rf over that axis.
+//
+//   C[i, j] = sum(A[i, k] * B[k, j], k)      split(C.k, 4); rfactor(C.k.inner)
+//   ->  C_rf[k.inner, i, j] = sum(A[i, k.outer*4 + k.inner] * B[...], k.outer)
+//       C[i, j] = sum(C_rf[k.inner, i, j], k.inner)
+void apply_rfactor(ScheduleState& st, const Args& a) {
+  a.count(1, 1);
+  AxisRef r = leaf_axis(st, a.name(0, "axis"));
+  Stage& c = *r.stage;
+  const loopir::Reduce* red = c.op->reduction();
+  if (!red || !c.axes[r.axis].is_reduce) throw Error(a.name(0, "axis") + " is not a reduction axis; rfactor factors a reduction axis out");
+  if (c.attach != Attach::kRoot) throw Error("rfactor needs " + c.name + " computed at the root");
+  for (auto& s : st.stages)
+    if (s.attach == Attach::kAt && s.attach_stage == c.name) throw Error(s.name + " is computed at " + c.name + "; rfactor must come first");
+  // Which root reduction axis, and how the factored axis relates to it.
+  const Relation* split = nullptr;
+  for (auto& rel : c.relations) {
+    bool ours = rel.kind == Relation::Kind::kSplit && (rel.outer == r.axis || rel.inner == r.axis) && rel.parent < c.num_root;
+    if (!ours) throw Error("rfactor must come right after splitting the reduction axis (" + c.name + " has other splits, fuses or tiles)");
+    split = &rel;
+  }
+  for (auto& ax : c.axes)
+    if (ax.kind != ForKind::kSerial) throw Error("rfactor must come before " + c.name + "'s loops are annotated");
+  int spatial = static_cast<int>(c.op->axes.size());
+  int root = split ? split->parent : r.axis;
+  int root_reduce = root - spatial;
+  int64_t extent = red->axes[root_reduce].extent;
+  int64_t inner_ext = 0, outer_ext = 0;
+  if (split) {
+    inner_ext = split->by_nparts ? (extent + split->factor - 1) / split->factor : split->factor;
+    outer_ext = split->by_nparts ? split->factor : (extent + split->factor - 1) / split->factor;
+  }
+  bool factor_is_inner = split && split->inner == r.axis;
+  int64_t factored_extent = !split ? extent : factor_is_inner ? inner_ext : outer_ext;
+  std::string factored_name = c.axes[r.axis].name;
+
+  Shape rf_shape = {factored_extent};
+  rf_shape.insert(rf_shape.end(), c.op->shape.begin(), c.op->shape.end());
+  std::vector<std::string> names = {factored_name};
+  for (auto& iv : c.op->axes) names.push_back(iv.var->name);
+  te::Tensor old = c.op;
+  std::string rf_name = fresh_stage_name(st, c.name + "_rf");
+  te::Tensor rf = te::compute(rf_name, rf_shape, [&](const std::vector<loopir::Expr>& idx) {
+    loopir::VarMap m;
+    for (int d = 0; d < spatial; ++d) m[old->axes[d].var.get()] = idx[d + 1];
+    std::vector<loopir::IterVar> rest;
+    loopir::Expr k_value = idx[0];
+    if (split) {
+      std::string other_name = c.axes[factor_is_inner ? split->outer : split->inner].name;
+      loopir::IterVar other = te::reduce_axis(factor_is_inner ? outer_ext : inner_ext, other_name);
+      rest.push_back(other);
+      k_value = factor_is_inner ? other.var * inner_ext + idx[0] : idx[0] * inner_ext + other.var;
+    }
+    m[red->axes[root_reduce].var.get()] = k_value;
+    for (size_t q = 0; q < red->axes.size(); ++q) {
+      if (static_cast<int>(q) == root_reduce) continue;
+      loopir::IterVar fresh = te::reduce_axis(red->axes[q].extent, red->axes[q].var->name);
+      m[red->axes[q].var.get()] = fresh.var;
+      rest.push_back(fresh);
+    }
+    loopir::Expr source = loopir::substitute(red->source, m);
+    if (split && outer_ext * inner_ext != extent)
+      source = loopir::make_select(loopir::lt(k_value, loopir::make_int(extent)), source, red->combiner->identity);
+    if (rest.empty()) return source;
+    return te::reduce(red->combiner, source, rest);
+  }, names);
+  rf = te::with_body(rf, rf->body, old->inputs);  // the substituted formula reads what C read
+  loopir::IterVar over = te::reduce_axis(factored_extent, factored_name);
+  std::vector<std::string> out_names;
+  for (auto& iv : old->axes) out_names.push_back(iv.var->name);
+  te::Tensor merged = te::compute(c.name, old->shape, [&](const std::vector<loopir::Expr>& idx) {
+    std::vector<loopir::Expr> at_idx = {over.var};
+    at_idx.insert(at_idx.end(), idx.begin(), idx.end());
+    return te::reduce(red->combiner, te::at(rf, at_idx), {over});
+  }, out_names);
+  size_t pos = stage_index(st, c.name);
+  bool out = c.is_output;
+  st.stages[pos] = make_stage(merged, out);
+  insert_stage_before(st, make_stage(rf, false), pos);
+  for (auto& o : st.dag.outputs)
+    if (o->name == merged->name) o = merged;
+}
+
 }  // namespace
 
 ScheduleState initial_state(const te::ComputeDag& dag) {
@@ -473,6 +558,7 @@ void apply_step(ScheduleState& st, const ScheduleStep& step) {
   else if (k == "storage_align") apply_storage_align(st, a);
   else if (k == "double_buffer") apply_double_buffer(st, a);
   else if (k == "pragma") apply_pragma(st, a);
+  else if (k == "rfactor") apply_rfactor(st, a);
   else throw Error("step kind '" + k + "' has no implementation");
 }
 

@@ -25,6 +25,7 @@ const std::vector<StepKindInfo>& step_kinds() {
       {"storage_align", "storage_align(axis, factor, offset)", "pads the stride of a root axis to factor*k + offset"},
       {"double_buffer", "double_buffer(stage)", "gives a compute_at stage two buffers used alternately"},
       {"pragma", "pragma(axis, auto_unroll_max_step=N)", "annotates a loop (unroll inner loops of at most N iterations)"},
+      {"rfactor", "rfactor(reduction_axis)", "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it"},
   };
   return kinds;
 }

@@ -8,7 +8,7 @@
 //   compute_at(P, C.j.outer)      compute_inline(P)    compute_root(P)
 //   cache_read(A, shared, C)      cache_write(C, local)
 //   storage_align(A_shared.i, 16, 1)   double_buffer(A_shared)
-//   pragma(C.k.outer, auto_unroll_max_step=16)
+//   pragma(C.k.outer, auto_unroll_max_step=16)    rfactor(C.k.inner)
 //
 // An axis is named `STAGE.AXIS` (stage names contain no dot). Arguments are integers or names,
 // optionally keyed (`nparts=4`). The text form, the JSON form and the record round-trip exactly.

@@ -50,9 +50,10 @@ class TestSchedule : public QObject {
         "compute_root(P)\n"
         "storage_align(A_shared.ax0, 16, 1)\n"
         "double_buffer(A_shared)\n"
-        "pragma(C.j.outer, auto_unroll_max_step=16)\n";
+        "pragma(C.j.outer, auto_unroll_max_step=16)\n"
+        "rfactor(C_local.k)\n";
     Schedule s = parse_schedule(text);
-    QCOMPARE(s.steps.size(), size_t(18));
+    QCOMPARE(s.steps.size(), size_t(19));
     QCOMPARE(to_text(s), text);
     QCOMPARE(s.steps[3].args[1].key, std::string("nparts"));
     QCOMPARE(std::get<int64_t>(s.steps[3].args[1].value), int64_t(4));
@@ -72,7 +73,7 @@ class TestSchedule : public QObject {
   }
 
   void every_step_kind_is_listed_with_a_signature() {
-    QVERIFY(step_kinds().size() >= 17);
+    QVERIFY(step_kinds().size() >= 18);
     for (auto& k : step_kinds()) {
       QVERIFY(std::string(k.signature).rfind(k.name, 0) == 0);
       QVERIFY(find_step_kind(k.name) == &k);
@@ -140,6 +141,8 @@ class TestSchedule : public QObject {
         {"storage_align offset", kMm, "cache_read(A, shared, C)\nstorage_align(A_shared.ax0, 8, 8)", "offset must be in [0, factor), got 8"},
         {"double_buffer at root", kMm, "cache_read(A, shared, C)\ndouble_buffer(A_shared)", "must be computed at a loop (compute_at)"},
         {"unknown pragma", kMm, "pragma(C.i, unroll_everything=1)", "unknown pragma 'unroll_everything'"},
+        {"rfactor spatial axis", kMm, "rfactor(C.i)", "C.i is not a reduction axis"},
+        {"rfactor after tile", kMm, "tile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\nrfactor(C.k.inner)", "rfactor must come right after splitting the reduction axis"},
         {"tile same axis", kMm, "tile(C.i, C.i, 2, 2)", "axis_x and axis_y are the same axis"},
         {"tile with nparts", kMm, "tile(C.i, C.j, nparts=2, 2)", "tile takes factors, not nparts"},
     };
