@@ -23,6 +23,7 @@
 #include <QVBoxLayout>
 
 #include "app/studio/command_palette.h"
+#include "core/plugin/plugin_manager.h"
 
 namespace tessel::studio {
 
@@ -161,6 +162,10 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   });
   connect(controller_, &views::SessionController::document_changed, this, [this] { update_title(); });
 
+  // Backends are plugins found at run time; the target picker lists what they registered.
+  for (const PluginStatus& plugin : PluginManager::global().load_all())
+    if (!plugin.loaded)
+      panes_.diagnostics->model()->add({views::Diagnostic::Severity::kWarning, "plugins", plugin.name + ": " + plugin.error});
   build_actions_and_menus();
   palette_ = new CommandPalette(menuBar(), this);
 

@@ -1,6 +1,8 @@
 #include "views/graph/graph_layout.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <graphviz/gvc.h>
 #include <sstream>
 #include <string>
@@ -30,6 +32,51 @@ void set(void* obj, const char* name, const std::string& value) {
 
 std::string inches(double points) { return std::to_string(points / 72.0); }
 
+// Cluster ids in creation order.
+//
+// cgraph's default id for a named object is the address of its interned name, and dot walks
+// subgraphs in id order — so clusters were laid out in heap-address order, and two layouts of one
+// graph could differ. Our discipline gives "cluster_<k>" the k-th slot of one buffer instead:
+// still a pointer to the name (agnameof works), but ascending with k. Nodes and edges are
+// anonymous (ids from a counter, also ascending). Guarded by graphviz_mutex() like all of this.
+struct ClusterNames {
+  static constexpr size_t kSlot = 32;
+  std::vector<char> buffer;
+  void reset(size_t count) {
+    buffer.assign(count * kSlot, '\0');
+    for (size_t k = 0; k < count; ++k) std::snprintf(&buffer[k * kSlot], kSlot, "cluster_%zu", k);
+  }
+  bool owns(IDTYPE id) const {
+    auto p = reinterpret_cast<uintptr_t>(buffer.data());
+    return id >= p && id < p + buffer.size();
+  }
+};
+ClusterNames& cluster_names() {
+  static ClusterNames names;
+  return names;
+}
+
+long map_id(void* state, int objtype, char* str, IDTYPE* id, int createflag) {
+  const ClusterNames& names = cluster_names();
+  if (str && objtype == AGRAPH && std::strncmp(str, "cluster_", 8) == 0) {
+    size_t k = std::strtoul(str + 8, nullptr, 10);
+    if ((k + 1) * ClusterNames::kSlot <= names.buffer.size()) {
+      *id = reinterpret_cast<uintptr_t>(&names.buffer[k * ClusterNames::kSlot]);
+      return 1;
+    }
+  }
+  return AgIdDisc.map(state, objtype, str, id, createflag);
+}
+void free_id(void* state, int objtype, IDTYPE id) {
+  if (!cluster_names().owns(id)) AgIdDisc.free(state, objtype, id);
+}
+Agiddisc_t ordered_id_disc() {
+  Agiddisc_t d = AgIdDisc;
+  d.map = map_id;
+  d.free = free_id;
+  return d;
+}
+
 // Owns what Graphviz allocates, released in the documented order even when layout throws.
 struct GraphvizSession {
   GVC_t* gvc = gvContext();
@@ -49,8 +96,11 @@ GraphLayoutPtr layout_graph(const DisplayGraph& dg) {
   auto out = std::make_shared<GraphLayout>();
   std::lock_guard<std::mutex> lock(graphviz_mutex());
   GraphvizSession s;
+  cluster_names().reset(dg.clusters.size());
+  static Agiddisc_t id_disc = ordered_id_disc();
+  static Agdisc_t disc = {&AgMemDisc, &id_disc, &AgIoDisc};
   Agdesc_t directed = Agdirected;
-  s.graph = agopen(cs("g"), directed, nullptr);
+  s.graph = agopen(cs("g"), directed, &disc);
   if (!s.graph) throw Error("graphviz: cannot create a graph");
   set(s.graph, "rankdir", "TB");
   set(s.graph, "nodesep", "0.35");
@@ -67,9 +117,11 @@ GraphLayoutPtr layout_graph(const DisplayGraph& dg) {
   std::vector<Agnode_t*> nodes;
   for (size_t i = 0; i < dg.nodes.size(); ++i) {
     const DisplayNode& dn = dg.nodes[i];
-    std::string id = "n" + std::to_string(i);
     Agraph_t* owner = dn.cluster >= 0 ? clusters[static_cast<size_t>(dn.cluster)] : s.graph;
-    Agnode_t* n = agnode(owner, cs(id.c_str()), 1);
+    // Anonymous: cgraph numbers those in creation order, whereas a named object's id is the
+    // address of its interned name, and dot breaks some ties by id — named nodes made layouts
+    // differ from run to run.
+    Agnode_t* n = agnode(owner, nullptr, 1);
     LayoutRect size = node_box_size(dn);
     set(n, "shape", "box");
     set(n, "fixedsize", "true");
@@ -81,9 +133,7 @@ GraphLayoutPtr layout_graph(const DisplayGraph& dg) {
   std::vector<Agedge_t*> edges;
   for (size_t i = 0; i < dg.edges.size(); ++i) {
     const DisplayEdge& de = dg.edges[i];
-    std::string id = "e" + std::to_string(i);
-    edges.push_back(agedge(s.graph, nodes[static_cast<size_t>(de.from)], nodes[static_cast<size_t>(de.to)],
-                           cs(id.c_str()), 1));
+    edges.push_back(agedge(s.graph, nodes[static_cast<size_t>(de.from)], nodes[static_cast<size_t>(de.to)], nullptr, 1));
   }
 
   if (gvLayout(s.gvc, s.graph, "dot") != 0) throw Error("graphviz: dot layout failed");

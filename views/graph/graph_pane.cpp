@@ -238,6 +238,10 @@ void GraphPane::draw(const Shown& shown) {
       auto* rect = scene_->addRect(QRectF(r.x, r.y, r.width, r.height), QPen(color.darker(130), 1.2), color);
       rect->setZValue(0);
       rect->setToolTip(QString::fromStdString(g.clusters[c].kernel_name + " (" + g.clusters[c].pattern + ")"));
+      // Clicking the cluster's background selects the kernel (the inspector shows the group).
+      rect->setFlag(QGraphicsItem::ItemIsSelectable);
+      rect->setData(0, QString::fromStdString(g.clusters[c].kernel_name));
+      rect->setData(2, QStringLiteral("cluster"));
       auto* label = scene_->addSimpleText(QString::fromStdString(g.clusters[c].kernel_name));
       QFont f = label->font();
       f.setPointSizeF(7.5);
@@ -341,6 +345,11 @@ QString GraphPane::status_text() const { return status_->text(); }
 void GraphPane::on_scene_selection() {
   if (syncing_selection_) return;
   for (QGraphicsItem* item : scene_->selectedItems()) {
+    if (item->data(2).toString() == QLatin1String("cluster")) {
+      selection_->set_node({});
+      selection_->set_kernel(item->data(0).toString());
+      return;
+    }
     if (item->type() != NodeItem::kType) continue;
     const DisplayNode& n = static_cast<NodeItem*>(item)->node();
     selection_->set_node(QString::fromStdString(n.name));
