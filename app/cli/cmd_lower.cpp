@@ -19,15 +19,15 @@ namespace tessel::cli {
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel lower --op \"OP KEY=VALUE ...\" [--schedule FILE] [--steps] [--passes] [--diff]",
+    .usage = "tessel lower --op \"OP KEY=VALUE ...\" [--schedule FILE | --gpu] [--steps] [--passes] [--diff]",
     .value_options = {"--op", "--schedule"},
-    .flags = {"--steps", "--passes", "--diff"},
+    .flags = {"--steps", "--passes", "--diff", "--gpu"},
 };
 
 std::string details() {
   std::string d =
       "Prints the kernel's tensor expression, its schedule (FILE: one step per line, e.g. split(C.i, 8);\n"
-      "without --schedule, the default CPU schedule), then the loop program. --steps prints the program\n"
+      "without --schedule, the default CPU schedule, or with --gpu the default GPU-style schedule), then the loop program. --steps prints the program\n"
       "after every step (step 0: unscheduled), --passes after every lowering pass, --diff only the lines\n"
       "each step or pass changed. Ops and their attributes (with defaults):\n";
   for (auto& line : te::op_spec_help()) d += "  " + line + "\n";
@@ -65,6 +65,8 @@ int run_lower_command(std::span<const std::string> argv) {
     } catch (const Error& e) {
       rethrow_with_context(e, *file);
     }
+  } else if (args.flag("--gpu")) {
+    sched = schedule::default_gpu_schedule(dag);
   } else {
     sched = schedule::default_cpu_schedule(dag);
   }

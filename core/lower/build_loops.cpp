@@ -223,6 +223,15 @@ class NestBuilder {
       int a = s.leaf[q];
       inner[L.var[a].get()] = arith::Interval{0, L.extent[a] - 1};
     }
+    // A shared buffer serves every thread of the block: relax the consumer's thread loops too,
+    // so the region is the block's tile (fetched cooperatively), not one thread's slice.
+    if (child.scope == "shared") {
+      for (size_t q = 0; q <= pos && q < s.leaf.size(); ++q) {
+        int a = s.leaf[q];
+        if (s.axes[a].kind == ForKind::kThreadBound && s.axes[a].thread_tag.rfind("threadIdx", 0) == 0)
+          inner[L.var[a].get()] = arith::Interval{0, L.extent[a] - 1};
+      }
+    }
     size_t rank = child.op->shape.size();
     std::vector<std::optional<arith::SymbolicInterval>> hull(rank);
     std::vector<bool> failed(rank, false);

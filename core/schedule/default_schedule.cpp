@@ -14,6 +14,12 @@ void add(ScheduleState& st, Schedule& out, ScheduleStep step) {
   out.steps.push_back(std::move(step));
 }
 
+size_t stage_index_of(const ScheduleState& st, const std::string& name) {
+  for (size_t i = 0; i < st.stages.size(); ++i)
+    if (st.stages[i].name == name) return i;
+  return st.stages.size();
+}
+
 void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
   Stage* s = st.find(name);
   auto& op = s->op;
@@ -54,8 +60,16 @@ void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::stri
   add(st, out, step("parallel", {arg(ax(*s, s->axes[s->leaf[0]].name))}));
 }
 
+// Parallelizes the outermost loop of `name` when it is data-parallel (a scalar reduction has none).
+void parallel_outermost(ScheduleState& st, Schedule& out, const std::string& name) {
+  Stage* s = st.find(name);
+  if (s->leaf.empty() || s->axes[s->leaf[0]].is_reduce) return;
+  add(st, out, step("parallel", {arg(ax(*s, s->axes[s->leaf[0]].name))}));
+}
+
 void schedule_injective(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
   Stage* s = st.find(name);
+  if (s->op->axes.empty()) return;  // a scalar: one element, nothing to schedule
   const auto& last = s->op->axes.back();
   if (last.extent > lanes && s->op->axes.size() > 1) {
     add(st, out, step("split", {arg(ax(*s, last.var->name)), arg(lanes)}));
@@ -64,8 +78,7 @@ void schedule_injective(ScheduleState& st, Schedule& out, const std::string& nam
   } else if (s->op->axes.size() > 1 && last.extent > 1) {
     add(st, out, step("vectorize", {arg(ax(*s, last.var->name))}));
   }
-  s = st.find(name);
-  add(st, out, step("parallel", {arg(ax(*s, s->axes[s->leaf[0]].name))}));
+  parallel_outermost(st, out, name);
 }
 
 }  // namespace
@@ -93,13 +106,100 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
       if (r->is_output || !r->op->reduction() || r->attach != Attach::kRoot || r->op->shape != s->op->shape) continue;
       auto readers = st.effective_consumers(m);
       Stage* o = st.find(n);
-      if (readers.size() == 1 && readers[0] == o) add(st, out, step("compute_at", {arg(m), arg(ax(*o, o->axes[o->leaf[0]].name))}));
+      if (readers.size() == 1 && readers[0] == o && !o->leaf.empty())
+        add(st, out, step("compute_at", {arg(m), arg(ax(*o, o->axes[o->leaf[0]].name))}));
     }
   }
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (s->is_output || s->attach != Attach::kRoot || !s->op->reduction()) continue;
-    add(st, out, step("parallel", {arg(ax(*s, s->axes[s->leaf[0]].name))}));
+    parallel_outermost(st, out, n);
+  }
+  return out;
+}
+
+
+namespace {
+
+void gpu_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t tile) {
+  Stage* s = st.find(name);
+  std::vector<std::string> inputs;
+  for (auto& in : s->op->inputs) {
+    const Stage* producer = st.find(in->name);
+    if (!producer || !producer->op->reduction()) inputs.push_back(in->name);
+  }
+  size_t rank = s->op->axes.size();
+  if (rank < 2) return;
+  std::string y = s->op->axes[rank - 2].var->name, x = s->op->axes[rank - 1].var->name;
+  int64_t fy = std::min<int64_t>(tile, s->op->axes[rank - 2].extent), fx = std::min<int64_t>(tile, s->op->axes[rank - 1].extent);
+  std::vector<std::string> cached;
+  for (auto& in : inputs) {
+    add(st, out, step("cache_read", {arg(in), arg("shared"), arg(name)}));
+    cached.push_back(st.stages[stage_index_of(st, name) - 1].name);
+  }
+  s = st.find(name);
+  add(st, out, step("tile", {arg(ax(*s, y)), arg(ax(*s, x)), arg(fy), arg(fx)}));
+  const auto* red = s->op->reduction();
+  std::string k = red->axes[0].var->name;
+  bool split_k = red->axes[0].extent >= 8;
+  if (split_k) add(st, out, step("split", {arg(ax(*s, k)), arg(int64_t{4})}));
+  s = st.find(name);
+  // [lead..., y.outer, x.outer, y.inner, x.inner, reductions...] already; fuse the leading axes.
+  std::string lead;
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    std::string a = s->op->axes[d].var->name;
+    if (lead.empty()) {
+      lead = a;
+      continue;
+    }
+    add(st, out, step("fuse", {arg(ax(*s, lead)), arg(ax(*s, a))}));
+    lead = lead + "." + a + ".fused";
+    s = st.find(name);
+  }
+  if (!lead.empty()) add(st, out, step("bind", {arg(ax(*s, lead)), arg("blockIdx.z")}));
+  add(st, out, step("bind", {arg(ax(*s, y + ".outer")), arg("blockIdx.y")}));
+  add(st, out, step("bind", {arg(ax(*s, x + ".outer")), arg("blockIdx.x")}));
+  add(st, out, step("bind", {arg(ax(*s, y + ".inner")), arg("threadIdx.y")}));
+  add(st, out, step("bind", {arg(ax(*s, x + ".inner")), arg("threadIdx.x")}));
+  std::string at = split_k ? k + ".outer" : k;
+  for (auto& c : cached) add(st, out, step("compute_at", {arg(c), arg(ax(*st.find(name), at))}));
+}
+
+void gpu_injective(ScheduleState& st, Schedule& out, const std::string& name, int64_t threads) {
+  Stage* s = st.find(name);
+  std::string fused = s->op->axes[0].var->name;
+  for (size_t d = 1; d < s->op->axes.size(); ++d) {
+    std::string a = s->op->axes[d].var->name;
+    add(st, out, step("fuse", {arg(ax(*s, fused)), arg(ax(*s, a))}));
+    fused = fused + "." + a + ".fused";
+    s = st.find(name);
+  }
+  add(st, out, step("split", {arg(ax(*s, fused)), arg(threads)}));
+  s = st.find(name);
+  add(st, out, step("bind", {arg(ax(*s, fused + ".outer")), arg("blockIdx.x")}));
+  add(st, out, step("bind", {arg(ax(*s, fused + ".inner")), arg("threadIdx.x")}));
+}
+
+}  // namespace
+
+Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile, int64_t threads) {
+  Schedule out;
+  ScheduleState st = initial_state(dag);
+  std::vector<std::string> names;
+  for (auto& s : st.stages) names.push_back(s.name);
+  for (auto& n : names) {
+    Stage* s = st.find(n);
+    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty()) add(st, out, step("compute_inline", {arg(n)}));
+  }
+  for (auto& n : names) {
+    Stage* s = st.find(n);
+    if (!s->is_output) {
+      if (s->op->reduction()) add(st, out, step("bind", {arg(ax(*s, s->axes[s->leaf[0]].name)), arg("blockIdx.x")}));
+      continue;
+    }
+    if (s->op->reduction() && s->op->axes.size() >= 2) gpu_reduction_output(st, out, n, tile);
+    else if (s->op->reduction()) add(st, out, step("bind", {arg(ax(*s, s->axes[s->leaf[0]].name)), arg("blockIdx.x")}));
+    else gpu_injective(st, out, n, threads);
   }
   return out;
 }

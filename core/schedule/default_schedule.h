@@ -15,4 +15,13 @@ namespace tessel::schedule {
 
 Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes = 8);
 
+// Default schedules for GPU-style targets:
+//   a reduction output (matmul, conv)   inputs it reads are cached in shared memory per reduction
+//                                       tile (cache_read + compute_at), the output is tiled
+//                                       into blocks (blockIdx.x/y, leading axes fused into
+//                                       blockIdx.z) of threads (threadIdx.x/y)
+//   other outputs                       all axes fused, split into blocks of `threads` threads
+//   other reductions                    one block per element of the first axis
+Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile = 8, int64_t threads = 64);
+
 }  // namespace tessel::schedule

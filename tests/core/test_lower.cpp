@@ -232,6 +232,28 @@ class TestLower : public QObject {
     check_schedule(spec.toStdString(), schedule::to_text(s));
   }
 
+  void default_gpu_schedules_match_reference_data() { unscheduled_programs_match_reference_data(); }
+  void default_gpu_schedules_match_reference() {
+    QFETCH(QString, spec);
+    te::ComputeDag dag = te::dag_from_spec(spec.toStdString());
+    schedule::Schedule s = schedule::default_gpu_schedule(dag);
+    std::string text = schedule::to_text(s);
+    QVERIFY2(text.find("bind(") != std::string::npos, text.c_str());
+    check_schedule(spec.toStdString(), text);
+  }
+
+  void default_gpu_matmul_uses_shared_tiles_and_barriers() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=16 N=16 K=16");
+    schedule::Schedule s = schedule::default_gpu_schedule(dag);
+    std::string text = schedule::to_text(s);
+    QVERIFY2(text.find("cache_read(A, shared, C)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("compute_at(B_shared, C.k.outer)") != std::string::npos, text.c_str());
+    std::string program = loopir::to_string(lower::lower(dag, s).func);
+    QVERIFY2(program.find("bind(threadIdx.x)") != std::string::npos, program.c_str());
+    QVERIFY2(program.find("barrier(shared)") != std::string::npos, program.c_str());
+    QVERIFY2(program.find("allocate A_shared: f32[32] shared") != std::string::npos, program.c_str());
+  }
+
   void default_conv_epilogue_is_fused_through_compute_at() {
     te::ComputeDag dag = te::dag_from_spec(kFused);
     std::string text = schedule::to_text(schedule::default_cpu_schedule(dag));
