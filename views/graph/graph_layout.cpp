@@ -7,14 +7,10 @@
 #include <sstream>
 #include <string>
 
+#include "core/graph/export_dot.h"  // graphviz_mutex(): the one lock shared with the core's DOT export
 #include "core/support/error.h"
 
 namespace tessel::views {
-
-std::mutex& graphviz_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 LayoutRect node_box_size(const DisplayNode& n) {
   if (n.kind != DisplayNode::Kind::kOp) return {0, 0, 150, 36};
@@ -94,7 +90,7 @@ struct GraphvizSession {
 GraphLayoutPtr layout_graph(const DisplayGraph& dg) {
   auto start = std::chrono::steady_clock::now();
   auto out = std::make_shared<GraphLayout>();
-  std::lock_guard<std::mutex> lock(graphviz_mutex());
+  std::lock_guard<std::mutex> lock(tessel::graphviz_mutex());
   GraphvizSession s;
   cluster_names().reset(dg.clusters.size());
   static Agiddisc_t id_disc = ordered_id_disc();

@@ -4,9 +4,8 @@
 // Every node gets a size we choose (fixedsize, no labels passed to Graphviz), so the layout does
 // not depend on the fonts installed and is identical on every machine; Qt draws the text later.
 // Graphviz is not thread-safe even with one context per thread: every call into libgvc/cgraph in
-// the process goes through graphviz_mutex().
+// the process holds tessel::graphviz_mutex() (core/graph/export_dot.h), shared with the core.
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "views/graph/display_graph.h"
@@ -35,9 +34,6 @@ LayoutRect node_box_size(const DisplayNode& n);
 
 // Runs dot. Thread-safe (serialized); throws Error when Graphviz fails.
 GraphLayoutPtr layout_graph(const DisplayGraph& g);
-
-// The one lock around Graphviz in this process.
-std::mutex& graphviz_mutex();
 
 // The graph in DOT text with the same fixed sizes and readable labels (Export → DOT).
 std::string display_graph_to_dot(const DisplayGraph& g);
