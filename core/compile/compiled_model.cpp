@@ -75,8 +75,8 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
     if (dag) {
       k.tensor_expression = te::to_string(*dag);
       auto given = options.schedules.find(k.name);
-      k.schedule = given != options.schedules.end() ? given->second : schedule::default_cpu_schedule(*dag, vector_lanes(target));
       try {
+        k.schedule = given != options.schedules.end() ? given->second : schedule::default_cpu_schedule(*dag, vector_lanes(target));
         loopir::Func f = lower::lower(*dag, k.schedule).func;
         f.name = k.name;
         k.params = bind_params(f, group, *dag);

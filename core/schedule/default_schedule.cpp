@@ -90,7 +90,8 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
   for (auto& s : st.stages) names.push_back(s.name);
   for (auto& n : names) {
     Stage* s = st.find(n);
-    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty()) add(st, out, step("compute_inline", {arg(n)}));
+    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty())
+      add(st, out, step("compute_inline", {arg(n)}));
   }
   for (auto& n : names) {
     Stage* s = st.find(n);
@@ -118,7 +119,6 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
   return out;
 }
 
-
 namespace {
 
 void gpu_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t tile) {
@@ -131,7 +131,8 @@ void gpu_reduction_output(ScheduleState& st, Schedule& out, const std::string& n
   size_t rank = s->op->axes.size();
   if (rank < 2) return;
   std::string y = s->op->axes[rank - 2].var->name, x = s->op->axes[rank - 1].var->name;
-  int64_t fy = std::min<int64_t>(tile, s->op->axes[rank - 2].extent), fx = std::min<int64_t>(tile, s->op->axes[rank - 1].extent);
+  int64_t fy = std::min<int64_t>(tile, s->op->axes[rank - 2].extent),
+          fx = std::min<int64_t>(tile, s->op->axes[rank - 1].extent);
   std::vector<std::string> cached;
   for (auto& in : inputs) {
     add(st, out, step("cache_read", {arg(in), arg("shared"), arg(name)}));
@@ -189,7 +190,8 @@ Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile, int64_t t
   for (auto& s : st.stages) names.push_back(s.name);
   for (auto& n : names) {
     Stage* s = st.find(n);
-    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty()) add(st, out, step("compute_inline", {arg(n)}));
+    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty())
+      add(st, out, step("compute_inline", {arg(n)}));
   }
   for (auto& n : names) {
     Stage* s = st.find(n);
@@ -197,9 +199,12 @@ Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile, int64_t t
       if (s->op->reduction()) add(st, out, step("bind", {arg(ax(*s, s->axes[s->leaf[0]].name)), arg("blockIdx.x")}));
       continue;
     }
-    if (s->op->reduction() && s->op->axes.size() >= 2) gpu_reduction_output(st, out, n, tile);
-    else if (s->op->reduction()) add(st, out, step("bind", {arg(ax(*s, s->axes[s->leaf[0]].name)), arg("blockIdx.x")}));
-    else gpu_injective(st, out, n, threads);
+    if (s->op->reduction() && s->op->axes.size() >= 2)
+      gpu_reduction_output(st, out, n, tile);
+    else if (s->op->reduction())
+      add(st, out, step("bind", {arg(ax(*s, s->axes[s->leaf[0]].name)), arg("blockIdx.x")}));
+    else
+      gpu_injective(st, out, n, threads);
   }
   return out;
 }
