@@ -1,5 +1,7 @@
 #include "core/runtime/module.h"
 
+#include <tuple>
+
 #include "core/support/error.h"
 
 namespace tessel {
@@ -28,32 +30,31 @@ void Module::check_arg(const KernelSignature& sig, size_t k, DataType dtype, con
                 shape_str(shape));
 }
 
-void Module::call(const std::string& name, const std::vector<const NDArray*>& args) const {
+// Checks the arguments of kernel `name` and runs it; `describe(k)` gives argument k's dtype,
+// shape and data.
+template <class Describe>
+void Module::checked_invoke(const std::string& name, size_t count, const Describe& describe) const {
   size_t index = index_of(name);
   const KernelSignature& sig = kernels_[index];
-  if (args.size() != sig.params.size())
-    throw Error("kernel '" + name + "' takes " + std::to_string(sig.params.size()) + " arguments, got " +
-                std::to_string(args.size()));
+  if (count != sig.params.size())
+    throw Error("kernel '" + name + "' takes " + std::to_string(sig.params.size()) + " arguments, got " + std::to_string(count));
   std::vector<void*> data;
-  for (size_t k = 0; k < args.size(); ++k) {
-    check_arg(sig, k, args[k]->dtype(), args[k]->shape());
-    data.push_back(args[k]->data());
+  for (size_t k = 0; k < count; ++k) {
+    auto [dtype, shape, ptr] = describe(k);
+    check_arg(sig, k, dtype, shape);
+    data.push_back(ptr);
   }
   invoke(index, data.data());
 }
 
+void Module::call(const std::string& name, const std::vector<const NDArray*>& args) const {
+  checked_invoke(name, args.size(), [&](size_t k) { return std::make_tuple(args[k]->dtype(), args[k]->shape(), args[k]->data()); });
+}
+
 void Module::call_host(const std::string& name, const std::vector<Tensor*>& args) const {
-  size_t index = index_of(name);
-  const KernelSignature& sig = kernels_[index];
-  if (args.size() != sig.params.size())
-    throw Error("kernel '" + name + "' takes " + std::to_string(sig.params.size()) + " arguments, got " +
-                std::to_string(args.size()));
-  std::vector<void*> data;
-  for (size_t k = 0; k < args.size(); ++k) {
-    check_arg(sig, k, args[k]->dtype(), args[k]->shape());
-    data.push_back(args[k]->raw_data());
-  }
-  invoke(index, data.data());
+  checked_invoke(name, args.size(), [&](size_t k) {
+    return std::make_tuple(args[k]->dtype(), args[k]->shape(), static_cast<void*>(args[k]->raw_data()));
+  });
 }
 
 }  // namespace tessel

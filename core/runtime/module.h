@@ -45,6 +45,7 @@ class Module {
 
  private:
   size_t index_of(const std::string& name) const;
+  template <class Describe> void checked_invoke(const std::string& name, size_t count, const Describe& describe) const;
   void check_arg(const KernelSignature& sig, size_t k, DataType dtype, const Shape& shape) const;
   std::vector<KernelSignature> kernels_;
 };
