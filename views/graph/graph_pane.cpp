@@ -94,7 +94,7 @@ QString format_bytes(int64_t b) {
 }  // namespace
 
 GraphPane::GraphPane(Selection* selection, QWidget* parent)
-    : QWidget(parent), selection_(selection), colors_(GraphColors::from_palette(palette())) {
+    : QWidget(parent), selection_(selection), colors_(GraphColors::from_palette(QApplication::palette())) {
   setObjectName("graph");
   scene_ = new QGraphicsScene(this);
   view_ = new GraphView(scene_, this);
@@ -102,6 +102,7 @@ GraphPane::GraphPane(Selection* selection, QWidget* parent)
   view_->setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
   view_->setBackgroundBrush(colors_.background);
   minimap_ = new Minimap(scene_, view_, view_);
+  minimap_->setBackgroundBrush(colors_.background);
   minimap_->hide();
   view_->on_view_changed = [this] {
     minimap_->move(view_->width() - minimap_->width() - 20, view_->height() - minimap_->height() - 20);
@@ -269,6 +270,15 @@ void GraphPane::draw(const Shown& shown) {
   minimap_->setVisible(g.nodes.size() > kMinimapNodeThreshold);
   minimap_->refit();
   fit();
+  // A ResNet fitted whole is a thin unreadable line: start readable at the top instead and let the
+  // minimap show where we are (Fit Graph still shows everything).
+  constexpr double kReadableScale = 0.8, kMinFitScale = 0.4;
+  if (view_->transform().m11() < kMinFitScale) {
+    view_->setTransform(QTransform::fromScale(kReadableScale, kReadableScale));
+    QRectF r = scene_->sceneRect();
+    view_->centerOn(r.center().x(), r.top() + view_->viewport()->height() / (2 * kReadableScale));
+    view_->on_view_changed();
+  }
   if (!selection_->node().isEmpty()) select_node(selection_->node());
   if (!find_edit_->text().isEmpty()) find(find_edit_->text());
   update_status();
@@ -373,8 +383,10 @@ void GraphPane::select_node(const QString& name) {
 }
 
 void GraphPane::refresh_colors() {
-  colors_ = GraphColors::from_palette(palette());
+  // The application palette, not ours: a theme switch reaches child widgets only later.
+  colors_ = GraphColors::from_palette(QApplication::palette());
   view_->setBackgroundBrush(colors_.background);
+  minimap_->setBackgroundBrush(colors_.background);
   if (shown_) draw(*shown_);
 }
 
