@@ -27,19 +27,39 @@ struct LinearForm {
   void add_term(const Expr& t, int64_t c) {
     if (c == 0) return;
     for (auto& [term, coeff] : terms) {
-      if (term == t || same_value(term, t)) { coeff += c; return; }
+      if (term == t || same_value(term, t)) {
+        coeff += c;
+        return;
+      }
     }
     terms.emplace_back(t, c);
   }
   void add(const Expr& e, int64_t scale) {
     int64_t v = 0;
-    if (is_const_int(e, &v)) { constant += scale * v; return; }
+    if (is_const_int(e, &v)) {
+      constant += scale * v;
+      return;
+    }
     if (auto* b = as<Binary>(e)) {
-      if (b->op == BinaryOp::kAdd) { add(b->a, scale); add(b->b, scale); return; }
-      if (b->op == BinaryOp::kSub) { add(b->a, scale); add(b->b, -scale); return; }
+      if (b->op == BinaryOp::kAdd) {
+        add(b->a, scale);
+        add(b->b, scale);
+        return;
+      }
+      if (b->op == BinaryOp::kSub) {
+        add(b->a, scale);
+        add(b->b, -scale);
+        return;
+      }
       if (b->op == BinaryOp::kMul) {
-        if (is_const_int(b->b, &v)) { add(b->a, scale * v); return; }
-        if (is_const_int(b->a, &v)) { add(b->b, scale * v); return; }
+        if (is_const_int(b->b, &v)) {
+          add(b->a, scale * v);
+          return;
+        }
+        if (is_const_int(b->a, &v)) {
+          add(b->b, scale * v);
+          return;
+        }
       }
     }
     add_term(e, scale);
@@ -52,7 +72,9 @@ LinearForm linear_form(const Expr& e) {
   return f;
 }
 
-Expr scaled(const Expr& t, int64_t c, DataType type) { return c == 1 ? t : make_binary(BinaryOp::kMul, t, make_int(c, type)); }
+Expr scaled(const Expr& t, int64_t c, DataType type) {
+  return c == 1 ? t : make_binary(BinaryOp::kMul, t, make_int(c, type));
+}
 
 // Positive terms first (so the text reads "a*8 + b - c"), then the constant.
 Expr rebuild(const LinearForm& f, DataType type) {
@@ -64,9 +86,12 @@ Expr rebuild(const LinearForm& f, DataType type) {
   for (int pass = 0; pass < 2; ++pass) {
     for (auto& [t, c] : f.terms) {
       if (c == 0 || (pass == 0) != (c > 0)) continue;
-      if (!acc) acc = c > 0 ? scaled(t, c, type) : make_binary(BinaryOp::kMul, t, make_int(c, type));
-      else if (c > 0) acc = make_binary(BinaryOp::kAdd, acc, scaled(t, c, type));
-      else acc = make_binary(BinaryOp::kSub, acc, scaled(t, -c, type));
+      if (!acc)
+        acc = c > 0 ? scaled(t, c, type) : make_binary(BinaryOp::kMul, t, make_int(c, type));
+      else if (c > 0)
+        acc = make_binary(BinaryOp::kAdd, acc, scaled(t, c, type));
+      else
+        acc = make_binary(BinaryOp::kSub, acc, scaled(t, -c, type));
     }
   }
   if (!acc) return make_int(f.constant, type);
@@ -113,7 +138,8 @@ class Simplifier : public IRMutator {
     if (v->dtype == n.dtype) return v;
     if (auto* i = as<IntImm>(v)) return make_const(n.dtype, static_cast<double>(i->value));
     if (auto* f = as<FloatImm>(v)) {
-      if (dtype_is_float(n.dtype)) return make_float(n.dtype == DataType::kFloat32 ? static_cast<float>(f->value) : f->value, n.dtype);
+      if (dtype_is_float(n.dtype))
+        return make_float(n.dtype == DataType::kFloat32 ? static_cast<float>(f->value) : f->value, n.dtype);
       return make_const(n.dtype, std::trunc(f->value));
     }
     return v == n.value ? self : make_cast(n.dtype, v);
@@ -130,13 +156,16 @@ class Simplifier : public IRMutator {
     }
     std::optional<Interval> saved;
     if (auto it = ranges_.find(n.var.get()); it != ranges_.end()) saved = it->second;
-    if (known) ranges_[n.var.get()] = Interval{lo, lo + e - 1};
+    if (known)
+      ranges_[n.var.get()] = Interval{lo, lo + e - 1};
     else if (auto mb = constant_bounds(mn, ranges_)) {
       if (auto eb = constant_bounds(ext, ranges_)) ranges_[n.var.get()] = Interval{mb->lo, mb->hi + eb->hi - 1};
     }
     Stmt body = mutate(n.body);
-    if (saved) ranges_[n.var.get()] = *saved;
-    else ranges_.erase(n.var.get());
+    if (saved)
+      ranges_[n.var.get()] = *saved;
+    else
+      ranges_.erase(n.var.get());
     if (auto* q = as<Seq>(body); !body || (q && q->stmts.empty())) return make_seq({});
     if (mn == n.min && ext == n.extent && body == n.body) return self;
     return make_for(n.var, mn, ext, body, n.for_kind, n.thread_tag, n.pragmas);
@@ -147,7 +176,10 @@ class Simplifier : public IRMutator {
     int64_t v = 0;
     if (is_const_int(c, &v)) return v ? mutate(n.then_case) : mutate(n.else_case);
     Stmt t = mutate(n.then_case), e = mutate(n.else_case);
-    auto empty = [](const Stmt& x) { auto* q = as<Seq>(x); return !x || (q && q->stmts.empty()); };
+    auto empty = [](const Stmt& x) {
+      auto* q = as<Seq>(x);
+      return !x || (q && q->stmts.empty());
+    };
     if (empty(t) && empty(e)) return make_seq({});
     if (empty(e)) e = nullptr;
     if (c == n.cond && t == n.then_case && e == n.else_case) return self;
@@ -205,13 +237,32 @@ class Simplifier : public IRMutator {
       Expr diff = simplify_linear(make_binary(BinaryOp::kSub, a, b), a->dtype);
       if (auto iv = constant_bounds(diff, ranges_)) {
         switch (op) {
-          case BinaryOp::kLT: if (iv->hi < 0) return bool_const(true); if (iv->lo >= 0) return bool_const(false); break;
-          case BinaryOp::kLE: if (iv->hi <= 0) return bool_const(true); if (iv->lo > 0) return bool_const(false); break;
-          case BinaryOp::kGT: if (iv->lo > 0) return bool_const(true); if (iv->hi <= 0) return bool_const(false); break;
-          case BinaryOp::kGE: if (iv->lo >= 0) return bool_const(true); if (iv->hi < 0) return bool_const(false); break;
-          case BinaryOp::kEQ: if (iv->lo == 0 && iv->hi == 0) return bool_const(true); if (iv->lo > 0 || iv->hi < 0) return bool_const(false); break;
-          case BinaryOp::kNE: if (iv->lo == 0 && iv->hi == 0) return bool_const(false); if (iv->lo > 0 || iv->hi < 0) return bool_const(true); break;
-          default: break;
+          case BinaryOp::kLT:
+            if (iv->hi < 0) return bool_const(true);
+            if (iv->lo >= 0) return bool_const(false);
+            break;
+          case BinaryOp::kLE:
+            if (iv->hi <= 0) return bool_const(true);
+            if (iv->lo > 0) return bool_const(false);
+            break;
+          case BinaryOp::kGT:
+            if (iv->lo > 0) return bool_const(true);
+            if (iv->hi <= 0) return bool_const(false);
+            break;
+          case BinaryOp::kGE:
+            if (iv->lo >= 0) return bool_const(true);
+            if (iv->hi < 0) return bool_const(false);
+            break;
+          case BinaryOp::kEQ:
+            if (iv->lo == 0 && iv->hi == 0) return bool_const(true);
+            if (iv->lo > 0 || iv->hi < 0) return bool_const(false);
+            break;
+          case BinaryOp::kNE:
+            if (iv->lo == 0 && iv->hi == 0) return bool_const(false);
+            if (iv->lo > 0 || iv->hi < 0) return bool_const(true);
+            break;
+          default:
+            break;
         }
       }
       // Move constants to the right: x + 3 < 10  ->  x < 7.
@@ -221,8 +272,11 @@ class Simplifier : public IRMutator {
       if (all_negative) {  // 10 < i  reads better than  i*-1 < -10
         for (auto& [t, k] : f.terms) k = -k;
         f.constant = -f.constant;
-        op = op == BinaryOp::kLT ? BinaryOp::kGT : op == BinaryOp::kGT ? BinaryOp::kLT
-           : op == BinaryOp::kLE ? BinaryOp::kGE : op == BinaryOp::kGE ? BinaryOp::kLE : op;
+        op = op == BinaryOp::kLT   ? BinaryOp::kGT
+             : op == BinaryOp::kGT ? BinaryOp::kLT
+             : op == BinaryOp::kLE ? BinaryOp::kGE
+             : op == BinaryOp::kGE ? BinaryOp::kLE
+                                   : op;
         int64_t c = -f.constant;
         f.constant = 0;
         return make_binary(op, rebuild(f, a->dtype), make_int(c, a->dtype));
@@ -245,8 +299,10 @@ class Simplifier : public IRMutator {
         if ((ia && ia->value == 0) || (ib && ib->value == 0)) return make_int(0, type);
         if (ia || ib) return simplify_linear(make_binary(op, a, b), type);
         return make_binary(op, a, b);
-      case BinaryOp::kDiv: return simplify_div(a, b, type);
-      case BinaryOp::kMod: return simplify_mod(a, b, type);
+      case BinaryOp::kDiv:
+        return simplify_div(a, b, type);
+      case BinaryOp::kMod:
+        return simplify_mod(a, b, type);
       case BinaryOp::kMin:
       case BinaryOp::kMax: {
         if (same_value(a, b)) return a;
@@ -260,7 +316,8 @@ class Simplifier : public IRMutator {
         }
         return make_binary(op, a, b);
       }
-      default: return make_binary(op, a, b);
+      default:
+        return make_binary(op, a, b);
     }
   }
 
@@ -270,8 +327,10 @@ class Simplifier : public IRMutator {
   void split_by(const Expr& a, int64_t c, LinearForm& quotient, LinearForm& rest) {
     LinearForm f = linear_form(a);
     for (auto& [t, k] : f.terms) {
-      if (k % c == 0) quotient.add_term(t, k / c);
-      else rest.add_term(t, k);
+      if (k % c == 0)
+        quotient.add_term(t, k / c);
+      else
+        rest.add_term(t, k);
     }
     quotient.constant = floor_div(f.constant, c);
     rest.constant = floor_mod(f.constant, c);
@@ -322,21 +381,36 @@ class Simplifier : public IRMutator {
 
   Expr fold_int(BinaryOp op, int64_t x, int64_t y, DataType type) {
     switch (op) {
-      case BinaryOp::kAdd: return make_int(x + y, type);
-      case BinaryOp::kSub: return make_int(x - y, type);
-      case BinaryOp::kMul: return make_int(x * y, type);
-      case BinaryOp::kDiv: return y == 0 ? make_binary(op, make_int(x, type), make_int(y, type)) : make_int(floor_div(x, y), type);
-      case BinaryOp::kMod: return y == 0 ? make_binary(op, make_int(x, type), make_int(y, type)) : make_int(floor_mod(x, y), type);
-      case BinaryOp::kMin: return make_int(std::min(x, y), type);
-      case BinaryOp::kMax: return make_int(std::max(x, y), type);
-      case BinaryOp::kEQ: return bool_const(x == y);
-      case BinaryOp::kNE: return bool_const(x != y);
-      case BinaryOp::kLT: return bool_const(x < y);
-      case BinaryOp::kLE: return bool_const(x <= y);
-      case BinaryOp::kGT: return bool_const(x > y);
-      case BinaryOp::kGE: return bool_const(x >= y);
-      case BinaryOp::kAnd: return bool_const(x && y);
-      case BinaryOp::kOr: return bool_const(x || y);
+      case BinaryOp::kAdd:
+        return make_int(x + y, type);
+      case BinaryOp::kSub:
+        return make_int(x - y, type);
+      case BinaryOp::kMul:
+        return make_int(x * y, type);
+      case BinaryOp::kDiv:
+        return y == 0 ? make_binary(op, make_int(x, type), make_int(y, type)) : make_int(floor_div(x, y), type);
+      case BinaryOp::kMod:
+        return y == 0 ? make_binary(op, make_int(x, type), make_int(y, type)) : make_int(floor_mod(x, y), type);
+      case BinaryOp::kMin:
+        return make_int(std::min(x, y), type);
+      case BinaryOp::kMax:
+        return make_int(std::max(x, y), type);
+      case BinaryOp::kEQ:
+        return bool_const(x == y);
+      case BinaryOp::kNE:
+        return bool_const(x != y);
+      case BinaryOp::kLT:
+        return bool_const(x < y);
+      case BinaryOp::kLE:
+        return bool_const(x <= y);
+      case BinaryOp::kGT:
+        return bool_const(x > y);
+      case BinaryOp::kGE:
+        return bool_const(x >= y);
+      case BinaryOp::kAnd:
+        return bool_const(x && y);
+      case BinaryOp::kOr:
+        return bool_const(x || y);
     }
     return make_int(0, type);
   }
@@ -344,21 +418,36 @@ class Simplifier : public IRMutator {
   Expr fold_float(BinaryOp op, double x, double y, DataType type) {
     auto r = [&](double v) { return make_float(type == DataType::kFloat32 ? static_cast<float>(v) : v, type); };
     switch (op) {
-      case BinaryOp::kAdd: return r(x + y);
-      case BinaryOp::kSub: return r(x - y);
-      case BinaryOp::kMul: return r(x * y);
-      case BinaryOp::kDiv: return r(x / y);
-      case BinaryOp::kMod: return r(x - std::floor(x / y) * y);
-      case BinaryOp::kMin: return r(std::min(x, y));
-      case BinaryOp::kMax: return r(std::max(x, y));
-      case BinaryOp::kEQ: return bool_const(x == y);
-      case BinaryOp::kNE: return bool_const(x != y);
-      case BinaryOp::kLT: return bool_const(x < y);
-      case BinaryOp::kLE: return bool_const(x <= y);
-      case BinaryOp::kGT: return bool_const(x > y);
-      case BinaryOp::kGE: return bool_const(x >= y);
-      case BinaryOp::kAnd: return bool_const(x != 0 && y != 0);
-      case BinaryOp::kOr: return bool_const(x != 0 || y != 0);
+      case BinaryOp::kAdd:
+        return r(x + y);
+      case BinaryOp::kSub:
+        return r(x - y);
+      case BinaryOp::kMul:
+        return r(x * y);
+      case BinaryOp::kDiv:
+        return r(x / y);
+      case BinaryOp::kMod:
+        return r(x - std::floor(x / y) * y);
+      case BinaryOp::kMin:
+        return r(std::min(x, y));
+      case BinaryOp::kMax:
+        return r(std::max(x, y));
+      case BinaryOp::kEQ:
+        return bool_const(x == y);
+      case BinaryOp::kNE:
+        return bool_const(x != y);
+      case BinaryOp::kLT:
+        return bool_const(x < y);
+      case BinaryOp::kLE:
+        return bool_const(x <= y);
+      case BinaryOp::kGT:
+        return bool_const(x > y);
+      case BinaryOp::kGE:
+        return bool_const(x >= y);
+      case BinaryOp::kAnd:
+        return bool_const(x != 0 && y != 0);
+      case BinaryOp::kOr:
+        return bool_const(x != 0 || y != 0);
     }
     return r(0);
   }
@@ -381,8 +470,6 @@ Stmt simplify(const Stmt& st, const RangeMap& ranges) {
   return out ? out : make_seq({});
 }
 
-bool can_prove(const Expr& cond, const RangeMap& ranges) {
-  return is_const_int_value(simplify(cond, ranges), 1);
-}
+bool can_prove(const Expr& cond, const RangeMap& ranges) { return is_const_int_value(simplify(cond, ranges), 1); }
 
 }  // namespace tessel::arith

@@ -28,20 +28,25 @@ bool expr_equal(const Expr& a, const Expr& b, bool by_identity) {
   if (a == b) return true;
   if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
   switch (a->kind) {
-    case NodeKind::kIntImm: return as<IntImm>(a)->value == as<IntImm>(b)->value;
-    case NodeKind::kFloatImm: return as<FloatImm>(a)->value == as<FloatImm>(b)->value;
-    case NodeKind::kVar: return !by_identity && as<Var>(a)->name == as<Var>(b)->name;
+    case NodeKind::kIntImm:
+      return as<IntImm>(a)->value == as<IntImm>(b)->value;
+    case NodeKind::kFloatImm:
+      return as<FloatImm>(a)->value == as<FloatImm>(b)->value;
+    case NodeKind::kVar:
+      return !by_identity && as<Var>(a)->name == as<Var>(b)->name;
     case NodeKind::kBinary: {
       auto *x = as<Binary>(a), *y = as<Binary>(b);
       return x->op == y->op && expr_equal(x->a, y->a, by_identity) && expr_equal(x->b, y->b, by_identity);
     }
-    case NodeKind::kNot: return expr_equal(as<Not>(a)->a, as<Not>(b)->a, by_identity);
+    case NodeKind::kNot:
+      return expr_equal(as<Not>(a)->a, as<Not>(b)->a, by_identity);
     case NodeKind::kSelect: {
       auto *x = as<Select>(a), *y = as<Select>(b);
       return expr_equal(x->cond, y->cond, by_identity) && expr_equal(x->true_value, y->true_value, by_identity) &&
              expr_equal(x->false_value, y->false_value, by_identity);
     }
-    case NodeKind::kCast: return expr_equal(as<Cast>(a)->value, as<Cast>(b)->value, by_identity);
+    case NodeKind::kCast:
+      return expr_equal(as<Cast>(a)->value, as<Cast>(b)->value, by_identity);
     case NodeKind::kLoad: {
       auto *x = as<Load>(a), *y = as<Load>(b);
       return same_buffer(x->buffer, y->buffer) && all_equal(x->indices, y->indices, by_identity);
@@ -57,7 +62,8 @@ bool expr_equal(const Expr& a, const Expr& b, bool by_identity) {
         if (x->axes[i].var->name != y->axes[i].var->name || x->axes[i].extent != y->axes[i].extent) return false;
       return expr_equal(x->source, y->source, by_identity);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -75,7 +81,8 @@ bool structural_equal(const Stmt& a, const Stmt& b) {
     }
     case NodeKind::kStore: {
       auto *x = as<Store>(a), *y = as<Store>(b);
-      return same_buffer(x->buffer, y->buffer) && all_equal(x->indices, y->indices) && structural_equal(x->value, y->value);
+      return same_buffer(x->buffer, y->buffer) && all_equal(x->indices, y->indices) &&
+             structural_equal(x->value, y->value);
     }
     case NodeKind::kAllocate: {
       auto *x = as<Allocate>(a), *y = as<Allocate>(b);
@@ -97,9 +104,12 @@ bool structural_equal(const Stmt& a, const Stmt& b) {
         if (!structural_equal(x->stmts[i], y->stmts[i])) return false;
       return true;
     }
-    case NodeKind::kEvaluate: return structural_equal(as<Evaluate>(a)->value, as<Evaluate>(b)->value);
-    case NodeKind::kBarrier: return as<Barrier>(a)->scope == as<Barrier>(b)->scope;
-    default: return false;
+    case NodeKind::kEvaluate:
+      return structural_equal(as<Evaluate>(a)->value, as<Evaluate>(b)->value);
+    case NodeKind::kBarrier:
+      return as<Barrier>(a)->scope == as<Barrier>(b)->scope;
+    default:
+      return false;
   }
 }
 

@@ -5,25 +5,61 @@ namespace tessel::loopir {
 void IRVisitor::visit(const Expr& e) {
   if (!e) return;
   switch (e->kind) {
-    case NodeKind::kIntImm: enter(*as<IntImm>(e)); return;
-    case NodeKind::kFloatImm: enter(*as<FloatImm>(e)); return;
-    case NodeKind::kVar: enter(*as<Var>(e)); return;
+    case NodeKind::kIntImm:
+      enter(*as<IntImm>(e));
+      return;
+    case NodeKind::kFloatImm:
+      enter(*as<FloatImm>(e));
+      return;
+    case NodeKind::kVar:
+      enter(*as<Var>(e));
+      return;
     case NodeKind::kBinary: {
       auto* n = as<Binary>(e);
-      if (enter(*n)) { visit(n->a); visit(n->b); }
+      if (enter(*n)) {
+        visit(n->a);
+        visit(n->b);
+      }
       return;
     }
-    case NodeKind::kNot: { auto* n = as<Not>(e); if (enter(*n)) visit(n->a); return; }
+    case NodeKind::kNot: {
+      auto* n = as<Not>(e);
+      if (enter(*n)) visit(n->a);
+      return;
+    }
     case NodeKind::kSelect: {
       auto* n = as<Select>(e);
-      if (enter(*n)) { visit(n->cond); visit(n->true_value); visit(n->false_value); }
+      if (enter(*n)) {
+        visit(n->cond);
+        visit(n->true_value);
+        visit(n->false_value);
+      }
       return;
     }
-    case NodeKind::kCast: { auto* n = as<Cast>(e); if (enter(*n)) visit(n->value); return; }
-    case NodeKind::kLoad: { auto* n = as<Load>(e); if (enter(*n)) for (auto& i : n->indices) visit(i); return; }
-    case NodeKind::kCall: { auto* n = as<Call>(e); if (enter(*n)) for (auto& a : n->args) visit(a); return; }
-    case NodeKind::kReduce: { auto* n = as<Reduce>(e); if (enter(*n)) visit(n->source); return; }
-    default: return;
+    case NodeKind::kCast: {
+      auto* n = as<Cast>(e);
+      if (enter(*n)) visit(n->value);
+      return;
+    }
+    case NodeKind::kLoad: {
+      auto* n = as<Load>(e);
+      if (enter(*n))
+        for (auto& i : n->indices) visit(i);
+      return;
+    }
+    case NodeKind::kCall: {
+      auto* n = as<Call>(e);
+      if (enter(*n))
+        for (auto& a : n->args) visit(a);
+      return;
+    }
+    case NodeKind::kReduce: {
+      auto* n = as<Reduce>(e);
+      if (enter(*n)) visit(n->source);
+      return;
+    }
+    default:
+      return;
   }
 }
 
@@ -32,43 +68,83 @@ void IRVisitor::visit(const Stmt& s) {
   switch (s->kind) {
     case NodeKind::kFor: {
       auto* n = as<For>(s);
-      if (enter(*n)) { visit(n->min); visit(n->extent); visit(n->body); }
+      if (enter(*n)) {
+        visit(n->min);
+        visit(n->extent);
+        visit(n->body);
+      }
       return;
     }
     case NodeKind::kStore: {
       auto* n = as<Store>(s);
-      if (enter(*n)) { for (auto& i : n->indices) visit(i); visit(n->value); }
+      if (enter(*n)) {
+        for (auto& i : n->indices) visit(i);
+        visit(n->value);
+      }
       return;
     }
-    case NodeKind::kAllocate: { auto* n = as<Allocate>(s); if (enter(*n)) visit(n->body); return; }
-    case NodeKind::kLetStmt: { auto* n = as<LetStmt>(s); if (enter(*n)) { visit(n->value); visit(n->body); } return; }
+    case NodeKind::kAllocate: {
+      auto* n = as<Allocate>(s);
+      if (enter(*n)) visit(n->body);
+      return;
+    }
+    case NodeKind::kLetStmt: {
+      auto* n = as<LetStmt>(s);
+      if (enter(*n)) {
+        visit(n->value);
+        visit(n->body);
+      }
+      return;
+    }
     case NodeKind::kIfThenElse: {
       auto* n = as<IfThenElse>(s);
-      if (enter(*n)) { visit(n->cond); visit(n->then_case); visit(n->else_case); }
+      if (enter(*n)) {
+        visit(n->cond);
+        visit(n->then_case);
+        visit(n->else_case);
+      }
       return;
     }
-    case NodeKind::kSeq: { auto* n = as<Seq>(s); if (enter(*n)) for (auto& c : n->stmts) visit(c); return; }
-    case NodeKind::kEvaluate: { auto* n = as<Evaluate>(s); if (enter(*n)) visit(n->value); return; }
-    case NodeKind::kBarrier: enter(*as<Barrier>(s)); return;
-    default: return;
+    case NodeKind::kSeq: {
+      auto* n = as<Seq>(s);
+      if (enter(*n))
+        for (auto& c : n->stmts) visit(c);
+      return;
+    }
+    case NodeKind::kEvaluate: {
+      auto* n = as<Evaluate>(s);
+      if (enter(*n)) visit(n->value);
+      return;
+    }
+    case NodeKind::kBarrier:
+      enter(*as<Barrier>(s));
+      return;
+    default:
+      return;
   }
 }
 
 Expr IRMutator::mutate(const Expr& e) {
   if (!e) return e;
   switch (e->kind) {
-#define TESSEL_EXPR(Name) case NodeKind::k##Name: return mutate_##Name(*as<Name>(e), e);
+#define TESSEL_EXPR(Name) \
+  case NodeKind::k##Name: \
+    return mutate_##Name(*as<Name>(e), e);
 #include "core/loopir/node_kinds.def"
-    default: return e;
+    default:
+      return e;
   }
 }
 
 Stmt IRMutator::mutate(const Stmt& s) {
   if (!s) return s;
   switch (s->kind) {
-#define TESSEL_STMT(Name) case NodeKind::k##Name: return mutate_##Name(*as<Name>(s), s);
+#define TESSEL_STMT(Name) \
+  case NodeKind::k##Name: \
+    return mutate_##Name(*as<Name>(s), s);
 #include "core/loopir/node_kinds.def"
-    default: return s;
+    default:
+      return s;
   }
 }
 
@@ -203,8 +279,14 @@ class AccessFinder : public IRVisitor {
   explicit AccessFinder(const F& f) : f_(f) {}
 
  protected:
-  bool enter(const Load& l) override { f_(l.buffer, l.indices, false); return true; }
-  bool enter(const Store& s) override { f_(s.buffer, s.indices, true); return true; }
+  bool enter(const Load& l) override {
+    f_(l.buffer, l.indices, false);
+    return true;
+  }
+  bool enter(const Store& s) override {
+    f_(s.buffer, s.indices, true);
+    return true;
+  }
 
  private:
   const F& f_;

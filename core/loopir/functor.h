@@ -19,8 +19,10 @@ class IRVisitor {
 
  protected:
   // Return false to skip the node's children.
-#define TESSEL_EXPR(Name) virtual bool enter(const Name&) { return true; }
-#define TESSEL_STMT(Name) virtual bool enter(const Name&) { return true; }
+#define TESSEL_EXPR(Name) \
+  virtual bool enter(const Name&) { return true; }
+#define TESSEL_STMT(Name) \
+  virtual bool enter(const Name&) { return true; }
 #include "core/loopir/node_kinds.def"
 };
 
@@ -47,7 +49,9 @@ Stmt substitute(const Stmt& s, const VarMap& map);
 bool uses_var(const Expr& e, const std::function<bool(const Var*)>& pred);
 bool uses_var(const Stmt& s, const std::function<bool(const Var*)>& pred);
 // Calls f on every Load / Store of the statement.
-void for_each_access(const Stmt& s, const std::function<void(const Buffer&, const std::vector<Expr>&, bool is_store)>& f);
-void for_each_access(const Expr& e, const std::function<void(const Buffer&, const std::vector<Expr>&, bool is_store)>& f);
+void for_each_access(const Stmt& s,
+                     const std::function<void(const Buffer&, const std::vector<Expr>&, bool is_store)>& f);
+void for_each_access(const Expr& e,
+                     const std::function<void(const Buffer&, const std::vector<Expr>&, bool is_store)>& f);
 
 }  // namespace tessel::loopir

@@ -29,7 +29,9 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
-double round_to(DataType t, double v) { return t == DataType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v; }
+double round_to(DataType t, double v) {
+  return t == DataType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
 
 class Interpreter {
  public:
@@ -64,8 +66,10 @@ class Interpreter {
         if (it != buffers_.end()) saved = it->second;
         buffers_[n->buffer->name] = Tensor(n->buffer->dtype, Shape{buffer_span(*n->buffer)});
         exec(n->body);
-        if (saved) buffers_[n->buffer->name] = *saved;
-        else buffers_.erase(n->buffer->name);
+        if (saved)
+          buffers_[n->buffer->name] = *saved;
+        else
+          buffers_.erase(n->buffer->name);
         return;
       }
       case NodeKind::kLetStmt: {
@@ -77,30 +81,40 @@ class Interpreter {
       }
       case NodeKind::kIfThenElse: {
         auto* n = as<IfThenElse>(s);
-        if (eval(n->cond).as_int()) exec(n->then_case);
-        else exec(n->else_case);
+        if (eval(n->cond).as_int())
+          exec(n->then_case);
+        else
+          exec(n->else_case);
         return;
       }
       case NodeKind::kSeq:
         for (auto& c : as<Seq>(s)->stmts) exec(c);
         return;
-      case NodeKind::kEvaluate: eval(as<Evaluate>(s)->value); return;
-      case NodeKind::kBarrier: return;  // serial execution: writes are already visible
-      default: throw Error("interpreter: unknown statement kind " + std::string(node_kind_name(s->kind)));
+      case NodeKind::kEvaluate:
+        eval(as<Evaluate>(s)->value);
+        return;
+      case NodeKind::kBarrier:
+        return;  // serial execution: writes are already visible
+      default:
+        throw Error("interpreter: unknown statement kind " + std::string(node_kind_name(s->kind)));
     }
   }
 
   Value eval(const Expr& e) {
     switch (e->kind) {
-      case NodeKind::kIntImm: return int_value(as<IntImm>(e)->value);
-      case NodeKind::kFloatImm: return float_value(as<FloatImm>(e)->value);
+      case NodeKind::kIntImm:
+        return int_value(as<IntImm>(e)->value);
+      case NodeKind::kFloatImm:
+        return float_value(as<FloatImm>(e)->value);
       case NodeKind::kVar: {
         auto it = vars_.find(static_cast<const Var*>(e.get()));
         if (it == vars_.end()) throw Error("interpreter: variable '" + as<Var>(e)->name + "' is not bound");
         return it->second;
       }
-      case NodeKind::kBinary: return eval_binary(*as<Binary>(e));
-      case NodeKind::kNot: return int_value(eval(as<Not>(e)->a).as_int() == 0);
+      case NodeKind::kBinary:
+        return eval_binary(*as<Binary>(e));
+      case NodeKind::kNot:
+        return int_value(eval(as<Not>(e)->a).as_int() == 0);
       case NodeKind::kSelect: {
         auto* n = as<Select>(e);
         return eval(n->cond).as_int() ? eval(n->true_value) : eval(n->false_value);
@@ -118,9 +132,12 @@ class Interpreter {
         double v = t.get_double(flat_index(*n->buffer, n->indices, t));
         return dtype_is_float(n->dtype) ? float_value(v) : int_value(static_cast<int64_t>(v));
       }
-      case NodeKind::kCall: return eval_call(*as<Call>(e));
-      case NodeKind::kReduce: throw Error("interpreter: a reduction must be lowered to loops before it runs");
-      default: throw Error("interpreter: unknown expression kind " + std::string(node_kind_name(e->kind)));
+      case NodeKind::kCall:
+        return eval_call(*as<Call>(e));
+      case NodeKind::kReduce:
+        throw Error("interpreter: a reduction must be lowered to loops before it runs");
+      default:
+        throw Error("interpreter: unknown expression kind " + std::string(node_kind_name(e->kind)));
     }
   }
 
@@ -137,8 +154,8 @@ class Interpreter {
       flat = eval(indices[0]).as_int();
     } else {
       if (indices.size() != b.shape.size())
-        throw Error("interpreter: buffer '" + b.name + "' has rank " + std::to_string(b.shape.size()) + " but is indexed with " +
-                    std::to_string(indices.size()) + " indices");
+        throw Error("interpreter: buffer '" + b.name + "' has rank " + std::to_string(b.shape.size()) +
+                    " but is indexed with " + std::to_string(indices.size()) + " indices");
       Shape strides = b.strides.empty() ? contiguous_strides(b.shape) : b.strides;
       for (size_t d = 0; d < indices.size(); ++d) {
         int64_t v = eval(indices[d]).as_int();
@@ -149,8 +166,8 @@ class Interpreter {
       }
     }
     if (flat < 0 || flat >= t.numel())
-      throw Error("interpreter: out-of-bounds access " + b.name + "[" + std::to_string(flat) + "] of " + std::to_string(t.numel()) +
-                  " elements");
+      throw Error("interpreter: out-of-bounds access " + b.name + "[" + std::to_string(flat) + "] of " +
+                  std::to_string(t.numel()) + " elements");
     return flat;
   }
 
@@ -161,42 +178,68 @@ class Interpreter {
     if (a.is_float || b.is_float) {
       double x = a.as_double(), y = b.as_double();
       switch (n.op) {
-        case BinaryOp::kAdd: return float_value(round_to(n.dtype, x + y));
-        case BinaryOp::kSub: return float_value(round_to(n.dtype, x - y));
-        case BinaryOp::kMul: return float_value(round_to(n.dtype, x * y));
-        case BinaryOp::kDiv: return float_value(round_to(n.dtype, x / y));
-        case BinaryOp::kMod: return float_value(round_to(n.dtype, x - std::floor(x / y) * y));
-        case BinaryOp::kMin: return float_value(std::min(x, y));
-        case BinaryOp::kMax: return float_value(std::max(x, y));
-        case BinaryOp::kEQ: return int_value(x == y);
-        case BinaryOp::kNE: return int_value(x != y);
-        case BinaryOp::kLT: return int_value(x < y);
-        case BinaryOp::kLE: return int_value(x <= y);
-        case BinaryOp::kGT: return int_value(x > y);
-        case BinaryOp::kGE: return int_value(x >= y);
-        default: break;
+        case BinaryOp::kAdd:
+          return float_value(round_to(n.dtype, x + y));
+        case BinaryOp::kSub:
+          return float_value(round_to(n.dtype, x - y));
+        case BinaryOp::kMul:
+          return float_value(round_to(n.dtype, x * y));
+        case BinaryOp::kDiv:
+          return float_value(round_to(n.dtype, x / y));
+        case BinaryOp::kMod:
+          return float_value(round_to(n.dtype, x - std::floor(x / y) * y));
+        case BinaryOp::kMin:
+          return float_value(std::min(x, y));
+        case BinaryOp::kMax:
+          return float_value(std::max(x, y));
+        case BinaryOp::kEQ:
+          return int_value(x == y);
+        case BinaryOp::kNE:
+          return int_value(x != y);
+        case BinaryOp::kLT:
+          return int_value(x < y);
+        case BinaryOp::kLE:
+          return int_value(x <= y);
+        case BinaryOp::kGT:
+          return int_value(x > y);
+        case BinaryOp::kGE:
+          return int_value(x >= y);
+        default:
+          break;
       }
     }
     int64_t x = a.i, y = b.i;
     switch (n.op) {
-      case BinaryOp::kAdd: return int_value(x + y);
-      case BinaryOp::kSub: return int_value(x - y);
-      case BinaryOp::kMul: return int_value(x * y);
+      case BinaryOp::kAdd:
+        return int_value(x + y);
+      case BinaryOp::kSub:
+        return int_value(x - y);
+      case BinaryOp::kMul:
+        return int_value(x * y);
       case BinaryOp::kDiv:
         if (y == 0) throw Error("interpreter: integer division by zero in " + to_string(n.a) + " / " + to_string(n.b));
         return int_value(floor_div(x, y));
       case BinaryOp::kMod:
         if (y == 0) throw Error("interpreter: integer modulo by zero in " + to_string(n.a) + " % " + to_string(n.b));
         return int_value(floor_mod(x, y));
-      case BinaryOp::kMin: return int_value(std::min(x, y));
-      case BinaryOp::kMax: return int_value(std::max(x, y));
-      case BinaryOp::kEQ: return int_value(x == y);
-      case BinaryOp::kNE: return int_value(x != y);
-      case BinaryOp::kLT: return int_value(x < y);
-      case BinaryOp::kLE: return int_value(x <= y);
-      case BinaryOp::kGT: return int_value(x > y);
-      case BinaryOp::kGE: return int_value(x >= y);
-      default: break;
+      case BinaryOp::kMin:
+        return int_value(std::min(x, y));
+      case BinaryOp::kMax:
+        return int_value(std::max(x, y));
+      case BinaryOp::kEQ:
+        return int_value(x == y);
+      case BinaryOp::kNE:
+        return int_value(x != y);
+      case BinaryOp::kLT:
+        return int_value(x < y);
+      case BinaryOp::kLE:
+        return int_value(x <= y);
+      case BinaryOp::kGT:
+        return int_value(x > y);
+      case BinaryOp::kGE:
+        return int_value(x >= y);
+      default:
+        break;
     }
     throw Error("interpreter: unsupported operator " + std::string(binary_op_symbol(n.op)));
   }
@@ -205,20 +248,42 @@ class Interpreter {
     std::vector<double> a;
     for (auto& x : n.args) a.push_back(eval(x).as_double());
     auto need = [&](size_t k) {
-      if (a.size() != k) throw Error("interpreter: intrinsic '" + n.name + "' takes " + std::to_string(k) + " arguments");
+      if (a.size() != k)
+        throw Error("interpreter: intrinsic '" + n.name + "' takes " + std::to_string(k) + " arguments");
     };
     double r = 0;
-    if (n.name == "exp") { need(1); r = std::exp(a[0]); }
-    else if (n.name == "log") { need(1); r = std::log(a[0]); }
-    else if (n.name == "sqrt") { need(1); r = std::sqrt(a[0]); }
-    else if (n.name == "rsqrt") { need(1); r = 1.0 / std::sqrt(a[0]); }
-    else if (n.name == "tanh") { need(1); r = std::tanh(a[0]); }
-    else if (n.name == "erf") { need(1); r = std::erf(a[0]); }
-    else if (n.name == "sigmoid") { need(1); r = 1.0 / (1.0 + std::exp(-a[0])); }
-    else if (n.name == "abs") { need(1); r = std::fabs(a[0]); }
-    else if (n.name == "pow") { need(2); r = std::pow(a[0], a[1]); }
-    else if (n.name == "fma") { need(3); r = a[0] * a[1] + a[2]; }
-    else throw Error("interpreter: unknown intrinsic '" + n.name + "'");
+    if (n.name == "exp") {
+      need(1);
+      r = std::exp(a[0]);
+    } else if (n.name == "log") {
+      need(1);
+      r = std::log(a[0]);
+    } else if (n.name == "sqrt") {
+      need(1);
+      r = std::sqrt(a[0]);
+    } else if (n.name == "rsqrt") {
+      need(1);
+      r = 1.0 / std::sqrt(a[0]);
+    } else if (n.name == "tanh") {
+      need(1);
+      r = std::tanh(a[0]);
+    } else if (n.name == "erf") {
+      need(1);
+      r = std::erf(a[0]);
+    } else if (n.name == "sigmoid") {
+      need(1);
+      r = 1.0 / (1.0 + std::exp(-a[0]));
+    } else if (n.name == "abs") {
+      need(1);
+      r = std::fabs(a[0]);
+    } else if (n.name == "pow") {
+      need(2);
+      r = std::pow(a[0], a[1]);
+    } else if (n.name == "fma") {
+      need(3);
+      r = a[0] * a[1] + a[2];
+    } else
+      throw Error("interpreter: unknown intrinsic '" + n.name + "'");
     if (dtype_is_float(n.dtype)) return float_value(round_to(n.dtype, r));
     return int_value(static_cast<int64_t>(r));
   }
@@ -231,13 +296,14 @@ class Interpreter {
 
 void interpret(const Func& f, const std::vector<Tensor>& args) {
   if (args.size() != f.params.size())
-    throw Error("interpreter: " + f.name + " takes " + std::to_string(f.params.size()) + " buffers, got " + std::to_string(args.size()));
+    throw Error("interpreter: " + f.name + " takes " + std::to_string(f.params.size()) + " buffers, got " +
+                std::to_string(args.size()));
   Interpreter in;
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& p = *f.params[i];
     if (args[i].numel() < buffer_span(p))
-      throw Error("interpreter: argument " + p.name + " has " + std::to_string(args[i].numel()) + " elements, " + f.name + " needs " +
-                  std::to_string(buffer_span(p)));
+      throw Error("interpreter: argument " + p.name + " has " + std::to_string(args[i].numel()) + " elements, " +
+                  f.name + " needs " + std::to_string(buffer_span(p)));
     in.bind(p.name, args[i]);
   }
   in.exec(f.body);

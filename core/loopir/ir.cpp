@@ -6,8 +6,12 @@ namespace tessel::loopir {
 
 std::string_view node_kind_name(NodeKind k) {
   switch (k) {
-#define TESSEL_EXPR(Name) case NodeKind::k##Name: return #Name;
-#define TESSEL_STMT(Name) case NodeKind::k##Name: return #Name;
+#define TESSEL_EXPR(Name) \
+  case NodeKind::k##Name: \
+    return #Name;
+#define TESSEL_STMT(Name) \
+  case NodeKind::k##Name: \
+    return #Name;
 #include "core/loopir/node_kinds.def"
   }
   return "?";
@@ -15,7 +19,9 @@ std::string_view node_kind_name(NodeKind k) {
 
 std::string_view binary_op_symbol(BinaryOp op) {
   switch (op) {
-#define TESSEL_BINARY(Name, symbol) case BinaryOp::k##Name: return symbol;
+#define TESSEL_BINARY(Name, symbol) \
+  case BinaryOp::k##Name:           \
+    return symbol;
 #include "core/loopir/node_kinds.def"
   }
   return "?";
@@ -23,21 +29,33 @@ std::string_view binary_op_symbol(BinaryOp op) {
 
 bool is_comparison(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kEQ: case BinaryOp::kNE: case BinaryOp::kLT:
-    case BinaryOp::kLE: case BinaryOp::kGT: case BinaryOp::kGE: return true;
-    default: return false;
+    case BinaryOp::kEQ:
+    case BinaryOp::kNE:
+    case BinaryOp::kLT:
+    case BinaryOp::kLE:
+    case BinaryOp::kGT:
+    case BinaryOp::kGE:
+      return true;
+    default:
+      return false;
   }
 }
 bool is_logical(BinaryOp op) { return op == BinaryOp::kAnd || op == BinaryOp::kOr; }
 
 std::string_view for_kind_name(ForKind k) {
   switch (k) {
-    case ForKind::kSerial: return "serial";
-    case ForKind::kParallel: return "parallel";
-    case ForKind::kVectorized: return "vectorized";
-    case ForKind::kUnrolled: return "unrolled";
-    case ForKind::kThreadBound: return "thread";
-    case ForKind::kVirtualThread: return "vthread";
+    case ForKind::kSerial:
+      return "serial";
+    case ForKind::kParallel:
+      return "parallel";
+    case ForKind::kVectorized:
+      return "vectorized";
+    case ForKind::kUnrolled:
+      return "unrolled";
+    case ForKind::kThreadBound:
+      return "thread";
+    case ForKind::kVirtualThread:
+      return "vthread";
   }
   return "?";
 }
@@ -73,8 +91,10 @@ VarRef make_var(std::string name, DataType t) { return std::make_shared<Var>(std
 Expr make_binary(BinaryOp op, Expr a, Expr b) {
   if (!a || !b) throw Error("loop IR: binary '" + std::string(binary_op_symbol(op)) + "' with a missing operand");
   DataType t = a->dtype;
-  if (is_comparison(op) || is_logical(op)) t = DataType::kBool;
-  else if (dtype_is_float(b->dtype) && !dtype_is_float(a->dtype)) t = b->dtype;
+  if (is_comparison(op) || is_logical(op))
+    t = DataType::kBool;
+  else if (dtype_is_float(b->dtype) && !dtype_is_float(a->dtype))
+    t = b->dtype;
   return std::make_shared<Binary>(op, std::move(a), std::move(b), t);
 }
 Expr make_not(Expr a) { return std::make_shared<Not>(std::move(a)); }
@@ -89,13 +109,16 @@ Expr make_reduce(Reducer r, Expr source, std::vector<IterVar> axes) {
 }
 
 Stmt make_for(VarRef v, Expr min, Expr extent, Stmt body, ForKind k, std::string tag, Pragmas p) {
-  return std::make_shared<For>(std::move(v), std::move(min), std::move(extent), k, std::move(tag), std::move(p), std::move(body));
+  return std::make_shared<For>(std::move(v), std::move(min), std::move(extent), k, std::move(tag), std::move(p),
+                               std::move(body));
 }
 Stmt make_store(Buffer b, std::vector<Expr> indices, Expr value) {
   return std::make_shared<Store>(std::move(b), std::move(indices), std::move(value));
 }
 Stmt make_allocate(Buffer b, Stmt body) { return std::make_shared<Allocate>(std::move(b), std::move(body)); }
-Stmt make_let(VarRef v, Expr value, Stmt body) { return std::make_shared<LetStmt>(std::move(v), std::move(value), std::move(body)); }
+Stmt make_let(VarRef v, Expr value, Stmt body) {
+  return std::make_shared<LetStmt>(std::move(v), std::move(value), std::move(body));
+}
 Stmt make_if(Expr cond, Stmt then_case, Stmt else_case) {
   return std::make_shared<IfThenElse>(std::move(cond), std::move(then_case), std::move(else_case));
 }
@@ -103,8 +126,10 @@ Stmt make_seq(std::vector<Stmt> stmts) {
   std::vector<Stmt> flat;
   for (auto& s : stmts) {
     if (!s) continue;
-    if (auto* seq = as<Seq>(s)) flat.insert(flat.end(), seq->stmts.begin(), seq->stmts.end());
-    else flat.push_back(std::move(s));
+    if (auto* seq = as<Seq>(s))
+      flat.insert(flat.end(), seq->stmts.begin(), seq->stmts.end());
+    else
+      flat.push_back(std::move(s));
   }
   if (flat.size() == 1) return flat[0];
   return std::make_shared<Seq>(std::move(flat));
@@ -128,11 +153,26 @@ Expr operator*(Expr a, Expr b) { return make_binary(BinaryOp::kMul, std::move(a)
 Expr operator/(Expr a, Expr b) { return make_binary(BinaryOp::kDiv, std::move(a), std::move(b)); }
 Expr operator%(Expr a, Expr b) { return make_binary(BinaryOp::kMod, std::move(a), std::move(b)); }
 Expr operator-(Expr a) { return make_const(a->dtype, 0) - a; }
-Expr operator+(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) + make_const(t, static_cast<double>(b)); }
-Expr operator-(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) - make_const(t, static_cast<double>(b)); }
-Expr operator*(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) * make_const(t, static_cast<double>(b)); }
-Expr operator/(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) / make_const(t, static_cast<double>(b)); }
-Expr operator%(Expr a, int64_t b) { DataType t = a->dtype; return std::move(a) % make_const(t, static_cast<double>(b)); }
+Expr operator+(Expr a, int64_t b) {
+  DataType t = a->dtype;
+  return std::move(a) + make_const(t, static_cast<double>(b));
+}
+Expr operator-(Expr a, int64_t b) {
+  DataType t = a->dtype;
+  return std::move(a) - make_const(t, static_cast<double>(b));
+}
+Expr operator*(Expr a, int64_t b) {
+  DataType t = a->dtype;
+  return std::move(a) * make_const(t, static_cast<double>(b));
+}
+Expr operator/(Expr a, int64_t b) {
+  DataType t = a->dtype;
+  return std::move(a) / make_const(t, static_cast<double>(b));
+}
+Expr operator%(Expr a, int64_t b) {
+  DataType t = a->dtype;
+  return std::move(a) % make_const(t, static_cast<double>(b));
+}
 
 bool is_const_int(const Expr& e, int64_t* value) {
   auto* imm = as<IntImm>(e);

@@ -52,8 +52,14 @@ struct StmtNode {
 using Stmt = std::shared_ptr<const StmtNode>;
 
 // Downcast by kind; nullptr when the node is of another kind.
-template <class T> const T* as(const Expr& e) { return e && e->kind == T::kKind ? static_cast<const T*>(e.get()) : nullptr; }
-template <class T> const T* as(const Stmt& s) { return s && s->kind == T::kKind ? static_cast<const T*>(s.get()) : nullptr; }
+template <class T>
+const T* as(const Expr& e) {
+  return e && e->kind == T::kKind ? static_cast<const T*>(e.get()) : nullptr;
+}
+template <class T>
+const T* as(const Stmt& s) {
+  return s && s->kind == T::kKind ? static_cast<const T*>(s.get()) : nullptr;
+}
 
 // ---------------------------------------------------------------- expressions
 
@@ -93,7 +99,8 @@ struct Not : ExprNode {
 
 struct Select : ExprNode {
   static constexpr NodeKind kKind = NodeKind::kSelect;
-  Select(Expr c, Expr t, Expr f) : ExprNode(kKind, t->dtype), cond(std::move(c)), true_value(std::move(t)), false_value(std::move(f)) {}
+  Select(Expr c, Expr t, Expr f)
+      : ExprNode(kKind, t->dtype), cond(std::move(c)), true_value(std::move(t)), false_value(std::move(f)) {}
   const Expr cond, true_value, false_value;
 };
 
@@ -119,7 +126,8 @@ int64_t buffer_span(const BufferNode& b);
 
 struct Load : ExprNode {
   static constexpr NodeKind kKind = NodeKind::kLoad;
-  Load(Buffer buf, std::vector<Expr> idx) : ExprNode(kKind, buf->dtype), buffer(std::move(buf)), indices(std::move(idx)) {}
+  Load(Buffer buf, std::vector<Expr> idx)
+      : ExprNode(kKind, buf->dtype), buffer(std::move(buf)), indices(std::move(idx)) {}
   const Buffer buffer;
   const std::vector<Expr> indices;
 };
@@ -167,8 +175,14 @@ using Pragmas = std::vector<std::pair<std::string, int64_t>>;
 struct For : StmtNode {
   static constexpr NodeKind kKind = NodeKind::kFor;
   For(VarRef v, Expr mn, Expr ext, ForKind k, std::string tag, Pragmas p, Stmt b)
-      : StmtNode(kKind), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)), for_kind(k),
-        thread_tag(std::move(tag)), pragmas(std::move(p)), body(std::move(b)) {}
+      : StmtNode(kKind),
+        var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        thread_tag(std::move(tag)),
+        pragmas(std::move(p)),
+        body(std::move(b)) {}
   const VarRef var;
   const Expr min, extent;
   const ForKind for_kind;
@@ -179,7 +193,8 @@ struct For : StmtNode {
 
 struct Store : StmtNode {
   static constexpr NodeKind kKind = NodeKind::kStore;
-  Store(Buffer buf, std::vector<Expr> idx, Expr v) : StmtNode(kKind), buffer(std::move(buf)), indices(std::move(idx)), value(std::move(v)) {}
+  Store(Buffer buf, std::vector<Expr> idx, Expr v)
+      : StmtNode(kKind), buffer(std::move(buf)), indices(std::move(idx)), value(std::move(v)) {}
   const Buffer buffer;
   const std::vector<Expr> indices;
   const Expr value;
@@ -202,7 +217,8 @@ struct LetStmt : StmtNode {
 
 struct IfThenElse : StmtNode {
   static constexpr NodeKind kKind = NodeKind::kIfThenElse;
-  IfThenElse(Expr c, Stmt t, Stmt e) : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  IfThenElse(Expr c, Stmt t, Stmt e)
+      : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
   const Expr cond;
   const Stmt then_case;
   const Stmt else_case;  // may be null
@@ -248,7 +264,8 @@ Expr make_load(Buffer b, std::vector<Expr> indices);
 Expr make_call(std::string name, std::vector<Expr> args, DataType t);
 Expr make_reduce(Reducer r, Expr source, std::vector<IterVar> axes);
 
-Stmt make_for(VarRef v, Expr min, Expr extent, Stmt body, ForKind k = ForKind::kSerial, std::string tag = {}, Pragmas p = {});
+Stmt make_for(VarRef v, Expr min, Expr extent, Stmt body, ForKind k = ForKind::kSerial, std::string tag = {},
+              Pragmas p = {});
 Stmt make_store(Buffer b, std::vector<Expr> indices, Expr value);
 Stmt make_allocate(Buffer b, Stmt body);
 Stmt make_let(VarRef v, Expr value, Stmt body);

@@ -9,28 +9,46 @@ namespace {
 
 int precedence(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kOr: return 1;
-    case BinaryOp::kAnd: return 2;
-    case BinaryOp::kEQ: case BinaryOp::kNE: case BinaryOp::kLT:
-    case BinaryOp::kLE: case BinaryOp::kGT: case BinaryOp::kGE: return 3;
-    case BinaryOp::kAdd: case BinaryOp::kSub: return 4;
-    case BinaryOp::kMul: case BinaryOp::kDiv: case BinaryOp::kMod: return 5;
-    case BinaryOp::kMin: case BinaryOp::kMax: return 10;  // printed as calls
+    case BinaryOp::kOr:
+      return 1;
+    case BinaryOp::kAnd:
+      return 2;
+    case BinaryOp::kEQ:
+    case BinaryOp::kNE:
+    case BinaryOp::kLT:
+    case BinaryOp::kLE:
+    case BinaryOp::kGT:
+    case BinaryOp::kGE:
+      return 3;
+    case BinaryOp::kAdd:
+    case BinaryOp::kSub:
+      return 4;
+    case BinaryOp::kMul:
+    case BinaryOp::kDiv:
+    case BinaryOp::kMod:
+      return 5;
+    case BinaryOp::kMin:
+    case BinaryOp::kMax:
+      return 10;  // printed as calls
   }
   return 10;
 }
 
 std::string float_text(double v, DataType t) {
   std::string s;
-  if (std::isinf(v)) s = v > 0 ? "inf" : "-inf";
-  else if (std::isnan(v)) s = "nan";
+  if (std::isinf(v))
+    s = v > 0 ? "inf" : "-inf";
+  else if (std::isnan(v))
+    s = "nan";
   else {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.9g", v);
     s = buf;
   }
-  if (t == DataType::kFloat32) s += "f";
-  else if (t != DataType::kFloat64) s = std::string(dtype_name(t)) + "(" + s + ")";
+  if (t == DataType::kFloat32)
+    s += "f";
+  else if (t != DataType::kFloat64)
+    s = std::string(dtype_name(t)) + "(" + s + ")";
   return s;
 }
 
@@ -41,7 +59,8 @@ void print_operand(std::ostream& os, const Expr& child, BinaryOp parent, bool ri
   bool parens = false;
   if (b && precedence(b->op) < 10) {
     int pc = precedence(b->op), pp = precedence(parent);
-    if (pc < pp) parens = true;
+    if (pc < pp)
+      parens = true;
     else if (pc == pp && right) {
       bool assoc = (parent == BinaryOp::kAdd && b->op == BinaryOp::kAdd) ||
                    (parent == BinaryOp::kMul && b->op == BinaryOp::kMul) ||
@@ -65,17 +84,29 @@ void print_list(std::ostream& os, const std::vector<Expr>& v) {
 }
 
 void print_expr(std::ostream& os, const Expr& e) {
-  if (!e) { os << "<null>"; return; }
+  if (!e) {
+    os << "<null>";
+    return;
+  }
   switch (e->kind) {
     case NodeKind::kIntImm: {
       auto* n = as<IntImm>(e);
-      if (n->dtype == DataType::kInt64 || n->dtype == DataType::kInt32) os << n->value;
-      else if (n->dtype == DataType::kBool) os << (n->value ? "true" : "false");
-      else os << dtype_name(n->dtype) << '(' << n->value << ')';
+      if (n->dtype == DataType::kInt64 || n->dtype == DataType::kInt32)
+        os << n->value;
+      else if (n->dtype == DataType::kBool)
+        os << (n->value ? "true" : "false");
+      else
+        os << dtype_name(n->dtype) << '(' << n->value << ')';
       return;
     }
-    case NodeKind::kFloatImm: { auto* n = as<FloatImm>(e); os << float_text(n->value, n->dtype); return; }
-    case NodeKind::kVar: os << as<Var>(e)->name; return;
+    case NodeKind::kFloatImm: {
+      auto* n = as<FloatImm>(e);
+      os << float_text(n->value, n->dtype);
+      return;
+    }
+    case NodeKind::kVar:
+      os << as<Var>(e)->name;
+      return;
     case NodeKind::kBinary: {
       auto* n = as<Binary>(e);
       if (n->op == BinaryOp::kMin || n->op == BinaryOp::kMax) {
@@ -131,11 +162,14 @@ void print_expr(std::ostream& os, const Expr& e) {
       os << n->combiner->name << '(';
       print_expr(os, n->source);
       os << ", axis=[";
-      for (size_t i = 0; i < n->axes.size(); ++i) os << (i ? ", " : "") << n->axes[i].var->name << " in 0.." << n->axes[i].extent;
+      for (size_t i = 0; i < n->axes.size(); ++i)
+        os << (i ? ", " : "") << n->axes[i].var->name << " in 0.." << n->axes[i].extent;
       os << "])";
       return;
     }
-    default: os << '?'; return;
+    default:
+      os << '?';
+      return;
   }
 }
 
@@ -149,14 +183,26 @@ void print_stmt(std::ostream& os, const Stmt& s, int indent) {
       print_expr(os, n->min);
       os << "..";
       int64_t mn = 0, ext = 0;
-      if (is_const_int(n->min, &mn) && is_const_int(n->extent, &ext)) os << mn + ext;
-      else if (is_const_int_value(n->min, 0)) print_expr(os, n->extent);
-      else { os << '('; print_expr(os, n->min + n->extent); os << ')'; }
+      if (is_const_int(n->min, &mn) && is_const_int(n->extent, &ext))
+        os << mn + ext;
+      else if (is_const_int_value(n->min, 0))
+        print_expr(os, n->extent);
+      else {
+        os << '(';
+        print_expr(os, n->min + n->extent);
+        os << ')';
+      }
       switch (n->for_kind) {
-        case ForKind::kSerial: break;
-        case ForKind::kThreadBound: os << " bind(" << n->thread_tag << ')'; break;
-        case ForKind::kVirtualThread: os << " vthread"; break;
-        default: os << ' ' << for_kind_name(n->for_kind);
+        case ForKind::kSerial:
+          break;
+        case ForKind::kThreadBound:
+          os << " bind(" << n->thread_tag << ')';
+          break;
+        case ForKind::kVirtualThread:
+          os << " vthread";
+          break;
+        default:
+          os << ' ' << for_kind_name(n->for_kind);
       }
       for (auto& [k, v] : n->pragmas) os << " pragma(" << k << '=' << v << ')';
       os << " {\n";
@@ -175,7 +221,8 @@ void print_stmt(std::ostream& os, const Stmt& s, int indent) {
     }
     case NodeKind::kAllocate: {
       auto* n = as<Allocate>(s);
-      os << pad << "allocate " << n->buffer->name << ": " << buffer_type_string(*n->buffer) << ' ' << n->buffer->scope << '\n';
+      os << pad << "allocate " << n->buffer->name << ": " << buffer_type_string(*n->buffer) << ' ' << n->buffer->scope
+         << '\n';
       print_stmt(os, n->body, indent);
       os << pad << "free " << n->buffer->name << '\n';
       return;
@@ -209,8 +256,12 @@ void print_stmt(std::ostream& os, const Stmt& s, int indent) {
       print_expr(os, as<Evaluate>(s)->value);
       os << '\n';
       return;
-    case NodeKind::kBarrier: os << pad << "barrier(" << as<Barrier>(s)->scope << ")\n"; return;
-    default: os << pad << "?\n"; return;
+    case NodeKind::kBarrier:
+      os << pad << "barrier(" << as<Barrier>(s)->scope << ")\n";
+      return;
+    default:
+      os << pad << "?\n";
+      return;
   }
 }
 

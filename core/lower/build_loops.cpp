@@ -12,8 +12,8 @@ namespace tessel::lower {
 using namespace loopir;
 using schedule::Attach;
 using schedule::Relation;
-using schedule::Stage;
 using schedule::ScheduleState;
+using schedule::Stage;
 
 namespace {
 
@@ -104,7 +104,8 @@ class NestBuilder {
       if (s.attach == Attach::kAt) {
         const Stage* target = st.find(s.attach_stage);
         if (!target) throw Error("stage " + s.name + " is computed at unknown stage " + s.attach_stage);
-        if (target->attach == Attach::kInline) throw Error("stage " + s.name + " is computed at " + target->name + ", which is inlined");
+        if (target->attach == Attach::kInline)
+          throw Error("stage " + s.name + " is computed at " + target->name + ", which is inlined");
         children_[s.attach_stage].push_back(&s);
       }
     }
@@ -148,10 +149,10 @@ class NestBuilder {
   }
 
   struct StageLoops {
-    std::vector<int64_t> extent;   // per axis
-    std::vector<VarRef> var;       // per axis (leaf axes only)
-    std::vector<Expr> value;       // per axis: its value in terms of leaf variables
-    std::vector<Expr> index;       // per root axis: region start + value
+    std::vector<int64_t> extent;                // per axis
+    std::vector<VarRef> var;                    // per axis (leaf axes only)
+    std::vector<Expr> value;                    // per axis: its value in terms of leaf variables
+    std::vector<Expr> index;                    // per root axis: region start + value
     std::vector<std::pair<Expr, bool>> guards;  // condition, involves a reduction axis
   };
 
@@ -217,7 +218,8 @@ class NestBuilder {
   }
 
   // Region of `child` read by one iteration of `s`'s loop at leaf position `pos`.
-  std::vector<RegionDim> infer_region(const Stage& s, const StageLoops& L, size_t pos, const Stage& child, const Expr& body) {
+  std::vector<RegionDim> infer_region(const Stage& s, const StageLoops& L, size_t pos, const Stage& child,
+                                      const Expr& body) {
     arith::RangeMap inner;
     for (size_t q = pos + 1; q < s.leaf.size(); ++q) {
       int a = s.leaf[q];
@@ -241,10 +243,17 @@ class NestBuilder {
       any = true;
       for (size_t d = 0; d < rank; ++d) {
         auto iv = arith::symbolic_bounds(idx[d], inner);
-        if (!iv) { failed[d] = true; continue; }
-        if (!hull[d]) { hull[d] = iv; continue; }
+        if (!iv) {
+          failed[d] = true;
+          continue;
+        }
+        if (!hull[d]) {
+          hull[d] = iv;
+          continue;
+        }
         int64_t dlo = 0, dhi = 0;
-        if (is_const_int(arith::simplify(iv->lo - hull[d]->lo), &dlo) && is_const_int(arith::simplify(iv->hi - hull[d]->hi), &dhi)) {
+        if (is_const_int(arith::simplify(iv->lo - hull[d]->lo), &dlo) &&
+            is_const_int(arith::simplify(iv->hi - hull[d]->hi), &dhi)) {
           if (dlo < 0) hull[d]->lo = iv->lo;
           if (dhi > 0) hull[d]->hi = iv->hi;
         } else {
@@ -263,7 +272,8 @@ class NestBuilder {
         region.push_back(RegionDim{make_int(0), full});
       }
     }
-    for (int r = static_cast<int>(rank); r < child.num_root; ++r) region.push_back(RegionDim{make_int(0), root_extent(child, r)});
+    for (int r = static_cast<int>(rank); r < child.num_root; ++r)
+      region.push_back(RegionDim{make_int(0), root_extent(child, r)});
     return region;
   }
 
@@ -288,7 +298,10 @@ class NestBuilder {
       update = guarded(make_store(buf, out_idx, substitute(red->combiner->combine, m)), L, true);
       init = guarded(make_store(buf, out_idx, red->combiner->identity), L, false);
       for (size_t q = 0; q < s.leaf.size(); ++q)
-        if (s.axes[s.leaf[q]].is_reduce) { first_reduce = q; break; }
+        if (s.axes[s.leaf[q]].is_reduce) {
+          first_reduce = q;
+          break;
+        }
     } else {
       update = guarded(make_store(buf, out_idx, body), L, true);
     }
@@ -345,7 +358,8 @@ class NestBuilder {
       Expr lead;
       Shape strides = aligned_strides(*c, shape);
       if (c->double_buffer) {
-        int64_t half = strides.empty() ? shape_numel(shape) : buffer_span(*make_buffer(c->name, c->op->dtype, shape, c->scope, strides));
+        int64_t half = strides.empty() ? shape_numel(shape)
+                                       : buffer_span(*make_buffer(c->name, c->op->dtype, shape, c->scope, strides));
         if (!strides.empty()) strides.insert(strides.begin(), half);
         shape.insert(shape.begin(), 2);
         lead = L.var[axis] % 2;
@@ -353,8 +367,10 @@ class NestBuilder {
       Buffer local = make_buffer(c->name, c->op->dtype, shape, c->scope, strides);
       Relocate relocate(c->name, local, mins, lead);
       cur = relocate.mutate(cur);
-      if (!c->double_buffer) cur = make_allocate(local, cur);
-      else double_buffered_.push_back(local);
+      if (!c->double_buffer)
+        cur = make_allocate(local, cur);
+      else
+        double_buffered_.push_back(local);
     }
     return cur;
   }

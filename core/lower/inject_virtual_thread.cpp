@@ -22,11 +22,15 @@ class VirtualThreadInjector : public IRMutator {
   }
 
  private:
-  bool depends(const Expr& e, const Var* v) { return uses_var(e, [&](const Var* x) { return x == v; }); }
+  bool depends(const Expr& e, const Var* v) {
+    return uses_var(e, [&](const Var* x) { return x == v; });
+  }
 
   Stmt interleave(const Var* v, int64_t mn, int64_t ext, const Stmt& body) {
-    if (auto* f = as<For>(body); f && !depends(f->min, v) && !depends(f->extent, v) && f->for_kind != ForKind::kThreadBound) {
-      return make_for(f->var, f->min, f->extent, interleave(v, mn, ext, f->body), f->for_kind, f->thread_tag, f->pragmas);
+    if (auto* f = as<For>(body);
+        f && !depends(f->min, v) && !depends(f->extent, v) && f->for_kind != ForKind::kThreadBound) {
+      return make_for(f->var, f->min, f->extent, interleave(v, mn, ext, f->body), f->for_kind, f->thread_tag,
+                      f->pragmas);
     }
     if (auto* q = as<Seq>(body)) {
       std::vector<Stmt> parts;
@@ -34,11 +38,13 @@ class VirtualThreadInjector : public IRMutator {
       return make_seq(std::move(parts));
     }
     if (auto* i = as<IfThenElse>(body); i && !depends(i->cond, v)) {
-      return make_if(i->cond, interleave(v, mn, ext, i->then_case), i->else_case ? interleave(v, mn, ext, i->else_case) : nullptr);
+      return make_if(i->cond, interleave(v, mn, ext, i->then_case),
+                     i->else_case ? interleave(v, mn, ext, i->else_case) : nullptr);
     }
     // A statement that depends on the thread (or owns storage): one copy per virtual thread.
     std::vector<Stmt> copies;
-    for (int64_t k = mn; k < mn + ext; ++k) copies.push_back(arith::simplify(substitute(body, VarMap{{v, make_int(k)}})));
+    for (int64_t k = mn; k < mn + ext; ++k)
+      copies.push_back(arith::simplify(substitute(body, VarMap{{v, make_int(k)}})));
     return make_seq(std::move(copies));
   }
 };

@@ -34,9 +34,17 @@ std::string line_diff(const std::string& before, const std::string& after, int c
   for (size_t i = 0; i < head; ++i) ops.emplace_back(' ', a[i]);
   size_t i = 0, j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && a[head + i] == b[head + j]) { ops.emplace_back(' ', a[head + i]); ++i; ++j; }
-    else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) { ops.emplace_back('-', a[head + i]); ++i; }
-    else { ops.emplace_back('+', b[head + j]); ++j; }
+    if (i < n && j < m && a[head + i] == b[head + j]) {
+      ops.emplace_back(' ', a[head + i]);
+      ++i;
+      ++j;
+    } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      ops.emplace_back('-', a[head + i]);
+      ++i;
+    } else {
+      ops.emplace_back('+', b[head + j]);
+      ++j;
+    }
   }
   for (size_t k = a.size() - tail; k < a.size(); ++k) ops.emplace_back(' ', a[k]);
   std::vector<bool> keep(ops.size(), false);
@@ -49,7 +57,10 @@ std::string line_diff(const std::string& before, const std::string& after, int c
   std::string out;
   bool gap = false;
   for (size_t k = 0; k < ops.size(); ++k) {
-    if (!keep[k]) { gap = true; continue; }
+    if (!keep[k]) {
+      gap = true;
+      continue;
+    }
     if (gap && !out.empty()) out += "@@\n";
     gap = false;
     out += ops[k].first;

@@ -81,18 +81,25 @@ class Partitioner : public IRMutator {
       int64_t lo = 1, hi = ext;
       while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (holds(mid)) lo = mid;
-        else hi = mid;
+        if (holds(mid))
+          lo = mid;
+        else
+          hi = mid;
       }
       arith::RangeMap main_ranges = outer_;
       main_ranges[n.var.get()] = arith::Interval{mn, mn + lo - 1};
       arith::RangeMap tail_ranges = outer_;
       tail_ranges[n.var.get()] = arith::Interval{mn + lo, mn + ext - 1};
-      Stmt main_loop = make_for(n.var, make_int(mn), make_int(lo), arith::simplify(n.body, main_ranges), n.for_kind, n.thread_tag, n.pragmas);
-      Stmt tail_loop = make_for(n.var, make_int(mn + lo), make_int(ext - lo), arith::simplify(n.body, tail_ranges), n.for_kind,
+      Stmt main_loop = make_for(n.var, make_int(mn), make_int(lo), arith::simplify(n.body, main_ranges), n.for_kind,
                                 n.thread_tag, n.pragmas);
-      auto empty = [](const Stmt& b) { auto* q = as<Seq>(b); return q && q->stmts.empty(); };
-      return make_seq({empty(as<For>(main_loop)->body) ? nullptr : main_loop, empty(as<For>(tail_loop)->body) ? nullptr : tail_loop});
+      Stmt tail_loop = make_for(n.var, make_int(mn + lo), make_int(ext - lo), arith::simplify(n.body, tail_ranges),
+                                n.for_kind, n.thread_tag, n.pragmas);
+      auto empty = [](const Stmt& b) {
+        auto* q = as<Seq>(b);
+        return q && q->stmts.empty();
+      };
+      return make_seq({empty(as<For>(main_loop)->body) ? nullptr : main_loop,
+                       empty(as<For>(tail_loop)->body) ? nullptr : tail_loop});
     }
     return nullptr;
   }

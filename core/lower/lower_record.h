@@ -10,12 +10,12 @@
 namespace tessel::lower {
 
 struct LowerRecord {
-  std::string name;                               // "loop_partition", or a step's text
-  std::shared_ptr<const loopir::Func> program;    // after the pass; null when it failed
-  std::string text;                               // the printed program (to_string(*program))
-  bool changed = false;                           // false: the body is the very node it received
+  std::string name;                             // "loop_partition", or a step's text
+  std::shared_ptr<const loopir::Func> program;  // after the pass; null when it failed
+  std::string text;                             // the printed program (to_string(*program))
+  bool changed = false;                         // false: the body is the very node it received
   double wall_ms = 0.0;
-  std::string error;                              // empty on success
+  std::string error;  // empty on success
 
   bool failed() const { return !error.empty(); }
 };

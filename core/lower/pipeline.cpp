@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/arith/simplify.h"
+#include "core/loopir/printer.h"
 #include "core/lower/build_loops.h"
 #include "core/lower/inject_virtual_thread.h"
 #include "core/lower/insert_barriers.h"
@@ -12,7 +13,6 @@
 #include "core/lower/storage_flatten.h"
 #include "core/lower/unroll_loops.h"
 #include "core/lower/vectorize_loops.h"
-#include "core/loopir/printer.h"
 #include "core/support/error.h"
 
 namespace tessel::lower {
@@ -33,14 +33,14 @@ struct Pass {
 
 // After build_loop_nests (schedule -> loop nests with bound inference, see build_loops.h):
 const Pass kPasses[] = {
-    {"simplify", simplify_program},                    // fold index arithmetic, drop proven guards
-    {"loop_partition", partition_loops},               // split tails: guard-free main bodies
-    {"storage_flatten", flatten_storage},              // N-d accesses -> 1-d offsets, aligned strides
-    {"inject_virtual_thread", inject_virtual_threads}, // interleave vthreads into one stream
-    {"insert_barriers", insert_barriers},              // shared buffers: writes visible before reads
-    {"vectorize", vectorize_loops},                    // keep only vectorizable vectorized loops
-    {"unroll", unroll_loops},                          // unrolled loops and auto_unroll_max_step
-    {"simplify", simplify_program},                    // clean up after the rewrites
+    {"simplify", simplify_program},                     // fold index arithmetic, drop proven guards
+    {"loop_partition", partition_loops},                // split tails: guard-free main bodies
+    {"storage_flatten", flatten_storage},               // N-d accesses -> 1-d offsets, aligned strides
+    {"inject_virtual_thread", inject_virtual_threads},  // interleave vthreads into one stream
+    {"insert_barriers", insert_barriers},               // shared buffers: writes visible before reads
+    {"vectorize", vectorize_loops},                     // keep only vectorizable vectorized loops
+    {"unroll", unroll_loops},                           // unrolled loops and auto_unroll_max_step
+    {"simplify", simplify_program},                     // clean up after the rewrites
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {

@@ -2,9 +2,9 @@
 
 #include <chrono>
 
+#include "core/loopir/printer.h"
 #include "core/lower/line_diff.h"
 #include "core/lower/pipeline.h"
-#include "core/loopir/printer.h"
 #include "core/support/error.h"
 
 namespace tessel::lower {

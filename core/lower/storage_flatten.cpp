@@ -21,8 +21,10 @@ class Flattener : public IRMutator {
     auto saved = declared_.find(n.buffer->name) != declared_.end() ? declared_[n.buffer->name] : nullptr;
     declared_[n.buffer->name] = n.buffer;
     Stmt body = mutate(n.body);
-    if (saved) declared_[n.buffer->name] = saved;
-    else declared_.erase(n.buffer->name);
+    if (saved)
+      declared_[n.buffer->name] = saved;
+    else
+      declared_.erase(n.buffer->name);
     Buffer flat = flat_buffer(*n.buffer);
     if (!flat) flat = n.buffer;
     if (body == n.body && flat == n.buffer) return self;

@@ -15,7 +15,10 @@ class HasLoop : public IRVisitor {
   bool found = false;
 
  protected:
-  bool enter(const For&) override { found = true; return false; }
+  bool enter(const For&) override {
+    found = true;
+    return false;
+  }
 };
 
 class Unroller : public IRMutator {
@@ -40,7 +43,8 @@ class Unroller : public IRMutator {
     }
     if (!explicit_unroll && !auto_unroll) return s;
     std::vector<Stmt> copies;
-    for (int64_t k = mn; k < mn + ext; ++k) copies.push_back(arith::simplify(substitute(f->body, VarMap{{f->var.get(), make_int(k)}})));
+    for (int64_t k = mn; k < mn + ext; ++k)
+      copies.push_back(arith::simplify(substitute(f->body, VarMap{{f->var.get(), make_int(k)}})));
     return make_seq(std::move(copies));
   }
 

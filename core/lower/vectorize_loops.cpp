@@ -12,10 +12,22 @@ class StraightLineCheck : public IRVisitor {
   bool ok = true;
 
  protected:
-  bool enter(const For&) override { ok = false; return false; }
-  bool enter(const IfThenElse&) override { ok = false; return false; }
-  bool enter(const Allocate&) override { ok = false; return false; }
-  bool enter(const Barrier&) override { ok = false; return false; }
+  bool enter(const For&) override {
+    ok = false;
+    return false;
+  }
+  bool enter(const IfThenElse&) override {
+    ok = false;
+    return false;
+  }
+  bool enter(const Allocate&) override {
+    ok = false;
+    return false;
+  }
+  bool enter(const Barrier&) override {
+    ok = false;
+    return false;
+  }
 };
 
 class Vectorizer : public IRMutator {

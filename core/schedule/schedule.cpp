@@ -37,7 +37,8 @@ nlohmann::json to_json(const Schedule& s) {
 }
 
 Schedule schedule_from_json(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("steps") || !j["steps"].is_array()) throw Error("schedule JSON: expected {\"steps\": [...]}");
+  if (!j.is_object() || !j.contains("steps") || !j["steps"].is_array())
+    throw Error("schedule JSON: expected {\"steps\": [...]}");
   Schedule s;
   int k = 0;
   for (auto& st : j["steps"]) {

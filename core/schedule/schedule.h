@@ -1,10 +1,9 @@
 #pragma once
 // A schedule: an ordered list of steps. Its text form is one step per line (blank lines and
 // lines starting with '#' are ignored when parsing); print(parse(text)) == text for canonical text.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/schedule/schedule_state.h"
 #include "core/schedule/step.h"

@@ -36,7 +36,10 @@ std::vector<const Stage*> ScheduleState::consumers(const std::string& name) cons
   std::vector<const Stage*> out;
   for (auto& s : stages)
     for (auto& in : s.op->inputs)
-      if (in->name == name) { out.push_back(&s); break; }
+      if (in->name == name) {
+        out.push_back(&s);
+        break;
+      }
   return out;
 }
 
@@ -75,19 +78,26 @@ class Args {
 
   void count(size_t lo, size_t hi) const {
     if (s_.args.size() < lo || s_.args.size() > hi) {
-      std::string want = lo == hi ? std::to_string(lo) : hi > 100 ? "at least " + std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+      std::string want = lo == hi   ? std::to_string(lo)
+                         : hi > 100 ? "at least " + std::to_string(lo)
+                                    : std::to_string(lo) + " to " + std::to_string(hi);
       throw Error("expects " + want + " arguments (" + sig_ + "), got " + std::to_string(s_.args.size()));
     }
   }
   const std::string& name(size_t i, const char* what) const {
     const StepArg& a = s_.args.at(i);
-    if (a.is_int()) throw Error("argument " + std::to_string(i + 1) + " (" + what + ") must be a name, got " + std::to_string(std::get<int64_t>(a.value)));
-    if (!a.key.empty()) throw Error("argument " + std::to_string(i + 1) + " (" + what + ") takes no key, got '" + a.key + "='");
+    if (a.is_int())
+      throw Error("argument " + std::to_string(i + 1) + " (" + what + ") must be a name, got " +
+                  std::to_string(std::get<int64_t>(a.value)));
+    if (!a.key.empty())
+      throw Error("argument " + std::to_string(i + 1) + " (" + what + ") takes no key, got '" + a.key + "='");
     return std::get<std::string>(a.value);
   }
   int64_t integer(size_t i, const char* what) const {
     const StepArg& a = s_.args.at(i);
-    if (!a.is_int()) throw Error("argument " + std::to_string(i + 1) + " (" + what + ") must be an integer, got '" + std::get<std::string>(a.value) + "'");
+    if (!a.is_int())
+      throw Error("argument " + std::to_string(i + 1) + " (" + what + ") must be an integer, got '" +
+                  std::get<std::string>(a.value) + "'");
     return std::get<int64_t>(a.value);
   }
   const std::string& key(size_t i) const { return s_.args.at(i).key; }
@@ -108,7 +118,8 @@ Stage& stage_by_name(ScheduleState& st, const std::string& name) {
   if (Stage* s = st.find(name)) return *s;
   for (auto& t : st.dag.ops)
     if (t->name == name && t->is_placeholder)
-      throw Error(name + " is an input placeholder; only computed stages can be scheduled (stages: " + stage_list(st) + ")");
+      throw Error(name + " is an input placeholder; only computed stages can be scheduled (stages: " + stage_list(st) +
+                  ")");
   throw Error("no stage named '" + name + "' (stages: " + stage_list(st) + ")");
 }
 
@@ -127,7 +138,8 @@ AxisRef leaf_axis(ScheduleState& st, const std::string& ref) {
   if (a < 0) throw Error("stage " + s.name + " has no axis '" + axis_name + "' (its loops: " + s.leaf_names() + ")");
   auto it = std::find(s.leaf.begin(), s.leaf.end(), a);
   if (it == s.leaf.end())
-    throw Error("axis " + ref + " was already split or fused; it is no longer a loop (loops of " + s.name + ": " + s.leaf_names() + ")");
+    throw Error("axis " + ref + " was already split or fused; it is no longer a loop (loops of " + s.name + ": " +
+                s.leaf_names() + ")");
   return AxisRef{&s, a, static_cast<int>(it - s.leaf.begin())};
 }
 
@@ -155,14 +167,16 @@ std::pair<int, int> do_split(AxisRef r, int64_t factor, bool nparts) {
 
 void reorder_axes(Stage& s, const std::vector<int>& order) {
   std::vector<int> positions;
-  for (int a : order) positions.push_back(static_cast<int>(std::find(s.leaf.begin(), s.leaf.end(), a) - s.leaf.begin()));
+  for (int a : order)
+    positions.push_back(static_cast<int>(std::find(s.leaf.begin(), s.leaf.end(), a) - s.leaf.begin()));
   std::sort(positions.begin(), positions.end());
   for (size_t i = 0; i < order.size(); ++i) s.leaf[positions[i]] = order[i];
 }
 
 int64_t factor_arg(const Args& a, size_t i, bool* nparts) {
   const std::string& k = a.key(i);
-  if (!k.empty() && k != "nparts" && k != "factor") throw Error("argument " + std::to_string(i + 1) + ": unknown key '" + k + "' (allowed: factor, nparts)");
+  if (!k.empty() && k != "nparts" && k != "factor")
+    throw Error("argument " + std::to_string(i + 1) + ": unknown key '" + k + "' (allowed: factor, nparts)");
   *nparts = k == "nparts";
   int64_t f = a.integer(i, *nparts ? "nparts" : "factor");
   if (f < 1) throw Error(std::string(*nparts ? "nparts" : "factor") + " must be >= 1, got " + std::to_string(f));
@@ -176,7 +190,8 @@ void annotate(ScheduleState& st, const Args& a, ForKind kind, const std::string&
   if (ax.is_reduce && kind != ForKind::kUnrolled)
     throw Error(r.stage->name + "." + ax.name + " is a reduction axis; " + what + " needs a data-parallel axis");
   if (ax.kind != ForKind::kSerial && (ax.kind != kind || ax.thread_tag != tag)) {
-    std::string now = ax.kind == ForKind::kThreadBound ? "bound to " + ax.thread_tag : std::string(loopir::for_kind_name(ax.kind));
+    std::string now =
+        ax.kind == ForKind::kThreadBound ? "bound to " + ax.thread_tag : std::string(loopir::for_kind_name(ax.kind));
     throw Error(r.stage->name + "." + ax.name + " is already " + now);
   }
   ax.kind = kind;
@@ -220,7 +235,9 @@ te::Tensor find_tensor(const ScheduleState& st, const std::string& name) {
   return nullptr;
 }
 
-void insert_stage_before(ScheduleState& st, Stage stage, size_t pos) { st.stages.insert(st.stages.begin() + static_cast<long>(pos), std::move(stage)); }
+void insert_stage_before(ScheduleState& st, Stage stage, size_t pos) {
+  st.stages.insert(st.stages.begin() + static_cast<long>(pos), std::move(stage));
+}
 
 size_t stage_index(const ScheduleState& st, const std::string& name) {
   for (size_t i = 0; i < st.stages.size(); ++i)
@@ -243,7 +260,8 @@ void apply_tile(ScheduleState& st, const Args& a) {
   a.count(4, 4);
   AxisRef x = leaf_axis(st, a.name(0, "axis_x"));
   AxisRef y = leaf_axis(st, a.name(1, "axis_y"));
-  if (x.stage != y.stage) throw Error("axis_x and axis_y belong to different stages (" + x.stage->name + ", " + y.stage->name + ")");
+  if (x.stage != y.stage)
+    throw Error("axis_x and axis_y belong to different stages (" + x.stage->name + ", " + y.stage->name + ")");
   if (x.axis == y.axis) throw Error("axis_x and axis_y are the same axis");
   check_not_inline(*x.stage);
   bool np = false;
@@ -261,12 +279,15 @@ void apply_fuse(ScheduleState& st, const Args& a) {
   a.count(2, 2);
   AxisRef o = leaf_axis(st, a.name(0, "axis_outer"));
   AxisRef i = leaf_axis(st, a.name(1, "axis_inner"));
-  if (o.stage != i.stage) throw Error("the two axes belong to different stages (" + o.stage->name + ", " + i.stage->name + ")");
+  if (o.stage != i.stage)
+    throw Error("the two axes belong to different stages (" + o.stage->name + ", " + i.stage->name + ")");
   check_not_inline(*o.stage);
   Stage& s = *o.stage;
   if (i.leaf_pos != o.leaf_pos + 1)
-    throw Error(s.axes[i.axis].name + " must come right after " + s.axes[o.axis].name + " to fuse them (loops of " + s.name + ": " + s.leaf_names() + ")");
-  if (s.axes[o.axis].is_reduce != s.axes[i.axis].is_reduce) throw Error("cannot fuse a data-parallel axis with a reduction axis");
+    throw Error(s.axes[i.axis].name + " must come right after " + s.axes[o.axis].name + " to fuse them (loops of " +
+                s.name + ": " + s.leaf_names() + ")");
+  if (s.axes[o.axis].is_reduce != s.axes[i.axis].is_reduce)
+    throw Error("cannot fuse a data-parallel axis with a reduction axis");
   int f = add_axis(s, s.axes[o.axis].name + "." + s.axes[i.axis].name + ".fused", s.axes[o.axis].is_reduce);
   s.relations.push_back(Relation{Relation::Kind::kFuse, -1, o.axis, i.axis, f, 0, false});
   s.leaf[o.leaf_pos] = f;
@@ -279,9 +300,11 @@ void apply_reorder(ScheduleState& st, const Args& a) {
   Stage* stage = nullptr;
   for (size_t k = 0; k < a.size(); ++k) {
     AxisRef r = leaf_axis(st, a.name(k, "axis"));
-    if (stage && r.stage != stage) throw Error("argument " + std::to_string(k + 1) + ": all axes must belong to one stage (" + stage->name + ")");
+    if (stage && r.stage != stage)
+      throw Error("argument " + std::to_string(k + 1) + ": all axes must belong to one stage (" + stage->name + ")");
     stage = r.stage;
-    if (std::find(order.begin(), order.end(), r.axis) != order.end()) throw Error("argument " + std::to_string(k + 1) + ": axis " + a.name(k, "axis") + " is listed twice");
+    if (std::find(order.begin(), order.end(), r.axis) != order.end())
+      throw Error("argument " + std::to_string(k + 1) + ": axis " + a.name(k, "axis") + " is listed twice");
     order.push_back(r.axis);
   }
   check_not_inline(*stage);
@@ -290,12 +313,15 @@ void apply_reorder(ScheduleState& st, const Args& a) {
 
 void apply_bind(ScheduleState& st, const Args& a) {
   a.count(2, 2);
-  static const std::set<std::string> tags = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  static const std::set<std::string> tags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                             "threadIdx.x", "threadIdx.y", "threadIdx.z"};
   const std::string& tag = a.name(1, "thread tag");
-  if (!tags.count(tag)) throw Error("argument 2: unknown thread tag '" + tag + "' (allowed: blockIdx.x/y/z, threadIdx.x/y/z)");
+  if (!tags.count(tag))
+    throw Error("argument 2: unknown thread tag '" + tag + "' (allowed: blockIdx.x/y/z, threadIdx.x/y/z)");
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   for (auto& ax : r.stage->axes)
-    if (ax.thread_tag == tag && &ax != &r.stage->axes[r.axis]) throw Error(tag + " is already bound to " + r.stage->name + "." + ax.name);
+    if (ax.thread_tag == tag && &ax != &r.stage->axes[r.axis])
+      throw Error(tag + " is already bound to " + r.stage->name + "." + ax.name);
   annotate(st, a, ForKind::kThreadBound, tag, "bind");
 }
 
@@ -311,10 +337,12 @@ void apply_compute_at(ScheduleState& st, const Args& a) {
   if (readers.size() != 1 || readers[0] != &c) {
     std::string names;
     for (auto* s : readers) names += (names.empty() ? "" : ", ") + s->name;
-    throw Error("compute_at needs " + c.name + " to be the only reader of " + p.name + " (readers: " + (names.empty() ? "none" : names) + ")");
+    throw Error("compute_at needs " + c.name + " to be the only reader of " + p.name +
+                " (readers: " + (names.empty() ? "none" : names) + ")");
   }
   for (const Stage* s = &c; s && s->attach == Attach::kAt; s = st.find(s->attach_stage))
-    if (s->attach_stage == p.name) throw Error(c.name + " is itself computed inside " + p.name + "; that would be a cycle");
+    if (s->attach_stage == p.name)
+      throw Error(c.name + " is itself computed inside " + p.name + "; that would be a cycle");
   p.attach = Attach::kAt;
   p.attach_stage = c.name;
   p.attach_axis = r.axis;
@@ -327,7 +355,8 @@ void apply_compute_inline(ScheduleState& st, const Args& a) {
   if (p.op->reduction()) throw Error(p.name + " is a reduction; only injective stages can be inlined");
   if (st.consumers(p.name).empty()) throw Error(p.name + " has no readers to inline into");
   for (auto& s : st.stages)
-    if (s.attach == Attach::kAt && s.attach_stage == p.name) throw Error(s.name + " is computed at " + p.name + "; move it first");
+    if (s.attach == Attach::kAt && s.attach_stage == p.name)
+      throw Error(s.name + " is computed at " + p.name + "; move it first");
   p.attach = Attach::kInline;
 }
 
@@ -345,7 +374,9 @@ void apply_cache_read(ScheduleState& st, const Args& a) {
   te::Tensor t = find_tensor(st, tname);
   if (!t) throw Error("no tensor named '" + tname + "' (stages: " + stage_list(st) + ")");
   const std::string& scope = a.name(1, "scope");
-  if (!is_known_scope(scope)) throw Error("argument 2: unknown memory scope '" + scope + "' (global, shared, local, or a target's dotted scope such as accel.scratchpad)");
+  if (!is_known_scope(scope))
+    throw Error("argument 2: unknown memory scope '" + scope +
+                "' (global, shared, local, or a target's dotted scope such as accel.scratchpad)");
   std::vector<Stage*> readers;
   for (size_t k = 2; k < a.size(); ++k) {
     Stage& r = stage_by_name(st, a.name(k, "reader"));
@@ -354,10 +385,12 @@ void apply_cache_read(ScheduleState& st, const Args& a) {
     if (!reads) throw Error("argument " + std::to_string(k + 1) + ": " + r.name + " does not read " + tname);
     readers.push_back(&r);
   }
-  std::string name = fresh_stage_name(st, tname + "_" + std::string(scope == "global" ? "global" : scope.substr(scope.rfind('.') + 1)));
+  std::string name = fresh_stage_name(
+      st, tname + "_" + std::string(scope == "global" ? "global" : scope.substr(scope.rfind('.') + 1)));
   std::vector<std::string> axis_names;
   for (size_t d = 0; d < t->shape.size(); ++d) axis_names.push_back("ax" + std::to_string(d));
-  te::Tensor copy = te::compute(name, t->shape, [&](const std::vector<loopir::Expr>& i) { return te::at(t, i); }, axis_names);
+  te::Tensor copy = te::compute(
+      name, t->shape, [&](const std::vector<loopir::Expr>& i) { return te::at(t, i); }, axis_names);
   auto buf = copy->buffer;
   std::vector<std::string> reader_names;
   for (Stage* r : readers) reader_names.push_back(r->name);
@@ -379,12 +412,15 @@ void apply_cache_write(ScheduleState& st, const Args& a) {
   a.count(2, 2);
   Stage& c = stage_by_name(st, a.name(0, "stage"));
   const std::string& scope = a.name(1, "scope");
-  if (!is_known_scope(scope)) throw Error("argument 2: unknown memory scope '" + scope + "' (global, shared, local, or a target's dotted scope such as accel.scratchpad)");
+  if (!is_known_scope(scope))
+    throw Error("argument 2: unknown memory scope '" + scope +
+                "' (global, shared, local, or a target's dotted scope such as accel.scratchpad)");
   bool untouched = c.relations.empty() && c.attach == Attach::kRoot;
   for (int i = 0; i < c.num_root; ++i) untouched = untouched && c.leaf[i] == i && c.axes[i].kind == ForKind::kSerial;
   if (!untouched) throw Error("cache_write must come before " + c.name + " is split, reordered, annotated or moved");
   for (auto& s : st.stages)
-    if (s.attach == Attach::kAt && s.attach_stage == c.name) throw Error(s.name + " is computed at " + c.name + "; cache_write must come first");
+    if (s.attach == Attach::kAt && s.attach_stage == c.name)
+      throw Error(s.name + " is computed at " + c.name + "; cache_write must come first");
   std::string name = fresh_stage_name(st, c.name + "_" + std::string(scope.substr(scope.rfind('.') + 1)));
   auto inner = std::make_shared<te::OperationNode>(*c.op);
   inner->name = name;
@@ -392,7 +428,8 @@ void apply_cache_write(ScheduleState& st, const Args& a) {
   te::Tensor inner_op = inner;
   std::vector<std::string> axis_names;
   for (auto& iv : c.op->axes) axis_names.push_back(iv.var->name);
-  te::Tensor outer = te::compute(c.name, c.op->shape, [&](const std::vector<loopir::Expr>& i) { return te::at(inner_op, i); }, axis_names);
+  te::Tensor outer = te::compute(
+      c.name, c.op->shape, [&](const std::vector<loopir::Expr>& i) { return te::at(inner_op, i); }, axis_names);
   size_t pos = stage_index(st, c.name);
   bool out = c.is_output;
   Stage new_outer = make_stage(outer, out);
@@ -412,7 +449,9 @@ void apply_storage_align(ScheduleState& st, const Args& a) {
   Stage& s = stage_by_name(st, ref.substr(0, dot));
   int axis = s.find_axis(ref.substr(dot + 1));
   int rank = static_cast<int>(s.op->axes.size());
-  if (axis < 0 || axis >= rank) throw Error(ref + " is not a dimension of " + s.name + "'s storage (its dimensions are its root data-parallel axes)");
+  if (axis < 0 || axis >= rank)
+    throw Error(ref + " is not a dimension of " + s.name +
+                "'s storage (its dimensions are its root data-parallel axes)");
   if (axis == rank - 1) throw Error(ref + " is the innermost dimension (stride 1); align an outer dimension");
   int64_t factor = a.integer(1, "factor"), offset = a.integer(2, "offset");
   if (factor < 1) throw Error("factor must be >= 1, got " + std::to_string(factor));
@@ -423,7 +462,8 @@ void apply_storage_align(ScheduleState& st, const Args& a) {
 void apply_double_buffer(ScheduleState& st, const Args& a) {
   a.count(1, 1);
   Stage& s = stage_by_name(st, a.name(0, "stage"));
-  if (s.attach != Attach::kAt) throw Error(s.name + " must be computed at a loop (compute_at) before it can be double-buffered");
+  if (s.attach != Attach::kAt)
+    throw Error(s.name + " must be computed at a loop (compute_at) before it can be double-buffered");
   s.double_buffer = true;
 }
 
@@ -431,12 +471,13 @@ void apply_pragma(ScheduleState& st, const Args& a) {
   a.count(2, 2);
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   const std::string& key = a.key(1);
-  if (key != "auto_unroll_max_step") throw Error("argument 2: unknown pragma '" + (key.empty() ? std::string("(no key)") : key) + "' (known: auto_unroll_max_step=N)");
+  if (key != "auto_unroll_max_step")
+    throw Error("argument 2: unknown pragma '" + (key.empty() ? std::string("(no key)") : key) +
+                "' (known: auto_unroll_max_step=N)");
   int64_t v = a.integer(1, "auto_unroll_max_step");
   if (v < 0) throw Error("auto_unroll_max_step must be >= 0, got " + std::to_string(v));
   r.stage->axes[r.axis].pragmas.emplace_back(key, v);
 }
-
 
 // rfactor(C.k.inner): the reduction over k.inner becomes a data-parallel axis of a new stage
 // C_rf, which reduces over the rest; C then reduces C_rf over that axis.
@@ -449,15 +490,20 @@ void apply_rfactor(ScheduleState& st, const Args& a) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   Stage& c = *r.stage;
   const loopir::Reduce* red = c.op->reduction();
-  if (!red || !c.axes[r.axis].is_reduce) throw Error(a.name(0, "axis") + " is not a reduction axis; rfactor factors a reduction axis out");
+  if (!red || !c.axes[r.axis].is_reduce)
+    throw Error(a.name(0, "axis") + " is not a reduction axis; rfactor factors a reduction axis out");
   if (c.attach != Attach::kRoot) throw Error("rfactor needs " + c.name + " computed at the root");
   for (auto& s : st.stages)
-    if (s.attach == Attach::kAt && s.attach_stage == c.name) throw Error(s.name + " is computed at " + c.name + "; rfactor must come first");
+    if (s.attach == Attach::kAt && s.attach_stage == c.name)
+      throw Error(s.name + " is computed at " + c.name + "; rfactor must come first");
   // Which root reduction axis, and how the factored axis relates to it.
   const Relation* split = nullptr;
   for (auto& rel : c.relations) {
-    bool ours = rel.kind == Relation::Kind::kSplit && (rel.outer == r.axis || rel.inner == r.axis) && rel.parent < c.num_root;
-    if (!ours) throw Error("rfactor must come right after splitting the reduction axis (" + c.name + " has other splits, fuses or tiles)");
+    bool ours =
+        rel.kind == Relation::Kind::kSplit && (rel.outer == r.axis || rel.inner == r.axis) && rel.parent < c.num_root;
+    if (!ours)
+      throw Error("rfactor must come right after splitting the reduction axis (" + c.name +
+                  " has other splits, fuses or tiles)");
     split = &rel;
   }
   for (auto& ax : c.axes)
@@ -481,39 +527,45 @@ void apply_rfactor(ScheduleState& st, const Args& a) {
   for (auto& iv : c.op->axes) names.push_back(iv.var->name);
   te::Tensor old = c.op;
   std::string rf_name = fresh_stage_name(st, c.name + "_rf");
-  te::Tensor rf = te::compute(rf_name, rf_shape, [&](const std::vector<loopir::Expr>& idx) {
-    loopir::VarMap m;
-    for (int d = 0; d < spatial; ++d) m[old->axes[d].var.get()] = idx[d + 1];
-    std::vector<loopir::IterVar> rest;
-    loopir::Expr k_value = idx[0];
-    if (split) {
-      std::string other_name = c.axes[factor_is_inner ? split->outer : split->inner].name;
-      loopir::IterVar other = te::reduce_axis(factor_is_inner ? outer_ext : inner_ext, other_name);
-      rest.push_back(other);
-      k_value = factor_is_inner ? other.var * inner_ext + idx[0] : idx[0] * inner_ext + other.var;
-    }
-    m[red->axes[root_reduce].var.get()] = k_value;
-    for (size_t q = 0; q < red->axes.size(); ++q) {
-      if (static_cast<int>(q) == root_reduce) continue;
-      loopir::IterVar fresh = te::reduce_axis(red->axes[q].extent, red->axes[q].var->name);
-      m[red->axes[q].var.get()] = fresh.var;
-      rest.push_back(fresh);
-    }
-    loopir::Expr source = loopir::substitute(red->source, m);
-    if (split && outer_ext * inner_ext != extent)
-      source = loopir::make_select(loopir::lt(k_value, loopir::make_int(extent)), source, red->combiner->identity);
-    if (rest.empty()) return source;
-    return te::reduce(red->combiner, source, rest);
-  }, names);
+  te::Tensor rf = te::compute(
+      rf_name, rf_shape,
+      [&](const std::vector<loopir::Expr>& idx) {
+        loopir::VarMap m;
+        for (int d = 0; d < spatial; ++d) m[old->axes[d].var.get()] = idx[d + 1];
+        std::vector<loopir::IterVar> rest;
+        loopir::Expr k_value = idx[0];
+        if (split) {
+          std::string other_name = c.axes[factor_is_inner ? split->outer : split->inner].name;
+          loopir::IterVar other = te::reduce_axis(factor_is_inner ? outer_ext : inner_ext, other_name);
+          rest.push_back(other);
+          k_value = factor_is_inner ? other.var * inner_ext + idx[0] : idx[0] * inner_ext + other.var;
+        }
+        m[red->axes[root_reduce].var.get()] = k_value;
+        for (size_t q = 0; q < red->axes.size(); ++q) {
+          if (static_cast<int>(q) == root_reduce) continue;
+          loopir::IterVar fresh = te::reduce_axis(red->axes[q].extent, red->axes[q].var->name);
+          m[red->axes[q].var.get()] = fresh.var;
+          rest.push_back(fresh);
+        }
+        loopir::Expr source = loopir::substitute(red->source, m);
+        if (split && outer_ext * inner_ext != extent)
+          source = loopir::make_select(loopir::lt(k_value, loopir::make_int(extent)), source, red->combiner->identity);
+        if (rest.empty()) return source;
+        return te::reduce(red->combiner, source, rest);
+      },
+      names);
   rf = te::with_body(rf, rf->body, old->inputs);  // the substituted formula reads what C read
   loopir::IterVar over = te::reduce_axis(factored_extent, factored_name);
   std::vector<std::string> out_names;
   for (auto& iv : old->axes) out_names.push_back(iv.var->name);
-  te::Tensor merged = te::compute(c.name, old->shape, [&](const std::vector<loopir::Expr>& idx) {
-    std::vector<loopir::Expr> at_idx = {over.var};
-    at_idx.insert(at_idx.end(), idx.begin(), idx.end());
-    return te::reduce(red->combiner, te::at(rf, at_idx), {over});
-  }, out_names);
+  te::Tensor merged = te::compute(
+      c.name, old->shape,
+      [&](const std::vector<loopir::Expr>& idx) {
+        std::vector<loopir::Expr> at_idx = {over.var};
+        at_idx.insert(at_idx.end(), idx.begin(), idx.end());
+        return te::reduce(red->combiner, te::at(rf, at_idx), {over});
+      },
+      out_names);
   size_t pos = stage_index(st, c.name);
   bool out = c.is_output;
   st.stages[pos] = make_stage(merged, out);
@@ -541,25 +593,48 @@ void apply_step(ScheduleState& st, const ScheduleStep& step) {
   if (!info) throw Error("unknown step kind '" + step.kind + "'");
   Args a(step, info->signature);
   const std::string& k = step.kind;
-  if (k == "split") apply_split(st, a);
-  else if (k == "tile") apply_tile(st, a);
-  else if (k == "fuse") apply_fuse(st, a);
-  else if (k == "reorder") apply_reorder(st, a);
-  else if (k == "vectorize") { a.count(1, 1); annotate(st, a, ForKind::kVectorized, {}, "vectorize"); }
-  else if (k == "unroll") { a.count(1, 1); annotate(st, a, ForKind::kUnrolled, {}, "unroll"); }
-  else if (k == "parallel") { a.count(1, 1); annotate(st, a, ForKind::kParallel, {}, "parallel"); }
-  else if (k == "vthread") { a.count(1, 1); annotate(st, a, ForKind::kVirtualThread, "vthread", "vthread"); }
-  else if (k == "bind") apply_bind(st, a);
-  else if (k == "compute_at") apply_compute_at(st, a);
-  else if (k == "compute_inline") apply_compute_inline(st, a);
-  else if (k == "compute_root") apply_compute_root(st, a);
-  else if (k == "cache_read") apply_cache_read(st, a);
-  else if (k == "cache_write") apply_cache_write(st, a);
-  else if (k == "storage_align") apply_storage_align(st, a);
-  else if (k == "double_buffer") apply_double_buffer(st, a);
-  else if (k == "pragma") apply_pragma(st, a);
-  else if (k == "rfactor") apply_rfactor(st, a);
-  else throw Error("step kind '" + k + "' has no implementation");
+  if (k == "split")
+    apply_split(st, a);
+  else if (k == "tile")
+    apply_tile(st, a);
+  else if (k == "fuse")
+    apply_fuse(st, a);
+  else if (k == "reorder")
+    apply_reorder(st, a);
+  else if (k == "vectorize") {
+    a.count(1, 1);
+    annotate(st, a, ForKind::kVectorized, {}, "vectorize");
+  } else if (k == "unroll") {
+    a.count(1, 1);
+    annotate(st, a, ForKind::kUnrolled, {}, "unroll");
+  } else if (k == "parallel") {
+    a.count(1, 1);
+    annotate(st, a, ForKind::kParallel, {}, "parallel");
+  } else if (k == "vthread") {
+    a.count(1, 1);
+    annotate(st, a, ForKind::kVirtualThread, "vthread", "vthread");
+  } else if (k == "bind")
+    apply_bind(st, a);
+  else if (k == "compute_at")
+    apply_compute_at(st, a);
+  else if (k == "compute_inline")
+    apply_compute_inline(st, a);
+  else if (k == "compute_root")
+    apply_compute_root(st, a);
+  else if (k == "cache_read")
+    apply_cache_read(st, a);
+  else if (k == "cache_write")
+    apply_cache_write(st, a);
+  else if (k == "storage_align")
+    apply_storage_align(st, a);
+  else if (k == "double_buffer")
+    apply_double_buffer(st, a);
+  else if (k == "pragma")
+    apply_pragma(st, a);
+  else if (k == "rfactor")
+    apply_rfactor(st, a);
+  else
+    throw Error("step kind '" + k + "' has no implementation");
 }
 
 }  // namespace tessel::schedule

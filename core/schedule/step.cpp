@@ -9,23 +9,28 @@ namespace tessel::schedule {
 const std::vector<StepKindInfo>& step_kinds() {
   static const std::vector<StepKindInfo> kinds = {
       {"split", "split(axis, factor) | split(axis, nparts=N)", "splits a loop into an outer and an inner loop"},
-      {"tile", "tile(axis_x, axis_y, factor_x, factor_y)", "splits two loops and orders them x.outer, y.outer, x.inner, y.inner"},
+      {"tile", "tile(axis_x, axis_y, factor_x, factor_y)",
+       "splits two loops and orders them x.outer, y.outer, x.inner, y.inner"},
       {"fuse", "fuse(axis_outer, axis_inner)", "merges two adjacent loops into one"},
       {"reorder", "reorder(axis, axis, ...)", "puts the listed loops, in this order, where they stood"},
       {"vectorize", "vectorize(axis)", "runs a loop as vector lanes"},
       {"unroll", "unroll(axis)", "replicates a loop's body"},
       {"parallel", "parallel(axis)", "runs a loop's iterations on threads"},
-      {"bind", "bind(axis, blockIdx.x|blockIdx.y|blockIdx.z|threadIdx.x|threadIdx.y|threadIdx.z)", "binds a loop to a GPU block/thread index"},
+      {"bind", "bind(axis, blockIdx.x|blockIdx.y|blockIdx.z|threadIdx.x|threadIdx.y|threadIdx.z)",
+       "binds a loop to a GPU block/thread index"},
       {"vthread", "vthread(axis)", "makes a loop virtual threads, interleaved into one instruction stream"},
       {"compute_at", "compute_at(stage, axis)", "computes a stage inside a consumer's loop, only the region it needs"},
       {"compute_inline", "compute_inline(stage)", "substitutes a stage's formula into its consumers"},
       {"compute_root", "compute_root(stage)", "computes a stage fully at the top level (the default)"},
-      {"cache_read", "cache_read(tensor, scope, reader, ...)", "copies a tensor into a new stage TENSOR_SCOPE that the readers use"},
+      {"cache_read", "cache_read(tensor, scope, reader, ...)",
+       "copies a tensor into a new stage TENSOR_SCOPE that the readers use"},
       {"cache_write", "cache_write(stage, scope)", "computes a stage into a new stage STAGE_SCOPE, then copies it out"},
       {"storage_align", "storage_align(axis, factor, offset)", "pads the stride of a root axis to factor*k + offset"},
       {"double_buffer", "double_buffer(stage)", "gives a compute_at stage two buffers used alternately"},
-      {"pragma", "pragma(axis, auto_unroll_max_step=N)", "annotates a loop (unroll inner loops of at most N iterations)"},
-      {"rfactor", "rfactor(reduction_axis)", "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it"},
+      {"pragma", "pragma(axis, auto_unroll_max_step=N)",
+       "annotates a loop (unroll inner loops of at most N iterations)"},
+      {"rfactor", "rfactor(reduction_axis)",
+       "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it"},
   };
   return kinds;
 }
@@ -92,7 +97,8 @@ ScheduleStep parse_step(const std::string& line) {
     throw Error("schedule step '" + text + "': expected KIND(ARG, ...), e.g. split(C.i, 8)");
   ScheduleStep s;
   s.kind = trim(text.substr(0, open));
-  if (!find_step_kind(s.kind)) throw Error("schedule step '" + text + "': unknown step kind '" + s.kind + "' (known: " + kind_list() + ")");
+  if (!find_step_kind(s.kind))
+    throw Error("schedule step '" + text + "': unknown step kind '" + s.kind + "' (known: " + kind_list() + ")");
   std::string inner = text.substr(open + 1, text.size() - open - 2);
   if (trim(inner).empty()) return s;
   size_t start = 0;
@@ -107,9 +113,12 @@ ScheduleStep parse_step(const std::string& line) {
       if (!is_name(a.key)) throw Error("schedule step '" + text + "': bad argument key '" + a.key + "'");
     }
     int64_t v = 0;
-    if (parse_int(piece, &v)) a.value = v;
-    else if (is_name(piece)) a.value = piece;
-    else throw Error("schedule step '" + text + "': argument '" + piece + "' is neither an integer nor a name");
+    if (parse_int(piece, &v))
+      a.value = v;
+    else if (is_name(piece))
+      a.value = piece;
+    else
+      throw Error("schedule step '" + text + "': argument '" + piece + "' is neither an integer nor a name");
     s.args.push_back(std::move(a));
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -120,9 +129,12 @@ ScheduleStep parse_step(const std::string& line) {
 nlohmann::json to_json(const ScheduleStep& s) {
   nlohmann::json args = nlohmann::json::array();
   for (auto& a : s.args) {
-    nlohmann::json v = a.is_int() ? nlohmann::json(std::get<int64_t>(a.value)) : nlohmann::json(std::get<std::string>(a.value));
-    if (a.key.empty()) args.push_back(v);
-    else args.push_back(nlohmann::json{{a.key, v}});
+    nlohmann::json v =
+        a.is_int() ? nlohmann::json(std::get<int64_t>(a.value)) : nlohmann::json(std::get<std::string>(a.value));
+    if (a.key.empty())
+      args.push_back(v);
+    else
+      args.push_back(nlohmann::json{{a.key, v}});
   }
   return nlohmann::json{{"kind", s.kind}, {"args", args}};
 }
@@ -132,20 +144,25 @@ ScheduleStep step_from_json(const nlohmann::json& j) {
     throw Error("schedule step JSON: expected {\"kind\": ..., \"args\": [...]}, got " + j.dump());
   ScheduleStep s;
   s.kind = j["kind"].get<std::string>();
-  if (!find_step_kind(s.kind)) throw Error("schedule step JSON: unknown step kind '" + s.kind + "' (known: " + kind_list() + ")");
+  if (!find_step_kind(s.kind))
+    throw Error("schedule step JSON: unknown step kind '" + s.kind + "' (known: " + kind_list() + ")");
   if (!j.contains("args")) return s;
   if (!j["args"].is_array()) throw Error("schedule step JSON " + s.kind + ": 'args' must be an array");
   for (auto& a : j["args"]) {
     StepArg arg;
     const nlohmann::json* v = &a;
     if (a.is_object()) {
-      if (a.size() != 1) throw Error("schedule step JSON " + s.kind + ": a keyed argument has exactly one key, got " + a.dump());
+      if (a.size() != 1)
+        throw Error("schedule step JSON " + s.kind + ": a keyed argument has exactly one key, got " + a.dump());
       arg.key = a.begin().key();
       v = &a.begin().value();
     }
-    if (v->is_number_integer()) arg.value = v->get<int64_t>();
-    else if (v->is_string() && is_name(v->get<std::string>())) arg.value = v->get<std::string>();
-    else throw Error("schedule step JSON " + s.kind + ": argument " + v->dump() + " is neither an integer nor a name");
+    if (v->is_number_integer())
+      arg.value = v->get<int64_t>();
+    else if (v->is_string() && is_name(v->get<std::string>()))
+      arg.value = v->get<std::string>();
+    else
+      throw Error("schedule step JSON " + s.kind + ": argument " + v->dump() + " is neither an integer nor a name");
     s.args.push_back(std::move(arg));
   }
   return s;
@@ -155,6 +172,8 @@ StepArg arg(int64_t v) { return StepArg{{}, v}; }
 StepArg arg(std::string name) { return StepArg{{}, std::move(name)}; }
 StepArg arg(const char* name) { return StepArg{{}, std::string(name)}; }
 StepArg keyed(std::string key, int64_t v) { return StepArg{std::move(key), v}; }
-ScheduleStep step(std::string kind, std::vector<StepArg> args) { return ScheduleStep{std::move(kind), std::move(args)}; }
+ScheduleStep step(std::string kind, std::vector<StepArg> args) {
+  return ScheduleStep{std::move(kind), std::move(args)};
+}
 
 }  // namespace tessel::schedule

@@ -13,16 +13,15 @@
 // An axis is named `STAGE.AXIS` (stage names contain no dot). Arguments are integers or names,
 // optionally keyed (`nparts=4`). The text form, the JSON form and the record round-trip exactly.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace tessel::schedule {
 
 struct StepArg {
-  std::string key;                          // empty for a positional argument
+  std::string key;                           // empty for a positional argument
   std::variant<int64_t, std::string> value;  // an integer or a name (axis, stage, scope, tag)
   bool is_int() const { return std::holds_alternative<int64_t>(value); }
   bool operator==(const StepArg&) const = default;

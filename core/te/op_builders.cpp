@@ -21,7 +21,8 @@ void check_conv(const char* op, const Conv2dParams& p) {
   require_positive(op, "S", p.kernel_w);
   require_positive(op, "stride", p.stride);
   if (p.pad < 0) throw Error(std::string(op) + ": pad must be >= 0, got " + std::to_string(p.pad));
-  if (p.out_height() < 1 || p.out_width() < 1) throw Error(std::string(op) + ": the kernel is larger than the padded input");
+  if (p.out_height() < 1 || p.out_width() < 1)
+    throw Error(std::string(op) + ": the kernel is larger than the padded input");
 }
 
 // pad[n, c, h, w] = X[n, c, h - pad, w - pad] inside, 0 outside (or X itself when pad == 0).
@@ -29,20 +30,25 @@ Tensor padded(const Tensor& x, int64_t pad) {
   if (pad == 0) return x;
   const Shape& s = x->shape;
   int64_t h = s[2], w = s[3];
-  return compute("pad", {s[0], s[1], h + 2 * pad, w + 2 * pad}, [&](const std::vector<Expr>& i) {
-    Expr inside = logical_and(logical_and(ge(i[2], make_int(pad)), lt(i[2], make_int(h + pad))),
-                              logical_and(ge(i[3], make_int(pad)), lt(i[3], make_int(w + pad))));
-    return if_then_else(inside, at(x, {i[0], i[1], i[2] - pad, i[3] - pad}), float_const(0));
-  }, {"n", "c", "h", "w"});
+  return compute("pad", {s[0], s[1], h + 2 * pad, w + 2 * pad},
+                 [&](const std::vector<Expr>& i) {
+                   Expr inside = logical_and(logical_and(ge(i[2], make_int(pad)), lt(i[2], make_int(h + pad))),
+                                             logical_and(ge(i[3], make_int(pad)), lt(i[3], make_int(w + pad))));
+                   return if_then_else(inside, at(x, {i[0], i[1], i[2] - pad, i[3] - pad}), float_const(0));
+                 },
+                 {"n", "c", "h", "w"});
 }
 
 Tensor conv_tensor(const Conv2dParams& p, const Tensor& x, const Tensor& wt) {
   Tensor in = padded(x, p.pad);
   IterVar rc = reduce_axis(p.in_channels, "rc"), ry = reduce_axis(p.kernel_h, "ry"), rx = reduce_axis(p.kernel_w, "rx");
-  return compute("conv", {p.batch, p.out_channels, p.out_height(), p.out_width()}, [&](const std::vector<Expr>& i) {
-    return sum(at(in, {i[0], rc.var, i[2] * p.stride + ry.var, i[3] * p.stride + rx.var}) * at(wt, {i[1], rc.var, ry.var, rx.var}),
-               {rc, ry, rx});
-  }, {"n", "f", "y", "x"});
+  return compute("conv", {p.batch, p.out_channels, p.out_height(), p.out_width()},
+                 [&](const std::vector<Expr>& i) {
+                   return sum(at(in, {i[0], rc.var, i[2] * p.stride + ry.var, i[3] * p.stride + rx.var}) *
+                                  at(wt, {i[1], rc.var, ry.var, rx.var}),
+                              {rc, ry, rx});
+                 },
+                 {"n", "f", "y", "x"});
 }
 
 }  // namespace
@@ -53,7 +59,10 @@ ComputeDag matmul_dag(int64_t m, int64_t n, int64_t k) {
   require_positive("matmul", "K", k);
   Tensor a = placeholder("A", {m, k}), b = placeholder("B", {k, n});
   IterVar rk = reduce_axis(k, "k");
-  Tensor c = compute("C", {m, n}, [&](const std::vector<Expr>& i) { return sum(at(a, {i[0], rk.var}) * at(b, {rk.var, i[1]}), {rk}); },
+  Tensor c = compute("C", {m, n},
+                     [&](const std::vector<Expr>& i) {
+                       return sum(at(a, {i[0], rk.var}) * at(b, {rk.var, i[1]}), {rk});
+                     },
                      {"i", "j"});
   return make_dag("matmul", {c});
 }
@@ -72,8 +81,11 @@ ComputeDag conv2d_bias_relu_dag(const Conv2dParams& p) {
   Tensor bias = placeholder("bias", {p.out_channels});
   Tensor conv = conv_tensor(p, x, wt);
   Shape out = conv->shape;
-  Tensor biased = compute("bias_add", out, [&](const std::vector<Expr>& i) { return at(conv, i) + at(bias, {i[1]}); }, {"n", "f", "y", "x"});
-  Tensor relu = compute("relu", out, [&](const std::vector<Expr>& i) { return loopir::max(at(biased, i), float_const(0)); }, {"n", "f", "y", "x"});
+  Tensor biased = compute("bias_add", out, [&](const std::vector<Expr>& i) { return at(conv, i) + at(bias, {i[1]}); },
+                          {"n", "f", "y", "x"});
+  Tensor relu =
+      compute("relu", out, [&](const std::vector<Expr>& i) { return loopir::max(at(biased, i), float_const(0)); },
+              {"n", "f", "y", "x"});
   return make_dag("conv2d_bias_relu", {relu});
 }
 
@@ -85,9 +97,13 @@ ComputeDag depthwise_conv2d_dag(const Conv2dParams& p0) {
   Tensor wt = placeholder("Wt", {p.in_channels, p.kernel_h, p.kernel_w});
   Tensor in = padded(x, p.pad);
   IterVar ry = reduce_axis(p.kernel_h, "ry"), rx = reduce_axis(p.kernel_w, "rx");
-  Tensor out = compute("dwconv", {p.batch, p.in_channels, p.out_height(), p.out_width()}, [&](const std::vector<Expr>& i) {
-    return sum(at(in, {i[0], i[1], i[2] * p.stride + ry.var, i[3] * p.stride + rx.var}) * at(wt, {i[1], ry.var, rx.var}), {ry, rx});
-  }, {"n", "c", "y", "x"});
+  Tensor out = compute("dwconv", {p.batch, p.in_channels, p.out_height(), p.out_width()},
+                       [&](const std::vector<Expr>& i) {
+                         return sum(at(in, {i[0], i[1], i[2] * p.stride + ry.var, i[3] * p.stride + rx.var}) *
+                                        at(wt, {i[1], ry.var, rx.var}),
+                                    {ry, rx});
+                       },
+                       {"n", "c", "y", "x"});
   return make_dag("depthwise_conv2d", {out});
 }
 
@@ -107,35 +123,51 @@ void check_shape(const char* op, const Shape& s) {
 ComputeDag relu_dag(const Shape& shape) {
   check_shape("relu", shape);
   Tensor x = placeholder("X", shape);
-  Tensor y = compute("Y", shape, [&](const std::vector<Expr>& i) { return loopir::max(at(x, i), float_const(0)); }, axis_names(shape.size()));
+  Tensor y = compute(
+      "Y", shape, [&](const std::vector<Expr>& i) { return loopir::max(at(x, i), float_const(0)); },
+      axis_names(shape.size()));
   return make_dag("relu", {y});
 }
 
 ComputeDag add_dag(const Shape& shape) {
   check_shape("add", shape);
   Tensor a = placeholder("A", shape), b = placeholder("B", shape);
-  Tensor y = compute("Y", shape, [&](const std::vector<Expr>& i) { return at(a, i) + at(b, i); }, axis_names(shape.size()));
+  Tensor y = compute(
+      "Y", shape, [&](const std::vector<Expr>& i) { return at(a, i) + at(b, i); }, axis_names(shape.size()));
   return make_dag("add", {y});
 }
 
-ComputeDag pool2d_dag(bool is_max, int64_t batch, int64_t channels, int64_t height, int64_t width, int64_t size, int64_t stride) {
+ComputeDag pool2d_dag(bool is_max, int64_t batch, int64_t channels, int64_t height, int64_t width, int64_t size,
+                      int64_t stride) {
   const char* op = is_max ? "max_pool" : "avg_pool";
-  for (auto [what, v] : {std::pair{"N", batch}, {"C", channels}, {"H", height}, {"W", width}, {"size", size}, {"stride", stride}})
+  for (auto [what, v] :
+       {std::pair{"N", batch}, {"C", channels}, {"H", height}, {"W", width}, {"size", size}, {"stride", stride}})
     require_positive(op, what, v);
-  if (size > height || size > width) throw Error(std::string(op) + ": window " + std::to_string(size) + " is larger than the input");
+  if (size > height || size > width)
+    throw Error(std::string(op) + ": window " + std::to_string(size) + " is larger than the input");
   int64_t oh = (height - size) / stride + 1, ow = (width - size) / stride + 1;
   Tensor x = placeholder("X", {batch, channels, height, width});
   IterVar ry = reduce_axis(size, "ry"), rx = reduce_axis(size, "rx");
-  auto window = [&](const std::vector<Expr>& i) { return at(x, {i[0], i[1], i[2] * stride + ry.var, i[3] * stride + rx.var}); };
+  auto window = [&](const std::vector<Expr>& i) {
+    return at(x, {i[0], i[1], i[2] * stride + ry.var, i[3] * stride + rx.var});
+  };
   if (is_max) {
-    Tensor y = compute("pool", {batch, channels, oh, ow}, [&](const std::vector<Expr>& i) { return max_reduce(window(i), {ry, rx}); },
+    Tensor y = compute("pool", {batch, channels, oh, ow},
+                       [&](const std::vector<Expr>& i) {
+                         return max_reduce(window(i), {ry, rx});
+                       },
                        {"n", "c", "y", "x"});
     return make_dag("max_pool", {y});
   }
-  Tensor s = compute("pool_sum", {batch, channels, oh, ow}, [&](const std::vector<Expr>& i) { return sum(window(i), {ry, rx}); },
+  Tensor s = compute("pool_sum", {batch, channels, oh, ow},
+                     [&](const std::vector<Expr>& i) {
+                       return sum(window(i), {ry, rx});
+                     },
                      {"n", "c", "y", "x"});
-  Tensor y = compute("pool", {batch, channels, oh, ow}, [&](const std::vector<Expr>& i) { return at(s, i) / float_const(static_cast<double>(size * size)); },
-                     {"n", "c", "y", "x"});
+  Tensor y =
+      compute("pool", {batch, channels, oh, ow},
+              [&](const std::vector<Expr>& i) { return at(s, i) / float_const(static_cast<double>(size * size)); },
+              {"n", "c", "y", "x"});
   return make_dag("avg_pool", {y});
 }
 
@@ -144,11 +176,20 @@ ComputeDag softmax_dag(int64_t rows, int64_t cols) {
   require_positive("softmax", "N", cols);
   Tensor x = placeholder("X", {rows, cols});
   IterVar k1 = reduce_axis(cols, "k");
-  Tensor mx = compute("row_max", {rows}, [&](const std::vector<Expr>& i) { return max_reduce(at(x, {i[0], k1.var}), {k1}); }, {"i"});
+  Tensor mx = compute("row_max", {rows},
+                      [&](const std::vector<Expr>& i) {
+                        return max_reduce(at(x, {i[0], k1.var}), {k1});
+                      },
+                      {"i"});
   IterVar k2 = reduce_axis(cols, "k");
-  Tensor es = compute("exp_sum", {rows}, [&](const std::vector<Expr>& i) { return sum(exp(at(x, {i[0], k2.var}) - at(mx, {i[0]})), {k2}); }, {"i"});
-  Tensor y = compute("softmax", {rows, cols}, [&](const std::vector<Expr>& i) { return exp(at(x, i) - at(mx, {i[0]})) / at(es, {i[0]}); },
-                     {"i", "j"});
+  Tensor es = compute("exp_sum", {rows},
+                      [&](const std::vector<Expr>& i) {
+                        return sum(exp(at(x, {i[0], k2.var}) - at(mx, {i[0]})), {k2});
+                      },
+                      {"i"});
+  Tensor y =
+      compute("softmax", {rows, cols},
+              [&](const std::vector<Expr>& i) { return exp(at(x, i) - at(mx, {i[0]})) / at(es, {i[0]}); }, {"i", "j"});
   return make_dag("softmax", {y});
 }
 
@@ -159,17 +200,25 @@ ComputeDag layernorm_dag(int64_t rows, int64_t cols, double eps) {
   Tensor gamma = placeholder("gamma", {cols}), beta = placeholder("beta", {cols});
   double inv_n = 1.0 / static_cast<double>(cols);
   IterVar k1 = reduce_axis(cols, "k");
-  Tensor s = compute("row_sum", {rows}, [&](const std::vector<Expr>& i) { return sum(at(x, {i[0], k1.var}), {k1}); }, {"i"});
+  Tensor s = compute("row_sum", {rows},
+                     [&](const std::vector<Expr>& i) {
+                       return sum(at(x, {i[0], k1.var}), {k1});
+                     },
+                     {"i"});
   IterVar k2 = reduce_axis(cols, "k");
-  Tensor v = compute("row_var", {rows}, [&](const std::vector<Expr>& i) {
-    Expr d = at(x, {i[0], k2.var}) - at(s, {i[0]}) * float_const(inv_n);
-    return sum(d * d, {k2});
-  }, {"i"});
-  Tensor y = compute("layernorm", {rows, cols}, [&](const std::vector<Expr>& i) {
-    Expr mean = at(s, {i[0]}) * float_const(inv_n);
-    Expr inv_std = intrinsic("rsqrt", {at(v, {i[0]}) * float_const(inv_n) + float_const(eps)});
-    return (at(x, i) - mean) * inv_std * at(gamma, {i[1]}) + at(beta, {i[1]});
-  }, {"i", "j"});
+  Tensor v = compute("row_var", {rows},
+                     [&](const std::vector<Expr>& i) {
+                       Expr d = at(x, {i[0], k2.var}) - at(s, {i[0]}) * float_const(inv_n);
+                       return sum(d * d, {k2});
+                     },
+                     {"i"});
+  Tensor y = compute("layernorm", {rows, cols},
+                     [&](const std::vector<Expr>& i) {
+                       Expr mean = at(s, {i[0]}) * float_const(inv_n);
+                       Expr inv_std = intrinsic("rsqrt", {at(v, {i[0]}) * float_const(inv_n) + float_const(eps)});
+                       return (at(x, i) - mean) * inv_std * at(gamma, {i[1]}) + at(beta, {i[1]});
+                     },
+                     {"i", "j"});
   return make_dag("layernorm", {y});
 }
 

@@ -15,7 +15,8 @@
 namespace tessel::te {
 
 struct Conv2dParams {
-  int64_t batch = 1, in_channels = 4, height = 8, width = 8, out_channels = 4, kernel_h = 3, kernel_w = 3, stride = 1, pad = 1;
+  int64_t batch = 1, in_channels = 4, height = 8, width = 8, out_channels = 4, kernel_h = 3, kernel_w = 3, stride = 1,
+          pad = 1;
   int64_t out_height() const { return (height + 2 * pad - kernel_h) / stride + 1; }
   int64_t out_width() const { return (width + 2 * pad - kernel_w) / stride + 1; }
 };
@@ -26,7 +27,8 @@ ComputeDag conv2d_bias_relu_dag(const Conv2dParams& p);
 ComputeDag depthwise_conv2d_dag(const Conv2dParams& p);  // out_channels is ignored (= in_channels)
 ComputeDag relu_dag(const Shape& shape);
 ComputeDag add_dag(const Shape& shape);
-ComputeDag pool2d_dag(bool is_max, int64_t batch, int64_t channels, int64_t height, int64_t width, int64_t size, int64_t stride);
+ComputeDag pool2d_dag(bool is_max, int64_t batch, int64_t channels, int64_t height, int64_t width, int64_t size,
+                      int64_t stride);
 ComputeDag softmax_dag(int64_t rows, int64_t cols);
 ComputeDag layernorm_dag(int64_t rows, int64_t cols, double eps = 1e-5);
 ComputeDag transpose_dag(int64_t rows, int64_t cols);

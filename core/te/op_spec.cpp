@@ -3,8 +3,8 @@
 #include <map>
 #include <sstream>
 
-#include "core/te/op_builders.h"
 #include "core/support/error.h"
+#include "core/te/op_builders.h"
 
 namespace tessel::te {
 
@@ -19,9 +19,31 @@ struct SpecKind {
 const std::vector<SpecKind>& kinds() {
   static const std::vector<SpecKind> k = {
       {"matmul", {"MatMul", "dense", "Gemm"}, {{"M", "64"}, {"N", "64"}, {"K", "64"}}},
-      {"conv2d", {"Conv"}, {{"N", "1"}, {"C", "4"}, {"H", "8"}, {"W", "8"}, {"K", "4"}, {"R", "3"}, {"S", "3"}, {"stride", "1"}, {"pad", "1"}}},
-      {"conv2d_bias_relu", {}, {{"N", "1"}, {"C", "4"}, {"H", "8"}, {"W", "8"}, {"K", "4"}, {"R", "3"}, {"S", "3"}, {"stride", "1"}, {"pad", "1"}}},
-      {"depthwise_conv2d", {}, {{"N", "1"}, {"C", "4"}, {"H", "8"}, {"W", "8"}, {"R", "3"}, {"S", "3"}, {"stride", "1"}, {"pad", "1"}}},
+      {"conv2d",
+       {"Conv"},
+       {{"N", "1"},
+        {"C", "4"},
+        {"H", "8"},
+        {"W", "8"},
+        {"K", "4"},
+        {"R", "3"},
+        {"S", "3"},
+        {"stride", "1"},
+        {"pad", "1"}}},
+      {"conv2d_bias_relu",
+       {},
+       {{"N", "1"},
+        {"C", "4"},
+        {"H", "8"},
+        {"W", "8"},
+        {"K", "4"},
+        {"R", "3"},
+        {"S", "3"},
+        {"stride", "1"},
+        {"pad", "1"}}},
+      {"depthwise_conv2d",
+       {},
+       {{"N", "1"}, {"C", "4"}, {"H", "8"}, {"W", "8"}, {"R", "3"}, {"S", "3"}, {"stride", "1"}, {"pad", "1"}}},
       {"relu", {"Relu"}, {{"shape", "64x64"}}},
       {"add", {"Add"}, {{"shape", "64x64"}}},
       {"max_pool", {"MaxPool"}, {{"N", "1"}, {"C", "4"}, {"H", "8"}, {"W", "8"}, {"size", "2"}, {"stride", "2"}}},

@@ -69,14 +69,15 @@ Tensor with_body(const Tensor& op, Expr body, std::vector<Tensor> inputs) {
 
 Expr at(const Tensor& t, std::vector<Expr> indices) {
   if (indices.size() != t->shape.size())
-    throw Error("tensor expression: " + t->name + " has rank " + std::to_string(t->shape.size()) + " but is read with " +
-                std::to_string(indices.size()) + " indices");
+    throw Error("tensor expression: " + t->name + " has rank " + std::to_string(t->shape.size()) +
+                " but is read with " + std::to_string(indices.size()) + " indices");
   if (g_reads) g_reads->push_back(t);
   return make_load(t->buffer, std::move(indices));
 }
 
 IterVar reduce_axis(int64_t extent, std::string name) {
-  if (extent < 1) throw Error("tensor expression: reduce axis " + name + " needs an extent >= 1, got " + std::to_string(extent));
+  if (extent < 1)
+    throw Error("tensor expression: reduce axis " + name + " needs an extent >= 1, got " + std::to_string(extent));
   return IterVar{make_var(std::move(name)), extent};
 }
 
@@ -98,13 +99,17 @@ Expr reduce(const Reducer& r, Expr source, std::vector<IterVar> axes) {
 namespace {
 Reducer standard_reducer(const std::string& name, DataType t) {
   double inf = std::numeric_limits<double>::infinity();
-  if (name == "sum") return make_reducer("sum", t, [](Expr a, Expr b) { return a + b; }, make_const(t, 0));
+  if (name == "sum")
+    return make_reducer(
+        "sum", t, [](Expr a, Expr b) { return a + b; }, make_const(t, 0));
   if (name == "max") {
     double lowest = dtype_is_float(t) ? -inf : static_cast<double>(std::numeric_limits<int32_t>::min());
-    return make_reducer("max", t, [](Expr a, Expr b) { return loopir::max(a, b); }, make_const(t, lowest));
+    return make_reducer(
+        "max", t, [](Expr a, Expr b) { return loopir::max(a, b); }, make_const(t, lowest));
   }
   double highest = dtype_is_float(t) ? inf : static_cast<double>(std::numeric_limits<int32_t>::max());
-  return make_reducer("min", t, [](Expr a, Expr b) { return loopir::min(a, b); }, make_const(t, highest));
+  return make_reducer(
+      "min", t, [](Expr a, Expr b) { return loopir::min(a, b); }, make_const(t, highest));
 }
 }  // namespace
 
@@ -126,8 +131,11 @@ Expr cast(DataType t, Expr v) { return make_cast(t, std::move(v)); }
 Expr float_const(double v, DataType t) { return make_float(v, t); }
 
 Expr intrinsic(std::string name, std::vector<Expr> args) {
-  static const std::set<std::string> known = {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sigmoid", "pow", "fma", "abs"};
-  if (!known.count(name)) throw Error("tensor expression: unknown intrinsic '" + name + "' (known: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, fma, abs)");
+  static const std::set<std::string> known = {"exp", "log",     "sqrt", "rsqrt", "tanh",
+                                              "erf", "sigmoid", "pow",  "fma",   "abs"};
+  if (!known.count(name))
+    throw Error("tensor expression: unknown intrinsic '" + name +
+                "' (known: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, fma, abs)");
   if (args.empty()) throw Error("tensor expression: intrinsic '" + name + "' needs arguments");
   DataType t = args[0]->dtype;
   return make_call(std::move(name), std::move(args), t);
@@ -162,7 +170,8 @@ ComputeDag make_dag(std::string name, std::vector<Tensor> outputs) {
   std::function<void(const Tensor&)> visit = [&](const Tensor& t) {
     if (!visited.insert(t.get()).second) return;
     for (auto& in : t->inputs) visit(in);
-    if (!names.insert(t->name).second) throw Error("compute DAG " + dag.name + ": two tensors are named '" + t->name + "'");
+    if (!names.insert(t->name).second)
+      throw Error("compute DAG " + dag.name + ": two tensors are named '" + t->name + "'");
     dag.ops.push_back(t);
   };
   for (auto& o : outputs) visit(o);

@@ -31,11 +31,11 @@ struct OperationNode {
   DataType dtype = DataType::kFloat32;
   Shape shape;
   bool is_placeholder = false;
-  uint64_t serial = 0;        // creation order: placeholders become kernel parameters in this order
-  std::vector<IterVar> axes;  // compute: one per output dimension
-  Expr body;                  // compute: the value of element [axes...]
-  loopir::Buffer buffer;      // where the tensor lives (named like the op)
-  std::vector<Tensor> inputs; // compute: tensors the body reads, in first-use order
+  uint64_t serial = 0;         // creation order: placeholders become kernel parameters in this order
+  std::vector<IterVar> axes;   // compute: one per output dimension
+  Expr body;                   // compute: the value of element [axes...]
+  loopir::Buffer buffer;       // where the tensor lives (named like the op)
+  std::vector<Tensor> inputs;  // compute: tensors the body reads, in first-use order
 
   const loopir::Reduce* reduction() const { return loopir::as<loopir::Reduce>(body); }
 };

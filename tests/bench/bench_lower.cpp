@@ -16,7 +16,8 @@ using namespace tessel;
 
 namespace {
 
-template <class F> double median_ms(int repeats, F&& f) {
+template <class F>
+double median_ms(int repeats, F&& f) {
   std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
     auto t0 = std::chrono::steady_clock::now();
@@ -53,7 +54,9 @@ int main(int argc, char** argv) {
   });
   std::printf("kernel: %s, %zu steps, median of %d\n", spec, s.steps.size(), repeats);
   std::printf("lower unscheduled (reference)   %8.3f ms\n", reference);
-  std::printf("replay + lower 10 steps         %8.3f ms   x%.1f reference   goal < 20 ms\n", relower, relower / reference);
-  std::printf("program after every step (11)   %8.3f ms   x%.1f reference   goal < 100 ms\n", per_step, per_step / reference);
+  std::printf("replay + lower 10 steps         %8.3f ms   x%.1f reference   goal < 20 ms\n", relower,
+              relower / reference);
+  std::printf("program after every step (11)   %8.3f ms   x%.1f reference   goal < 100 ms\n", per_step,
+              per_step / reference);
   return 0;
 }

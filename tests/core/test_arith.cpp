@@ -2,8 +2,8 @@
 #include <QtTest>
 
 #include "core/arith/simplify.h"
-#include "core/loopir/interpreter.h"
 #include "core/loopir/functor.h"
+#include "core/loopir/interpreter.h"
 #include "core/loopir/printer.h"
 
 using namespace tessel;
@@ -70,8 +70,9 @@ class TestArith : public QObject {
   void simplification_preserves_values() {
     // Evaluate random closed expressions before and after: the simplifier must not change them.
     VarRef a = make_var("a"), b = make_var("b");
-    std::vector<Expr> shapes = {(a * 8 + b) / 8, (a * 8 + b) % 8, (a + 3) * 5 - a * 5, min(a + 1, b) - max(a, b - 1),
-                                (a * 6 + b * 4 + 3) % 2, (a - b) / 3, (a * 4 + b) / 2 % 2};
+    std::vector<Expr> shapes = {
+        (a * 8 + b) / 8,         (a * 8 + b) % 8, (a + 3) * 5 - a * 5, min(a + 1, b) - max(a, b - 1),
+        (a * 6 + b * 4 + 3) % 2, (a - b) / 3,     (a * 4 + b) / 2 % 2};
     for (auto& e : shapes) {
       for (int64_t va = -5; va <= 5; ++va) {
         for (int64_t vb = 0; vb < 8; ++vb) {
@@ -79,7 +80,8 @@ class TestArith : public QObject {
           VarMap m{{a.get(), make_int(va)}, {b.get(), make_int(vb)}};
           double before = evaluate_constant(substitute(e, m));
           double after = evaluate_constant(substitute(simplify(e, r), m));
-          QVERIFY2(before == after, qPrintable(QString::fromStdString(to_string(e) + " -> " + to_string(simplify(e, r)))));
+          QVERIFY2(before == after,
+                   qPrintable(QString::fromStdString(to_string(e) + " -> " + to_string(simplify(e, r)))));
         }
       }
     }

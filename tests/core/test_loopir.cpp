@@ -17,7 +17,8 @@ Func scale_kernel() {
   Buffer a = make_buffer("A", DataType::kFloat32, {4});
   Buffer b = make_buffer("B", DataType::kFloat32, {4});
   VarRef i = make_var("i");
-  Stmt body = make_for(i, make_int(0), make_int(4), make_store(b, {i}, make_load(a, {i}) * make_float(2) + make_float(1)));
+  Stmt body =
+      make_for(i, make_int(0), make_int(4), make_store(b, {i}, make_load(a, {i}) * make_float(2) + make_float(1)));
   return Func{"scale", {a, b}, body};
 }
 
@@ -26,7 +27,10 @@ class CountLoads : public IRVisitor {
   int loads = 0;
 
  protected:
-  bool enter(const Load&) override { ++loads; return true; }
+  bool enter(const Load&) override {
+    ++loads;
+    return true;
+  }
 };
 
 class RenameA : public IRMutator {
@@ -67,15 +71,18 @@ class TestLoopIr : public QObject {
     QCOMPARE(to_string(logical_and(lt(a, b), ge(b, c))), std::string("a < b && b >= c"));
     QCOMPARE(to_string(min(a, b + 1)), std::string("min(a, b + 1)"));
     QCOMPARE(to_string(make_select(lt(a, b), a, b)), std::string("select(a < b, a, b)"));
-    QCOMPARE(to_string(make_call("exp", {make_cast(DataType::kFloat32, a)}, DataType::kFloat32)), std::string("exp(f32(a))"));
+    QCOMPARE(to_string(make_call("exp", {make_cast(DataType::kFloat32, a)}, DataType::kFloat32)),
+             std::string("exp(f32(a))"));
   }
 
   void statements_print_with_kinds_scopes_and_barriers() {
     Buffer s = make_buffer("S", DataType::kFloat32, {8}, "shared");
     VarRef t = make_var("t");
-    Stmt body = make_allocate(s, make_seq({make_for(t, make_int(0), make_int(8), make_store(s, {t}, make_float(0)), ForKind::kThreadBound, "threadIdx.x"),
-                                           make_barrier("shared"),
-                                           make_if(lt(t, make_int(3)), make_evaluate(make_int(1)), make_evaluate(make_int(2)))}));
+    Stmt body = make_allocate(
+        s, make_seq({make_for(t, make_int(0), make_int(8), make_store(s, {t}, make_float(0)), ForKind::kThreadBound,
+                              "threadIdx.x"),
+                     make_barrier("shared"),
+                     make_if(lt(t, make_int(3)), make_evaluate(make_int(1)), make_evaluate(make_int(2)))}));
     const std::string expected =
         "allocate S: f32[8] shared\n"
         "for t in 0..8 bind(threadIdx.x) {\n"
@@ -138,12 +145,13 @@ class TestLoopIr : public QObject {
     Buffer r = make_buffer("R", DataType::kFloat32, {2});
     Buffer b = make_buffer("Bo", DataType::kBool, {1});
     Buffer q = make_buffer("Q", DataType::kInt32, {1});
-    Stmt body = make_seq({make_store(o, {make_int(0)}, make_int(-7) / 2), make_store(o, {make_int(1)}, make_int(-7) % 2),
-                          make_store(o, {make_int(2)}, make_cast(DataType::kInt64, make_float(2.9))),
-                          make_store(r, {make_int(0)}, make_call("sigmoid", {make_float(0)}, DataType::kFloat32)),
-                          make_store(r, {make_int(1)}, make_call("pow", {make_float(2), make_float(10)}, DataType::kFloat32)),
-                          make_store(b, {make_int(0)}, lt(make_int(1), make_int(2))),
-                          make_store(q, {make_int(0)}, make_load(q, {make_int(0)}) + make_int(5, DataType::kInt32))});
+    Stmt body =
+        make_seq({make_store(o, {make_int(0)}, make_int(-7) / 2), make_store(o, {make_int(1)}, make_int(-7) % 2),
+                  make_store(o, {make_int(2)}, make_cast(DataType::kInt64, make_float(2.9))),
+                  make_store(r, {make_int(0)}, make_call("sigmoid", {make_float(0)}, DataType::kFloat32)),
+                  make_store(r, {make_int(1)}, make_call("pow", {make_float(2), make_float(10)}, DataType::kFloat32)),
+                  make_store(b, {make_int(0)}, lt(make_int(1), make_int(2))),
+                  make_store(q, {make_int(0)}, make_load(q, {make_int(0)}) + make_int(5, DataType::kInt32))});
     Func f{"ints", {o, r, b, q}, body};
     Tensor to(DataType::kInt64, {3}), tr(DataType::kFloat32, {2}), tb(DataType::kBool, {1}), tq(DataType::kInt32, {1});
     tq.data<int32_t>()[0] = 2;
@@ -175,9 +183,12 @@ class TestLoopIr : public QObject {
     Buffer out = make_buffer("O", DataType::kFloat32, {2, 2});
     Buffer tmp = make_buffer("T", DataType::kFloat32, {2}, "local");
     VarRef i = make_var("i"), j = make_var("j");
-    Stmt body = make_for(i, make_int(0), make_int(2),
-                         make_allocate(tmp, make_seq({make_for(j, make_int(0), make_int(2), make_store(tmp, {j}, make_cast(DataType::kFloat32, i * 10 + j))),
-                                                      make_for(j, make_int(0), make_int(2), make_store(out, {i, j}, make_load(tmp, {j}) + make_float(1)))})));
+    Stmt body = make_for(
+        i, make_int(0), make_int(2),
+        make_allocate(tmp, make_seq({make_for(j, make_int(0), make_int(2),
+                                              make_store(tmp, {j}, make_cast(DataType::kFloat32, i * 10 + j))),
+                                     make_for(j, make_int(0), make_int(2),
+                                              make_store(out, {i, j}, make_load(tmp, {j}) + make_float(1)))})));
     Tensor t(DataType::kFloat32, {2, 2});
     interpret(Func{"alloc", {out}, body}, {t});
     QCOMPARE(t.data<float>()[3], 12.f);

@@ -2,7 +2,6 @@
 // random inputs, equals a straightforward reference loop written here, independently of the
 // compiler.
 #include <QtTest>
-
 #include <cmath>
 #include <functional>
 #include <map>
@@ -61,8 +60,8 @@ Tensor reference(const std::string& spec, const std::vector<Tensor>& in) {
   }
   if (name == "conv2d" || name == "conv2d_bias_relu" || name == "depthwise_conv2d") {
     bool dw = name == "depthwise_conv2d";
-    int64_t N = num(p, "N"), C = num(p, "C"), H = num(p, "H"), W = num(p, "W"), K = dw ? C : num(p, "K"), R = num(p, "R"),
-            S = num(p, "S"), st = num(p, "stride"), pad = num(p, "pad");
+    int64_t N = num(p, "N"), C = num(p, "C"), H = num(p, "H"), W = num(p, "W"), K = dw ? C : num(p, "K"),
+            R = num(p, "R"), S = num(p, "S"), st = num(p, "stride"), pad = num(p, "pad");
     int64_t OH = (H + 2 * pad - R) / st + 1, OW = (W + 2 * pad - S) / st + 1;
     Tensor out(DataType::kFloat32, {N, K, OH, OW});
     for (int64_t n = 0; n < N; ++n)
@@ -74,7 +73,8 @@ Tensor reference(const std::string& spec, const std::vector<Tensor>& in) {
               if (dw && c != f) continue;
               for (int64_t r = 0; r < R; ++r)
                 for (int64_t s = 0; s < S; ++s) {
-                  float w = dw ? in[1].data<float>()[(f * R + r) * S + s] : in[1].data<float>()[((f * C + c) * R + r) * S + s];
+                  float w = dw ? in[1].data<float>()[(f * R + r) * S + s]
+                               : in[1].data<float>()[((f * C + c) * R + r) * S + s];
                   acc += double(in4(in[0], n, c, y * st + r - pad, x * st + s - pad)) * w;
                 }
             }
@@ -87,11 +87,13 @@ Tensor reference(const std::string& spec, const std::vector<Tensor>& in) {
   if (name == "relu" || name == "add") {
     Tensor out(DataType::kFloat32, in[0].shape());
     for (int64_t i = 0; i < out.numel(); ++i)
-      out.data<float>()[i] = name == "relu" ? std::max(in[0].data<float>()[i], 0.f) : in[0].data<float>()[i] + in[1].data<float>()[i];
+      out.data<float>()[i] =
+          name == "relu" ? std::max(in[0].data<float>()[i], 0.f) : in[0].data<float>()[i] + in[1].data<float>()[i];
     return out;
   }
   if (name == "max_pool" || name == "avg_pool") {
-    int64_t N = num(p, "N"), C = num(p, "C"), H = num(p, "H"), W = num(p, "W"), k = num(p, "size"), st = num(p, "stride");
+    int64_t N = num(p, "N"), C = num(p, "C"), H = num(p, "H"), W = num(p, "W"), k = num(p, "size"),
+            st = num(p, "stride");
     int64_t OH = (H - k) / st + 1, OW = (W - k) / st + 1;
     Tensor out(DataType::kFloat32, {N, C, OH, OW});
     for (int64_t n = 0; n < N; ++n)
@@ -191,7 +193,8 @@ void check_schedule(const std::string& spec, const std::string& schedule_text) {
   double err = max_error(got, expected);
   if (err > 1e-4) {
     std::string program = loopir::to_string(lower::lower(dag, s).func);
-    QFAIL(qPrintable(QString::fromStdString(spec + " with\n" + schedule_text + "\nmax error " + std::to_string(err) + "\n" + program)));
+    QFAIL(qPrintable(QString::fromStdString(spec + " with\n" + schedule_text + "\nmax error " + std::to_string(err) +
+                                            "\n" + program)));
   }
 }
 
@@ -214,8 +217,8 @@ class TestLower : public QObject {
  private Q_SLOTS:
   void unscheduled_programs_match_reference_data() {
     QTest::addColumn<QString>("spec");
-    for (const char* s : {kMatmul, kConv, kConvStride, kFused, kDepthwise, kMaxPool, kAvgPool, kSoftmax, kLayernorm, kTranspose,
-                          "relu shape=3x5x7", "add shape=6x10"})
+    for (const char* s : {kMatmul, kConv, kConvStride, kFused, kDepthwise, kMaxPool, kAvgPool, kSoftmax, kLayernorm,
+                          kTranspose, "relu shape=3x5x7", "add shape=6x10"})
       QTest::newRow(s) << QString(s);
   }
   void unscheduled_programs_match_reference() {
@@ -264,13 +267,18 @@ class TestLower : public QObject {
   void hand_schedules_match_reference_data() {
     QTest::addColumn<QString>("spec");
     QTest::addColumn<QString>("schedule");
-    struct Case { const char* name; const char* spec; const char* text; };
+    struct Case {
+      const char* name;
+      const char* spec;
+      const char* text;
+    };
     const Case cases[] = {
         {"mm split factor tail", kMatmul, "split(C.j, 5)"},
         {"mm split nparts", kMatmul, "split(C.i, nparts=3)"},
         {"mm tile even", kMatmul, "tile(C.i, C.j, 4, 4)"},
         {"mm tile tails + k split", kMatmul,
-         "tile(C.i, C.j, 3, 5)\nsplit(C.k, 3)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.k.inner, C.j.inner)"},
+         "tile(C.i, C.j, 3, 5)\nsplit(C.k, 3)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.k.inner, "
+         "C.j.inner)"},
         {"mm fuse", kMatmul, "fuse(C.i, C.j)"},
         {"mm fuse split parallel vectorize", kMatmul,
          "fuse(C.i, C.j)\nsplit(C.i.j.fused, 7)\nparallel(C.i.j.fused.outer)\nvectorize(C.i.j.fused.inner)"},
@@ -280,26 +288,33 @@ class TestLower : public QObject {
         {"mm pragma auto unroll", kMatmul, "split(C.j, 4)\npragma(C.i, auto_unroll_max_step=8)"},
         {"mm fuse reduction axes", "matmul M=6 N=5 K=12", "split(C.k, 4)\nfuse(C.k.outer, C.k.inner)"},
         {"mm cache_write local at i", kMatmul, "cache_write(C, local)\ncompute_at(C_local, C.i)"},
-        {"mm cache_write tiled", kMatmul, "cache_write(C, local)\ntile(C.i, C.j, 4, 4)\ncompute_at(C_local, C.j.outer)\nvectorize(C.j.inner)"},
+        {"mm cache_write tiled", kMatmul,
+         "cache_write(C, local)\ntile(C.i, C.j, 4, 4)\ncompute_at(C_local, C.j.outer)\nvectorize(C.j.inner)"},
         {"mm cache_read shared at i", kMatmul, "cache_read(A, shared, C)\ncompute_at(A_shared, C.i)"},
         {"mm shared tiles with bind and barriers", "matmul M=16 N=16 K=12",
          "cache_read(A, shared, C)\ncache_read(B, shared, C)\ntile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\n"
          "reorder(C.i.outer, C.j.outer, C.i.inner, C.j.inner, C.k.outer, C.k.inner)\n"
          "compute_at(A_shared, C.k.outer)\ncompute_at(B_shared, C.k.outer)\n"
-         "bind(C.i.outer, blockIdx.y)\nbind(C.j.outer, blockIdx.x)\nbind(C.i.inner, threadIdx.y)\nbind(C.j.inner, threadIdx.x)\n"
+         "bind(C.i.outer, blockIdx.y)\nbind(C.j.outer, blockIdx.x)\nbind(C.i.inner, threadIdx.y)\nbind(C.j.inner, "
+         "threadIdx.x)\n"
          "split(A_shared.ax0, 2)\nbind(A_shared.ax0.inner, threadIdx.x)"},
         {"mm cache_read local B", kMatmul, "split(C.k, 5)\ncache_read(B, local, C)\ncompute_at(B_local, C.k.outer)"},
         {"mm virtual threads", kMatmul, "tile(C.i, C.j, 4, 4)\nsplit(C.i.inner, nparts=2)\nvthread(C.i.inner.outer)"},
-        {"mm vthread and thread bind", "matmul M=8 N=8 K=4", "split(C.i, nparts=2)\nvthread(C.i.outer)\nbind(C.j, threadIdx.x)"},
-        {"mm storage_align", kMatmul, "cache_read(A, shared, C)\ncompute_at(A_shared, C.i)\nstorage_align(A_shared.ax0, 8, 1)"},
+        {"mm vthread and thread bind", "matmul M=8 N=8 K=4",
+         "split(C.i, nparts=2)\nvthread(C.i.outer)\nbind(C.j, threadIdx.x)"},
+        {"mm storage_align", kMatmul,
+         "cache_read(A, shared, C)\ncompute_at(A_shared, C.i)\nstorage_align(A_shared.ax0, 8, 1)"},
         {"mm storage_align root stage", kMatmul, "cache_read(B, local, C)\nstorage_align(B_local.ax0, 16, 3)"},
-        {"mm double buffer", kMatmul, "split(C.k, 5)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
-        {"mm compute_root after compute_at", kMatmul, "cache_read(A, local, C)\ncompute_at(A_local, C.i)\ncompute_root(A_local)"},
+        {"mm double buffer", kMatmul,
+         "split(C.k, 5)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
+        {"mm compute_root after compute_at", kMatmul,
+         "cache_read(A, local, C)\ncompute_at(A_local, C.i)\ncompute_root(A_local)"},
         {"mm column-major traversal", kMatmul, "reorder(C.j, C.i)"},
         {"mm rfactor inner", kMatmul, "split(C.k, 4)\nrfactor(C.k.inner)"},
         {"mm rfactor outer nparts", kMatmul, "split(C.k, nparts=3)\nrfactor(C.k.outer)\nparallel(C_rf.k.outer)"},
         {"mm rfactor root axis", kMatmul, "rfactor(C.k)\nvectorize(C_rf.j)"},
-        {"conv rfactor channels", kConv, "compute_inline(pad)\nsplit(conv.rc, nparts=3)\nrfactor(conv.rc.outer)\nparallel(conv_rf.rc.outer)"},
+        {"conv rfactor channels", kConv,
+         "compute_inline(pad)\nsplit(conv.rc, nparts=3)\nrfactor(conv.rc.outer)\nparallel(conv_rf.rc.outer)"},
         {"conv inline pad", kConv, "compute_inline(pad)"},
         {"conv pad at y", kConv, "compute_at(pad, conv.y)"},
         {"conv pad at f", kConv, "compute_at(pad, conv.f)"},
@@ -307,21 +322,28 @@ class TestLower : public QObject {
         {"conv stride 2 tiled", kConvStride, "compute_inline(pad)\ntile(conv.y, conv.x, 2, 3)\nparallel(conv.n)"},
         {"conv stride 2 pad at y", kConvStride, "compute_at(pad, conv.y)"},
         {"conv cache_write", kConv, "compute_inline(pad)\ncache_write(conv, local)\ncompute_at(conv_local, conv.y)"},
-        {"conv reduction reorder", kConv, "split(conv.rc, nparts=2)\nreorder(conv.n, conv.rc.outer, conv.f, conv.y, conv.ry, conv.rx, conv.rc.inner, conv.x)"},
-        {"conv fuse batch and channel", kConvStride, "fuse(conv.n, conv.f)\nparallel(conv.n.f.fused)\nvectorize(conv.x)"},
+        {"conv reduction reorder", kConv,
+         "split(conv.rc, nparts=2)\nreorder(conv.n, conv.rc.outer, conv.f, conv.y, conv.ry, conv.rx, conv.rc.inner, "
+         "conv.x)"},
+        {"conv fuse batch and channel", kConvStride,
+         "fuse(conv.n, conv.f)\nparallel(conv.n.f.fused)\nvectorize(conv.x)"},
         {"fused inline epilogue", kFused, "compute_inline(bias_add)\ncompute_inline(pad)"},
         {"fused conv at relu y", kFused, "compute_inline(bias_add)\ncompute_inline(pad)\ncompute_at(conv, relu.y)"},
         {"fused conv at tiled relu", kFused,
-         "compute_inline(bias_add)\ntile(relu.y, relu.x, 2, 4)\ncompute_at(conv, relu.x.outer)\ncompute_at(pad, conv.y)"},
+         "compute_inline(bias_add)\ntile(relu.y, relu.x, 2, 4)\ncompute_at(conv, relu.x.outer)\ncompute_at(pad, "
+         "conv.y)"},
         {"depthwise pad at y", kDepthwise, "compute_at(pad, dwconv.y)\nsplit(dwconv.x, 3)\nvectorize(dwconv.x.inner)"},
         {"depthwise inline unroll", kDepthwise, "compute_inline(pad)\nunroll(dwconv.rx)\nparallel(dwconv.c)"},
         {"max pool tile", kMaxPool, "tile(pool.y, pool.x, 2, 2)\nunroll(pool.rx)"},
         {"avg pool sum at c", kAvgPool, "compute_at(pool_sum, pool.c)\nsplit(pool.x, 2)"},
         {"avg pool inline-free fuse", kAvgPool, "fuse(pool.n, pool.c)\ncompute_at(pool_sum, pool.n.c.fused)"},
-        {"softmax vectorized", kSoftmax, "split(softmax.j, 4)\nvectorize(softmax.j.inner)\nparallel(softmax.i)\nsplit(exp_sum.k, 5)"},
-        {"layernorm cache_read", kLayernorm, "cache_read(X, local, row_sum)\ncompute_at(X_local, row_sum.i)\nsplit(layernorm.j, 5)"},
+        {"softmax vectorized", kSoftmax,
+         "split(softmax.j, 4)\nvectorize(softmax.j.inner)\nparallel(softmax.i)\nsplit(exp_sum.k, 5)"},
+        {"layernorm cache_read", kLayernorm,
+         "cache_read(X, local, row_sum)\ncompute_at(X_local, row_sum.i)\nsplit(layernorm.j, 5)"},
         {"transpose tile", kTranspose, "tile(T.i, T.j, 4, 4)"},
-        {"transpose through shared", kTranspose, "tile(T.i, T.j, 4, 3)\ncache_read(X, shared, T)\ncompute_at(X_shared, T.j.outer)"},
+        {"transpose through shared", kTranspose,
+         "tile(T.i, T.j, 4, 3)\ncache_read(X, shared, T)\ncompute_at(X_shared, T.j.outer)"},
     };
     for (auto& c : cases) QTest::newRow(c.name) << QString(c.spec) << QString(c.text);
   }
@@ -350,7 +372,10 @@ class TestLower : public QObject {
 
   void shared_buffers_get_barriers() {
     te::ComputeDag dag = te::dag_from_spec("matmul M=8 N=8 K=8");
-    auto f = lower::lower(dag, schedule::parse_schedule("split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)")).func;
+    auto f =
+        lower::lower(
+            dag, schedule::parse_schedule("split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)"))
+            .func;
     std::string text = loopir::to_string(f);
     QVERIFY2(text.find("allocate A_shared: f32[4] shared") != std::string::npos, text.c_str());
     auto store = text.find("A_shared[");
@@ -416,12 +441,15 @@ class TestLower : public QObject {
     const schedule::Stage& s = st.stages[pick(st.stages.size())];
     auto leaf = [&]() { return s.name + "." + s.axes[s.leaf[pick(s.leaf.size())]].name; };
     switch (pick(9)) {
-      case 0: return schedule::step("split", {arg(leaf()), arg(int64_t(1 + pick(5)))});
-      case 1: return schedule::step("split", {arg(leaf()), schedule::keyed("nparts", int64_t(1 + pick(4)))});
+      case 0:
+        return schedule::step("split", {arg(leaf()), arg(int64_t(1 + pick(5)))});
+      case 1:
+        return schedule::step("split", {arg(leaf()), schedule::keyed("nparts", int64_t(1 + pick(4)))});
       case 2: {
         size_t p = pick(s.leaf.size());
         if (p + 1 >= s.leaf.size()) return schedule::step("parallel", {arg(leaf())});
-        return schedule::step("fuse", {arg(s.name + "." + s.axes[s.leaf[p]].name), arg(s.name + "." + s.axes[s.leaf[p + 1]].name)});
+        return schedule::step(
+            "fuse", {arg(s.name + "." + s.axes[s.leaf[p]].name), arg(s.name + "." + s.axes[s.leaf[p + 1]].name)});
       }
       case 3: {
         std::vector<int> order = s.leaf;
@@ -430,15 +458,19 @@ class TestLower : public QObject {
         for (int a : order) args.push_back(arg(s.name + "." + s.axes[a].name));
         return schedule::step("reorder", args);
       }
-      case 4: return schedule::step("vectorize", {arg(leaf())});
-      case 5: return schedule::step("unroll", {arg(leaf())});
-      case 6: return schedule::step("parallel", {arg(leaf())});
+      case 4:
+        return schedule::step("vectorize", {arg(leaf())});
+      case 5:
+        return schedule::step("unroll", {arg(leaf())});
+      case 6:
+        return schedule::step("parallel", {arg(leaf())});
       case 7: {
         for (auto& other : st.stages)
           if (&other != &s && !other.is_output) return schedule::step("compute_at", {arg(other.name), arg(leaf())});
         return schedule::step("tile", {arg(leaf()), arg(leaf()), arg(int64_t(2)), arg(int64_t(3))});
       }
-      default: return schedule::step("tile", {arg(leaf()), arg(leaf()), arg(int64_t(1 + pick(4))), arg(int64_t(1 + pick(4)))});
+      default:
+        return schedule::step("tile", {arg(leaf()), arg(leaf()), arg(int64_t(1 + pick(4))), arg(int64_t(1 + pick(4)))});
     }
   }
 };

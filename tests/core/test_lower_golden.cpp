@@ -3,7 +3,6 @@
 // a mismatch prints a line diff. Every case is also interpreted and compared with the
 // unscheduled program, so a golden file can only record a correct program.
 #include <QtTest>
-
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -42,7 +41,8 @@ const GoldenCase kCases[] = {
     {"cache_read", "matmul M=8 N=8 K=8", "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)"},
     {"cache_write", "matmul M=4 N=4 K=4", "cache_write(C, local)\ncompute_at(C_local, C.i)"},
     {"storage_align", "matmul M=4 N=4 K=4", "cache_read(A, shared, C)\nstorage_align(A_shared.ax0, 8, 1)"},
-    {"double_buffer", "matmul M=4 N=4 K=8", "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
+    {"double_buffer", "matmul M=4 N=4 K=8",
+     "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
     {"pragma", "matmul M=4 N=4 K=4", "split(C.k, 2)\npragma(C.j, auto_unroll_max_step=4)"},
     {"rfactor", "matmul M=4 N=4 K=8", "split(C.k, 4)\nrfactor(C.k.inner)"},
 };
@@ -97,7 +97,8 @@ class TestLowerGolden : public QObject {
     std::stringstream expected;
     expected << in.rdbuf();
     if (expected.str() != actual)
-      QFAIL(qPrintable(QString::fromStdString(path + " differs (- golden, + actual):\n" + lower::line_diff(expected.str(), actual))));
+      QFAIL(qPrintable(QString::fromStdString(path + " differs (- golden, + actual):\n" +
+                                              lower::line_diff(expected.str(), actual))));
   }
 };
 

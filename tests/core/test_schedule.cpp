@@ -81,7 +81,8 @@ class TestSchedule : public QObject {
   }
 
   void steps_change_the_stage_state() {
-    ScheduleState st = replay(te::dag_from_spec(kMm), parse_schedule("tile(C.i, C.j, 4, 8)\nsplit(C.k, 2)\nparallel(C.i.outer)"));
+    ScheduleState st =
+        replay(te::dag_from_spec(kMm), parse_schedule("tile(C.i, C.j, 4, 8)\nsplit(C.k, 2)\nparallel(C.i.outer)"));
     const Stage* c = st.find("C");
     QVERIFY(c);
     QCOMPARE(c->leaf_names(), std::string("i.outer, j.outer, i.inner, j.inner, k.outer, k.inner"));
@@ -89,7 +90,8 @@ class TestSchedule : public QObject {
   }
 
   void cache_stages_are_inserted_before_their_readers() {
-    ScheduleState st = replay(te::dag_from_spec(kMm), parse_schedule("cache_read(B, shared, C)\ncache_write(C, local)"));
+    ScheduleState st =
+        replay(te::dag_from_spec(kMm), parse_schedule("cache_read(B, shared, C)\ncache_write(C, local)"));
     QCOMPARE(st.stages.size(), size_t(3));
     QCOMPARE(st.stages[0].name, std::string("B_shared"));
     QCOMPARE(st.stages[0].scope, std::string("shared"));
@@ -102,20 +104,29 @@ class TestSchedule : public QObject {
     QTest::addColumn<QString>("spec");
     QTest::addColumn<QString>("schedule");
     QTest::addColumn<QString>("expected");
-    struct Case { const char* name; const char* spec; const char* text; const char* error; };
+    struct Case {
+      const char* name;
+      const char* spec;
+      const char* text;
+      const char* error;
+    };
     const Case cases[] = {
-        {"zero factor", kMm, "tile(C.i, C.j, 4, 4)\nsplit(C.k, 2)\nsplit(C.i.inner, 0)", "step 3 split(C.i.inner, 0): factor must be >= 1, got 0"},
+        {"zero factor", kMm, "tile(C.i, C.j, 4, 4)\nsplit(C.k, 2)\nsplit(C.i.inner, 0)",
+         "step 3 split(C.i.inner, 0): factor must be >= 1, got 0"},
         {"negative nparts", kMm, "split(C.i, nparts=-2)", "step 1 split(C.i, nparts=-2): nparts must be >= 1"},
         {"unknown split key", kMm, "split(C.i, parts=2)", "unknown key 'parts'"},
         {"factor is a name", kMm, "split(C.i, eight)", "argument 2 (factor) must be an integer, got 'eight'"},
-        {"too few arguments", kMm, "split(C.i)", "expects 2 arguments (split(axis, factor) | split(axis, nparts=N)), got 1"},
+        {"too few arguments", kMm, "split(C.i)",
+         "expects 2 arguments (split(axis, factor) | split(axis, nparts=N)), got 1"},
         {"unknown stage", kMm, "split(D.i, 2)", "no stage named 'D' (stages: C)"},
         {"placeholder scheduled", kMm, "split(A.i, 2)", "A is an input placeholder"},
         {"unknown axis", kMm, "split(C.q, 2)", "stage C has no axis 'q' (its loops: i, j, k)"},
         {"axis without stage", kMm, "vectorize(i)", "'i' is not an axis; write STAGE.AXIS"},
-        {"axis already split", kMm, "split(C.i, 2)\nsplit(C.i, 2)", "step 2 split(C.i, 2): axis C.i was already split or fused"},
+        {"axis already split", kMm, "split(C.i, 2)\nsplit(C.i, 2)",
+         "step 2 split(C.i, 2): axis C.i was already split or fused"},
         {"fuse not adjacent", kMm, "fuse(C.i, C.k)", "k must come right after i to fuse them"},
-        {"fuse spatial with reduction", kMm, "fuse(C.j, C.k)", "cannot fuse a data-parallel axis with a reduction axis"},
+        {"fuse spatial with reduction", kMm, "fuse(C.j, C.k)",
+         "cannot fuse a data-parallel axis with a reduction axis"},
         {"fuse across stages", kSoftmax, "fuse(row_max.i, softmax.j)", "belong to different stages"},
         {"reorder twice the same axis", kMm, "reorder(C.i, C.i)", "argument 2: axis C.i is listed twice"},
         {"reorder across stages", kSoftmax, "reorder(row_max.i, softmax.i)", "all axes must belong to one stage"},
@@ -123,26 +134,37 @@ class TestSchedule : public QObject {
         {"vectorize reduction", kMm, "vectorize(C.k)", "C.k is a reduction axis; vectorize needs a data-parallel axis"},
         {"annotate twice", kMm, "parallel(C.i)\nvectorize(C.i)", "step 2 vectorize(C.i): C.i is already parallel"},
         {"bad thread tag", kMm, "bind(C.i, threadIdx.w)", "unknown thread tag 'threadIdx.w'"},
-        {"thread tag used twice", kMm, "bind(C.i, threadIdx.x)\nbind(C.j, threadIdx.x)", "threadIdx.x is already bound to C.i"},
+        {"thread tag used twice", kMm, "bind(C.i, threadIdx.x)\nbind(C.j, threadIdx.x)",
+         "threadIdx.x is already bound to C.i"},
         {"bind reduction", kMm, "bind(C.k, blockIdx.x)", "C.k is a reduction axis; bind needs a data-parallel axis"},
         {"compute_at output", kFused, "compute_at(relu, conv.y)", "relu is an output of the kernel"},
-        {"compute_at non-reader", kFused, "compute_at(pad, relu.y)", "compute_at needs relu to be the only reader of pad (readers: conv)"},
+        {"compute_at non-reader", kFused, "compute_at(pad, relu.y)",
+         "compute_at needs relu to be the only reader of pad (readers: conv)"},
         {"compute_at two readers", kSoftmax, "compute_at(row_max, softmax.i)", "readers: exp_sum, softmax"},
         {"compute_at itself", kConv, "compute_at(conv, conv.y)", "a stage cannot be computed at its own loop"},
-        {"inline reduction", kFused, "compute_inline(conv)", "conv is a reduction; only injective stages can be inlined"},
+        {"inline reduction", kFused, "compute_inline(conv)",
+         "conv is a reduction; only injective stages can be inlined"},
         {"inline output", kFused, "compute_inline(relu)", "relu is an output of the kernel and cannot be inlined"},
-        {"inline a compute_at target", kFused, "compute_at(conv, bias_add.y)\ncompute_inline(bias_add)", "conv is computed at bias_add; move it first"},
-        {"schedule an inlined stage", kConv, "compute_inline(pad)\nsplit(pad.h, 2)", "stage pad is inlined and has no loops of its own"},
+        {"inline a compute_at target", kFused, "compute_at(conv, bias_add.y)\ncompute_inline(bias_add)",
+         "conv is computed at bias_add; move it first"},
+        {"schedule an inlined stage", kConv, "compute_inline(pad)\nsplit(pad.h, 2)",
+         "stage pad is inlined and has no loops of its own"},
         {"bad scope", kMm, "cache_read(A, sharde, C)", "unknown memory scope 'sharde'"},
-        {"cache_read non-reader", kSoftmax, "cache_read(row_max, shared, softmax, row_max)", "argument 4: row_max does not read row_max"},
+        {"cache_read non-reader", kSoftmax, "cache_read(row_max, shared, softmax, row_max)",
+         "argument 4: row_max does not read row_max"},
         {"cache_read unknown tensor", kMm, "cache_read(Z, shared, C)", "no tensor named 'Z'"},
-        {"cache_write after split", kMm, "split(C.i, 2)\ncache_write(C, local)", "cache_write must come before C is split"},
-        {"storage_align innermost", kMm, "cache_read(A, shared, C)\nstorage_align(A_shared.ax1, 8, 1)", "is the innermost dimension"},
-        {"storage_align offset", kMm, "cache_read(A, shared, C)\nstorage_align(A_shared.ax0, 8, 8)", "offset must be in [0, factor), got 8"},
-        {"double_buffer at root", kMm, "cache_read(A, shared, C)\ndouble_buffer(A_shared)", "must be computed at a loop (compute_at)"},
+        {"cache_write after split", kMm, "split(C.i, 2)\ncache_write(C, local)",
+         "cache_write must come before C is split"},
+        {"storage_align innermost", kMm, "cache_read(A, shared, C)\nstorage_align(A_shared.ax1, 8, 1)",
+         "is the innermost dimension"},
+        {"storage_align offset", kMm, "cache_read(A, shared, C)\nstorage_align(A_shared.ax0, 8, 8)",
+         "offset must be in [0, factor), got 8"},
+        {"double_buffer at root", kMm, "cache_read(A, shared, C)\ndouble_buffer(A_shared)",
+         "must be computed at a loop (compute_at)"},
         {"unknown pragma", kMm, "pragma(C.i, unroll_everything=1)", "unknown pragma 'unroll_everything'"},
         {"rfactor spatial axis", kMm, "rfactor(C.i)", "C.i is not a reduction axis"},
-        {"rfactor after tile", kMm, "tile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\nrfactor(C.k.inner)", "rfactor must come right after splitting the reduction axis"},
+        {"rfactor after tile", kMm, "tile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\nrfactor(C.k.inner)",
+         "rfactor must come right after splitting the reduction axis"},
         {"tile same axis", kMm, "tile(C.i, C.i, 2, 2)", "axis_x and axis_y are the same axis"},
         {"tile with nparts", kMm, "tile(C.i, C.j, nparts=2, 2)", "tile takes factors, not nparts"},
     };
@@ -167,7 +189,8 @@ class TestSchedule : public QObject {
       }
       return std::string();
     };
-    QVERIFY(error_of("split(C.i, 8)\nsplitt(C.i, 2)").find("schedule line 2: schedule step 'splitt(C.i, 2)': unknown step kind 'splitt'") == 0);
+    QVERIFY(error_of("split(C.i, 8)\nsplitt(C.i, 2)")
+                .find("schedule line 2: schedule step 'splitt(C.i, 2)': unknown step kind 'splitt'") == 0);
     QVERIFY(error_of("split C.i 8").find("expected KIND(ARG, ...)") != std::string::npos);
     QVERIFY(error_of("split(C.i, 8x)").find("argument '8x' is neither an integer nor a name") != std::string::npos);
     bool threw = false;

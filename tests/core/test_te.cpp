@@ -11,16 +11,16 @@
 
 using namespace tessel;
 using te::at;
-using te::ComputeDag;
-using te::Expr;
-using te::IterVar;
-using te::Reducer;
 using te::compute;
+using te::ComputeDag;
 using te::dag_from_spec;
+using te::Expr;
 using te::float_const;
+using te::IterVar;
 using te::make_dag;
 using te::placeholder;
 using te::reduce;
+using te::Reducer;
 
 namespace {
 std::string error_of(const std::function<void()>& f) {
@@ -40,8 +40,8 @@ class TestTe : public QObject {
   void matmul_prints_as_index_formulas() {
     ComputeDag dag = te::matmul_dag(4, 5, 6);
     QCOMPARE(te::to_string(dag), std::string("A = placeholder(f32[4, 6])\n"
-                                         "B = placeholder(f32[6, 5])\n"
-                                         "C[i, j] = sum(A[i, k] * B[k, j], axis=[k in 0..6])\n"));
+                                             "B = placeholder(f32[6, 5])\n"
+                                             "C[i, j] = sum(A[i, k] * B[k, j], axis=[k in 0..6])\n"));
     QCOMPARE(dag.inputs().size(), size_t(2));
     QCOMPARE(dag.outputs[0]->name, std::string("C"));
   }
@@ -57,9 +57,14 @@ class TestTe : public QObject {
   void user_defined_reducer_lowers_and_runs() {
     // Product of each row: a commutative reducer written in the TE language.
     te::Tensor x = placeholder("X", {3, 4});
-    Reducer product = te::make_reducer("product", DataType::kFloat32, [](Expr a, Expr b) { return a * b; }, float_const(1));
+    Reducer product = te::make_reducer(
+        "product", DataType::kFloat32, [](Expr a, Expr b) { return a * b; }, float_const(1));
     IterVar k = te::reduce_axis(4, "k");
-    te::Tensor y = compute("Y", {3}, [&](const std::vector<Expr>& i) { return reduce(product, at(x, {i[0], k.var}), {k}); }, {"i"});
+    te::Tensor y = compute("Y", {3},
+                           [&](const std::vector<Expr>& i) {
+                             return reduce(product, at(x, {i[0], k.var}), {k});
+                           },
+                           {"i"});
     ComputeDag dag = make_dag("row_product", {y});
     QVERIFY(te::to_string(dag).find("Y[i] = product(X[i, k], axis=[k in 0..4])") != std::string::npos);
     std::vector<float> v = {1, 2, 3, 4, -1, 2, -1, 2, 0.5, 0.5, 2, 2};
@@ -72,11 +77,15 @@ class TestTe : public QObject {
 
   void intrinsics_casts_and_if_then_else() {
     te::Tensor x = placeholder("X", {4});
-    te::Tensor y = compute("Y", {4}, [&](const std::vector<Expr>& i) {
-      Expr v = at(x, i);
-      return te::if_then_else(loopir::lt(i[0], loopir::make_int(2)), te::exp(v) + te::sqrt(v) + te::tanh(v) + te::erf(v),
-                          te::sigmoid(v) + te::log(v) + te::pow(v, float_const(2)) + te::cast(DataType::kFloat32, te::cast(DataType::kInt32, v)));
-    }, {"i"});
+    te::Tensor y = compute("Y", {4},
+                           [&](const std::vector<Expr>& i) {
+                             Expr v = at(x, i);
+                             return te::if_then_else(loopir::lt(i[0], loopir::make_int(2)),
+                                                     te::exp(v) + te::sqrt(v) + te::tanh(v) + te::erf(v),
+                                                     te::sigmoid(v) + te::log(v) + te::pow(v, float_const(2)) +
+                                                         te::cast(DataType::kFloat32, te::cast(DataType::kInt32, v)));
+                           },
+                           {"i"});
     std::vector<float> v = {1, 4, 2.5, 0.5};
     Tensor in = Tensor::from_values<float>({4}, v), out(DataType::kFloat32, {4});
     loopir::interpret(lower::lower(make_dag("math", {y}), {}).func, {in, out});
@@ -90,13 +99,19 @@ class TestTe : public QObject {
 
   void op_specs_name_their_errors() {
     QVERIFY(error_of([] { dag_from_spec("matmull M=2"); }).find("unknown op 'matmull' (known: matmul,") == 0);
-    QCOMPARE(error_of([] { dag_from_spec("matmul M=2 Q=3"); }), std::string("matmul: unknown attribute 'Q' (allowed: M, N, K)"));
+    QCOMPARE(error_of([] { dag_from_spec("matmul M=2 Q=3"); }),
+             std::string("matmul: unknown attribute 'Q' (allowed: M, N, K)"));
     QCOMPARE(error_of([] { dag_from_spec("matmul M=two"); }), std::string("matmul: attribute M=two is not an integer"));
     QCOMPARE(error_of([] { dag_from_spec("matmul M=0"); }), std::string("matmul: M must be >= 1, got 0"));
-    QCOMPARE(error_of([] { dag_from_spec("conv2d H=2 W=2 R=5 S=5 pad=0"); }), std::string("conv2d: the kernel is larger than the padded input"));
+    QCOMPARE(error_of([] { dag_from_spec("conv2d H=2 W=2 R=5 S=5 pad=0"); }),
+             std::string("conv2d: the kernel is larger than the padded input"));
     QVERIFY(error_of([] { te::reduce_axis(0, "k"); }).find("needs an extent >= 1") != std::string::npos);
-    QVERIFY(error_of([] { te::Tensor a = placeholder("A", {2, 2}); at(a, {loopir::make_int(0)}); }).find("A has rank 2 but is read with 1 indices") != std::string::npos);
-    QVERIFY(error_of([] { te::intrinsic("cosh", {float_const(1)}); }).find("unknown intrinsic 'cosh'") != std::string::npos);
+    QVERIFY(error_of([] {
+              te::Tensor a = placeholder("A", {2, 2});
+              at(a, {loopir::make_int(0)});
+            }).find("A has rank 2 but is read with 1 indices") != std::string::npos);
+    QVERIFY(error_of([] { te::intrinsic("cosh", {float_const(1)}); }).find("unknown intrinsic 'cosh'") !=
+            std::string::npos);
     // ONNX names from the op table map to the same builders.
     QCOMPARE(dag_from_spec("MatMul M=3 N=3 K=3").name, std::string("matmul"));
     QCOMPARE(dag_from_spec("Conv").name, std::string("conv2d"));
@@ -104,7 +119,8 @@ class TestTe : public QObject {
 
   void program_after_each_step_has_diffs_and_times() {
     ComputeDag dag = dag_from_spec("matmul M=8 N=8 K=8");
-    auto views = lower::program_after_each_step(dag, schedule::parse_schedule("split(C.i, 4)\nparallel(C.i.outer)\nparallel(C.i.outer)"));
+    auto views = lower::program_after_each_step(
+        dag, schedule::parse_schedule("split(C.i, 4)\nparallel(C.i.outer)\nparallel(C.i.outer)"));
     // Steps 0..2 lower; step 3 repeats an annotation, which is fine (same kind): it changes nothing.
     QCOMPARE(views.size(), size_t(4));
     QCOMPARE(views[0].record.name, std::string("initial"));
@@ -121,7 +137,8 @@ class TestTe : public QObject {
 
   void a_failing_step_ends_the_list_with_its_error() {
     ComputeDag dag = dag_from_spec("matmul M=8 N=8 K=8");
-    auto views = lower::program_after_each_step(dag, schedule::parse_schedule("split(C.i, 4)\nsplit(C.i, 2)\nparallel(C.j)"));
+    auto views =
+        lower::program_after_each_step(dag, schedule::parse_schedule("split(C.i, 4)\nsplit(C.i, 2)\nparallel(C.j)"));
     QCOMPARE(views.size(), size_t(3));
     QVERIFY(!views[1].record.failed());
     QVERIFY(views[2].record.failed());
@@ -143,7 +160,7 @@ class TestTe : public QObject {
     QVERIFY(find("loop_partition").record.changed);
     QVERIFY(find("storage_flatten").record.changed);
     QVERIFY(find("unroll").record.changed);
-    QVERIFY(!find("insert_barriers").record.changed);   // no shared buffers
+    QVERIFY(!find("insert_barriers").record.changed);  // no shared buffers
     QVERIFY(!find("inject_virtual_thread").record.changed);
     QVERIFY(find("unroll").diff.find("k in 0..4 unrolled") != std::string::npos);
   }
