@@ -107,6 +107,38 @@ ComputeDag depthwise_conv2d_dag(const Conv2dParams& p0) {
   return make_dag("depthwise_conv2d", {out});
 }
 
+ComputeDag conv2d_nchwc_dag(const Conv2dParams& p, int64_t b) {
+  check_conv("conv2d_nchwc", p);
+  require_positive("conv2d_nchwc", "block", b);
+  if (p.in_channels % b != 0 || p.out_channels % b != 0)
+    throw Error("conv2d_nchwc: C=" + std::to_string(p.in_channels) + " and K=" + std::to_string(p.out_channels) +
+                " must be multiples of block=" + std::to_string(b));
+  int64_t cb = p.in_channels / b, kb = p.out_channels / b;
+  Tensor x = placeholder("X", {p.batch, cb, p.height, p.width, b});
+  Tensor wt = placeholder("Wt", {kb, cb, p.kernel_h, p.kernel_w, b, b});
+  Tensor in = x;
+  if (p.pad > 0) {
+    int64_t h = p.height, w = p.width, pad = p.pad;
+    in = compute("pad", {p.batch, cb, h + 2 * pad, w + 2 * pad, b},
+                 [&](const std::vector<Expr>& i) {
+                   Expr inside = logical_and(logical_and(ge(i[2], make_int(pad)), lt(i[2], make_int(h + pad))),
+                                             logical_and(ge(i[3], make_int(pad)), lt(i[3], make_int(w + pad))));
+                   return if_then_else(inside, at(x, {i[0], i[1], i[2] - pad, i[3] - pad, i[4]}), float_const(0));
+                 },
+                 {"n", "c", "h", "w", "cb"});
+  }
+  IterVar rc = reduce_axis(cb, "rc"), ry = reduce_axis(p.kernel_h, "ry"), rx = reduce_axis(p.kernel_w, "rx"),
+          rb = reduce_axis(b, "rb");
+  Tensor out = compute("conv", {p.batch, kb, p.out_height(), p.out_width(), b},
+                       [&](const std::vector<Expr>& i) {
+                         return sum(at(in, {i[0], rc.var, i[2] * p.stride + ry.var, i[3] * p.stride + rx.var, rb.var}) *
+                                        at(wt, {i[1], rc.var, ry.var, rx.var, rb.var, i[4]}),
+                                    {rc, ry, rx, rb});
+                       },
+                       {"n", "f", "y", "x", "fb"});
+  return make_dag("conv2d_nchwc", {out});
+}
+
 namespace {
 std::vector<std::string> axis_names(size_t rank) {
   static const char* names[] = {"i", "j", "k", "l", "m", "n"};

@@ -6,6 +6,7 @@
 //   conv2d            X[N,C,H,W] Wt[F,C,R,S] -> pad (if pad > 0) -> conv[n, f, y, x]
 //   conv2d_bias_relu  conv -> bias_add[n, f, y, x] = conv + bias[f] -> relu   (a fused group)
 //   depthwise_conv2d  X[N,C,H,W] Wt[C,R,S] -> pad -> dwconv
+//   conv2d_nchwc      the same convolution on channel-blocked layouts (NCHW16c and friends)
 //   relu, add         element-wise over `shape`
 //   max_pool, avg_pool, softmax (rows), layernorm (rows, gamma/beta), transpose (2-d)
 #include <cstdint>
@@ -25,6 +26,8 @@ ComputeDag matmul_dag(int64_t m, int64_t n, int64_t k);
 ComputeDag conv2d_dag(const Conv2dParams& p);
 ComputeDag conv2d_bias_relu_dag(const Conv2dParams& p);
 ComputeDag depthwise_conv2d_dag(const Conv2dParams& p);  // out_channels is ignored (= in_channels)
+// NCHW[x]c layout: X[N, C/b, H, W, b], Wt[K/b, C/b, R, S, b(in), b(out)] -> conv[N, K/b, OH, OW, b]
+ComputeDag conv2d_nchwc_dag(const Conv2dParams& p, int64_t block);
 ComputeDag relu_dag(const Shape& shape);
 ComputeDag add_dag(const Shape& shape);
 ComputeDag pool2d_dag(bool is_max, int64_t batch, int64_t channels, int64_t height, int64_t width, int64_t size,

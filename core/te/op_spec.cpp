@@ -41,6 +41,18 @@ const std::vector<SpecKind>& kinds() {
         {"S", "3"},
         {"stride", "1"},
         {"pad", "1"}}},
+      {"conv2d_nchwc",
+       {},
+       {{"N", "1"},
+        {"C", "32"},
+        {"H", "8"},
+        {"W", "8"},
+        {"K", "32"},
+        {"R", "3"},
+        {"S", "3"},
+        {"stride", "1"},
+        {"pad", "1"},
+        {"block", "16"}}},
       {"depthwise_conv2d",
        {},
        {{"N", "1"}, {"C", "4"}, {"H", "8"}, {"W", "8"}, {"R", "3"}, {"S", "3"}, {"stride", "1"}, {"pad", "1"}}},
@@ -117,7 +129,7 @@ ComputeDag dag_from_spec(const std::string& spec) {
   auto get = [&](const char* key) { return to_int(kind->name, key, values.at(key)); };
   const std::string& n = kind->name;
   if (n == "matmul") return matmul_dag(get("M"), get("N"), get("K"));
-  if (n == "conv2d" || n == "conv2d_bias_relu" || n == "depthwise_conv2d") {
+  if (n == "conv2d" || n == "conv2d_bias_relu" || n == "depthwise_conv2d" || n == "conv2d_nchwc") {
     Conv2dParams p;
     p.batch = get("N");
     p.in_channels = get("C");
@@ -130,6 +142,7 @@ ComputeDag dag_from_spec(const std::string& spec) {
     p.pad = get("pad");
     if (n == "conv2d") return conv2d_dag(p);
     if (n == "conv2d_bias_relu") return conv2d_bias_relu_dag(p);
+    if (n == "conv2d_nchwc") return conv2d_nchwc_dag(p, get("block"));
     return depthwise_conv2d_dag(p);
   }
   if (n == "relu") return relu_dag(to_shape(n, values.at("shape")));

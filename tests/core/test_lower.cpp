@@ -84,6 +84,31 @@ Tensor reference(const std::string& spec, const std::vector<Tensor>& in) {
           }
     return out;
   }
+  if (name == "conv2d_nchwc") {
+    int64_t N = num(p, "N"), C = num(p, "C"), H = num(p, "H"), W = num(p, "W"), K = num(p, "K"), R = num(p, "R"),
+            S = num(p, "S"), st = num(p, "stride"), pad = num(p, "pad"), b = num(p, "block");
+    int64_t OH = (H + 2 * pad - R) / st + 1, OW = (W + 2 * pad - S) / st + 1;
+    Tensor out(DataType::kFloat32, {N, K / b, OH, OW, b});
+    const float* x = in[0].data<float>();
+    const float* w = in[1].data<float>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t f = 0; f < K; ++f)
+        for (int64_t y = 0; y < OH; ++y)
+          for (int64_t xo = 0; xo < OW; ++xo) {
+            double acc = 0;
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t s = 0; s < S; ++s) {
+                  int64_t h = y * st + r - pad, ww = xo * st + s - pad;
+                  if (h < 0 || ww < 0 || h >= H || ww >= W) continue;
+                  float xv = x[(((n * (C / b) + c / b) * H + h) * W + ww) * b + c % b];
+                  float wv = w[(((((f / b) * (C / b) + c / b) * R + r) * S + s) * b + c % b) * b + f % b];
+                  acc += double(xv) * wv;
+                }
+            out.data<float>()[(((n * (K / b) + f / b) * OH + y) * OW + xo) * b + f % b] = float(acc);
+          }
+    return out;
+  }
   if (name == "relu" || name == "add") {
     Tensor out(DataType::kFloat32, in[0].shape());
     for (int64_t i = 0; i < out.numel(); ++i)
@@ -208,6 +233,7 @@ const char* kAvgPool = "avg_pool N=1 C=3 H=9 W=9 size=3 stride=2";
 const char* kSoftmax = "softmax M=5 N=12";
 const char* kLayernorm = "layernorm M=5 N=12";
 const char* kTranspose = "transpose M=10 N=7";
+const char* kNchwc = "conv2d_nchwc N=1 C=8 H=6 W=6 K=8 R=3 S=3 stride=1 pad=1 block=4";
 
 }  // namespace
 
@@ -218,7 +244,7 @@ class TestLower : public QObject {
   void unscheduled_programs_match_reference_data() {
     QTest::addColumn<QString>("spec");
     for (const char* s : {kMatmul, kConv, kConvStride, kFused, kDepthwise, kMaxPool, kAvgPool, kSoftmax, kLayernorm,
-                          kTranspose, "relu shape=3x5x7", "add shape=6x10"})
+                          kTranspose, kNchwc, "relu shape=3x5x7", "add shape=6x10"})
       QTest::newRow(s) << QString(s);
   }
   void unscheduled_programs_match_reference() {
@@ -342,6 +368,12 @@ class TestLower : public QObject {
         {"layernorm cache_read", kLayernorm,
          "cache_read(X, local, row_sum)\ncompute_at(X_local, row_sum.i)\nsplit(layernorm.j, 5)"},
         {"transpose tile", kTranspose, "tile(T.i, T.j, 4, 4)"},
+        {"nchwc inline, vectorized block", kNchwc,
+         "compute_inline(pad)\nreorder(conv.n, conv.f, conv.y, conv.rc, conv.ry, conv.rx, conv.rb, conv.x, "
+         "conv.fb)\nvectorize(conv.fb)\nparallel(conv.f)"},
+        {"nchwc pad at y, x split", kNchwc, "compute_at(pad, conv.y)\nsplit(conv.x, 4)\nunroll(conv.rb)"},
+        {"nchwc cache_write", kNchwc,
+         "compute_inline(pad)\ncache_write(conv, local)\ncompute_at(conv_local, conv.y)\nvectorize(conv.fb)"},
         {"transpose through shared", kTranspose,
          "tile(T.i, T.j, 4, 3)\ncache_read(X, shared, T)\ncompute_at(X_shared, T.j.outer)"},
     };
