@@ -22,9 +22,13 @@ int collect_graphviz_error(char* message) {
   return 0;
 }
 
-std::string quoted(const std::string& s) {
+std::string dot_quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";  // a line break inside a DOT label
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -39,9 +43,9 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id, const std::s
   const Node& n = g.nodes[id];
   int constants = 0;
   for (ValueId v : n.inputs) constants += v != kNoValue && g.is_constant(v);
-  std::string label = n.op->name + "\\n" + n.name;
-  if (constants) label += "\\n(+" + std::to_string(constants) + " const)";
-  out << indent << "n" << id << " [label=" << quoted(label);
+  std::string label = n.op->name + "\n" + n.name;
+  if (constants) label += "\n(+" + std::to_string(constants) + " const)";
+  out << indent << "n" << id << " [label=" << dot_quoted(label);
   if (n.op->name == "layout_transform")
     out << ", style=\"filled,bold\", fillcolor=\"#ffd27f\", color=\"#d46b08\"";
   else if (n.op->pattern == PatternKind::kOutEWiseFusable)
@@ -53,15 +57,15 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id, const std::s
 
 std::string graph_to_dot(const Graph& g, const FusionResult* fusion) {
   std::ostringstream out;
-  out << "digraph " << quoted(g.name) << " {\n"
+  out << "digraph " << dot_quoted(g.name) << " {\n"
       << "  rankdir=TB;\n  node [shape=box, fontname=\"DejaVu Sans\", fontsize=10];\n"
       << "  edge [fontname=\"DejaVu Sans\", fontsize=8];\n";
   for (size_t k = 0; k < g.inputs.size(); ++k)
-    out << "  in" << k << " [shape=ellipse, label=" << quoted(g.value(g.inputs[k]).name) << "];\n";
+    out << "  in" << k << " [shape=ellipse, label=" << dot_quoted(g.value(g.inputs[k]).name) << "];\n";
   const bool clustered = fusion && fusion->group_of_node.size() == g.nodes.size();
   if (clustered) {
     for (const FusionGroup& grp : fusion->groups) {
-      out << "  subgraph cluster_" << grp.id << " {\n    label=" << quoted(grp.kernel_name)
+      out << "  subgraph cluster_" << grp.id << " {\n    label=" << dot_quoted(grp.kernel_name)
           << "; style=rounded; color=\"#5b8def\";\n";
       for (NodeId n : grp.nodes) write_node(out, g, n, "    ");
       out << "  }\n";
@@ -70,7 +74,7 @@ std::string graph_to_dot(const Graph& g, const FusionResult* fusion) {
     for (NodeId n = 0; n < static_cast<NodeId>(g.nodes.size()); ++n) write_node(out, g, n, "  ");
   }
   for (size_t k = 0; k < g.outputs.size(); ++k)
-    out << "  out" << k << " [shape=ellipse, label=" << quoted(g.value(g.outputs[k]).name) << "];\n";
+    out << "  out" << k << " [shape=ellipse, label=" << dot_quoted(g.value(g.outputs[k]).name) << "];\n";
 
   auto source = [&](ValueId v) -> std::string {
     const NodeId p = g.value(v).producer;
@@ -84,7 +88,7 @@ std::string graph_to_dot(const Graph& g, const FusionResult* fusion) {
       if (v == kNoValue) continue;
       std::string from = source(v);
       if (from.empty()) continue;
-      out << "  " << from << " -> n" << n << " [label=" << quoted(value_label(g.value(v)));
+      out << "  " << from << " -> n" << n << " [label=" << dot_quoted(value_label(g.value(v)));
       if (g.nodes[n].op->name == "layout_transform" ||
           (g.value(v).producer >= 0 && g.nodes[g.value(v).producer].op->name == "layout_transform"))
         out << ", color=\"#d46b08\", penwidth=2";
@@ -93,7 +97,7 @@ std::string graph_to_dot(const Graph& g, const FusionResult* fusion) {
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     std::string from = source(g.outputs[k]);
     if (!from.empty())
-      out << "  " << from << " -> out" << k << " [label=" << quoted(value_label(g.value(g.outputs[k]))) << "];\n";
+      out << "  " << from << " -> out" << k << " [label=" << dot_quoted(value_label(g.value(g.outputs[k]))) << "];\n";
   }
   out << "}\n";
   return out.str();
