@@ -41,6 +41,7 @@ class TestPassExport : public QObject {
     QVERIFY2(dot.contains("label=\"fused_conv2d_nchwc_add_relu_1\""), qPrintable(dot));
     QCOMPARE(dot.count("subgraph cluster_"), static_cast<int>(r.fusion->groups.size()));
     QVERIFY(dot.contains("f32[1,1,4,4,16] NCHW16c"));
+    QVERIFY2(dot.contains("[label=\"conv2d_nchwc\\nc\\n(+1 const)\""), qPrintable(dot));  // DOT line breaks
     QVERIFY(dot.contains("fillcolor=\"#ffd27f\""));  // the inserted layout_transform
     const QString plain = QString::fromStdString(graph_to_dot(*r.graph, nullptr));
     QVERIFY(!plain.contains("subgraph"));
