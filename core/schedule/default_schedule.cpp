@@ -20,6 +20,13 @@ size_t stage_index_of(const ScheduleState& st, const std::string& name) {
   return st.stages.size();
 }
 
+// The outermost loop worth running in parallel: the first root loop with more than one iteration.
+std::string parallel_axis(const Stage& s) {
+  for (int a : s.leaf)
+    if (a < static_cast<int>(s.op->axes.size()) && s.op->axes[a].extent > 1) return s.axes[a].name;
+  return s.axes[s.leaf[0]].name;
+}
+
 void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
   Stage* s = st.find(name);
   auto& op = s->op;
@@ -57,14 +64,14 @@ void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::stri
     add(st, out, step("vectorize", {arg(ax(*s, inner[1]))}));
   }
   s = st.find(name);
-  add(st, out, step("parallel", {arg(ax(*s, s->axes[s->leaf[0]].name))}));
+  add(st, out, step("parallel", {arg(ax(*s, parallel_axis(*s)))}));
 }
 
 // Parallelizes the outermost loop of `name` when it is data-parallel (a scalar reduction has none).
 void parallel_outermost(ScheduleState& st, Schedule& out, const std::string& name) {
   Stage* s = st.find(name);
   if (s->leaf.empty() || s->axes[s->leaf[0]].is_reduce) return;
-  add(st, out, step("parallel", {arg(ax(*s, s->axes[s->leaf[0]].name))}));
+  add(st, out, step("parallel", {arg(ax(*s, parallel_axis(*s)))}));
 }
 
 void schedule_injective(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
@@ -107,8 +114,10 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
       if (r->is_output || !r->op->reduction() || r->attach != Attach::kRoot || r->op->shape != s->op->shape) continue;
       auto readers = st.effective_consumers(m);
       Stage* o = st.find(n);
+      // One row of the output per iteration: the loop just outside the innermost (vector) loop.
+      size_t at = o->leaf.size() >= 2 ? o->leaf.size() - 2 : 0;
       if (readers.size() == 1 && readers[0] == o && !o->leaf.empty())
-        add(st, out, step("compute_at", {arg(m), arg(ax(*o, o->axes[o->leaf[0]].name))}));
+        add(st, out, step("compute_at", {arg(m), arg(ax(*o, o->axes[o->leaf[at]].name))}));
     }
   }
   for (auto& n : names) {

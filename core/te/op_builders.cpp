@@ -11,6 +11,9 @@ void require_positive(const char* op, const char* what, int64_t v) {
   if (v < 1) throw Error(std::string(op) + ": " + what + " must be >= 1, got " + std::to_string(v));
 }
 
+// i * stride, written as just i for stride 1 (the formulas are what users read).
+Expr strided(const Expr& i, int64_t stride) { return stride == 1 ? i : i * stride; }
+
 void check_conv(const char* op, const Conv2dParams& p) {
   require_positive(op, "N", p.batch);
   require_positive(op, "C", p.in_channels);
@@ -44,9 +47,10 @@ Tensor conv_tensor(const Conv2dParams& p, const Tensor& x, const Tensor& wt) {
   IterVar rc = reduce_axis(p.in_channels, "rc"), ry = reduce_axis(p.kernel_h, "ry"), rx = reduce_axis(p.kernel_w, "rx");
   return compute("conv", {p.batch, p.out_channels, p.out_height(), p.out_width()},
                  [&](const std::vector<Expr>& i) {
-                   return sum(at(in, {i[0], rc.var, i[2] * p.stride + ry.var, i[3] * p.stride + rx.var}) *
-                                  at(wt, {i[1], rc.var, ry.var, rx.var}),
-                              {rc, ry, rx});
+                   return sum(
+                       at(in, {i[0], rc.var, strided(i[2], p.stride) + ry.var, strided(i[3], p.stride) + rx.var}) *
+                           at(wt, {i[1], rc.var, ry.var, rx.var}),
+                       {rc, ry, rx});
                  },
                  {"n", "f", "y", "x"});
 }
@@ -97,13 +101,14 @@ ComputeDag depthwise_conv2d_dag(const Conv2dParams& p0) {
   Tensor wt = placeholder("Wt", {p.in_channels, p.kernel_h, p.kernel_w});
   Tensor in = padded(x, p.pad);
   IterVar ry = reduce_axis(p.kernel_h, "ry"), rx = reduce_axis(p.kernel_w, "rx");
-  Tensor out = compute("dwconv", {p.batch, p.in_channels, p.out_height(), p.out_width()},
-                       [&](const std::vector<Expr>& i) {
-                         return sum(at(in, {i[0], i[1], i[2] * p.stride + ry.var, i[3] * p.stride + rx.var}) *
-                                        at(wt, {i[1], ry.var, rx.var}),
-                                    {ry, rx});
-                       },
-                       {"n", "c", "y", "x"});
+  Tensor out =
+      compute("dwconv", {p.batch, p.in_channels, p.out_height(), p.out_width()},
+              [&](const std::vector<Expr>& i) {
+                return sum(at(in, {i[0], i[1], strided(i[2], p.stride) + ry.var, strided(i[3], p.stride) + rx.var}) *
+                               at(wt, {i[1], ry.var, rx.var}),
+                           {ry, rx});
+              },
+              {"n", "c", "y", "x"});
   return make_dag("depthwise_conv2d", {out});
 }
 
@@ -129,13 +134,14 @@ ComputeDag conv2d_nchwc_dag(const Conv2dParams& p, int64_t b) {
   }
   IterVar rc = reduce_axis(cb, "rc"), ry = reduce_axis(p.kernel_h, "ry"), rx = reduce_axis(p.kernel_w, "rx"),
           rb = reduce_axis(b, "rb");
-  Tensor out = compute("conv", {p.batch, kb, p.out_height(), p.out_width(), b},
-                       [&](const std::vector<Expr>& i) {
-                         return sum(at(in, {i[0], rc.var, i[2] * p.stride + ry.var, i[3] * p.stride + rx.var, rb.var}) *
-                                        at(wt, {i[1], rc.var, ry.var, rx.var, rb.var, i[4]}),
-                                    {rc, ry, rx, rb});
-                       },
-                       {"n", "f", "y", "x", "fb"});
+  Tensor out = compute(
+      "conv", {p.batch, kb, p.out_height(), p.out_width(), b},
+      [&](const std::vector<Expr>& i) {
+        return sum(at(in, {i[0], rc.var, strided(i[2], p.stride) + ry.var, strided(i[3], p.stride) + rx.var, rb.var}) *
+                       at(wt, {i[1], rc.var, ry.var, rx.var, rb.var, i[4]}),
+                   {rc, ry, rx, rb});
+      },
+      {"n", "f", "y", "x", "fb"});
   return make_dag("conv2d_nchwc", {out});
 }
 
@@ -181,7 +187,7 @@ ComputeDag pool2d_dag(bool is_max, int64_t batch, int64_t channels, int64_t heig
   Tensor x = placeholder("X", {batch, channels, height, width});
   IterVar ry = reduce_axis(size, "ry"), rx = reduce_axis(size, "rx");
   auto window = [&](const std::vector<Expr>& i) {
-    return at(x, {i[0], i[1], i[2] * stride + ry.var, i[3] * stride + rx.var});
+    return at(x, {i[0], i[1], strided(i[2], stride) + ry.var, strided(i[3], stride) + rx.var});
   };
   if (is_max) {
     Tensor y = compute("pool", {batch, channels, oh, ow},
