@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   QCommandLineOption shot_opt("screenshot", "Render headless to PNG and exit.", "PNG");
   QCommandLineOption pane_opt("pane", "With --screenshot: only this pane.", "NAME");
   QCommandLineOption size_opt("size", "Window size, WIDTHxHEIGHT.", "SIZE", "1280x820");
-  QCommandLineOption target_opt("set-target", "After opening, compile for TARGET (an edit: it is autosaved).", "TARGET");
+  QCommandLineOption target_opt("set-target", "After opening, compile for TARGET (an edit: it is autosaved).",
+                                "TARGET");
   QCommandLineOption recovery_opt("recovery-file", "Autosave / crash-recovery file.", "PATH");
   QCommandLineOption restore_opt("restore", "Restore the recovery file without asking.");
   parser.addOptions({open_opt, shot_opt, pane_opt, size_opt, target_opt, recovery_opt, restore_opt});

@@ -59,8 +59,8 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   system_palette_ = QApplication::palette();
   selection_ = new views::Selection(this);
   controller_ = new views::SessionController(&views::compile_model, this);
-  QString recovery = options_.recovery_path.isEmpty() ? views::SessionController::default_recovery_path()
-                                                      : options_.recovery_path;
+  QString recovery =
+      options_.recovery_path.isEmpty() ? views::SessionController::default_recovery_path() : options_.recovery_path;
   // Read what a previous studio left before this one's autosave overwrites it.
   if (options_.offer_recovery) recovered_ = views::SessionController::read_recovery(recovery);
   controller_->set_recovery_path(recovery);
@@ -165,7 +165,8 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   // Backends are plugins found at run time; the target picker lists what they registered.
   for (const PluginStatus& plugin : PluginManager::global().load_all())
     if (!plugin.loaded)
-      panes_.diagnostics->model()->add({views::Diagnostic::Severity::kWarning, "plugins", plugin.name + ": " + plugin.error});
+      panes_.diagnostics->model()->add(
+          {views::Diagnostic::Severity::kWarning, "plugins", plugin.name + ": " + plugin.error});
   build_actions_and_menus();
   palette_ = new CommandPalette(menuBar(), this);
 
@@ -183,12 +184,10 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   if (recovered_)
     show_banner(tr("The last studio session ended unexpectedly. Restore %1?")
                     .arg(QFileInfo(QString::fromStdString(recovered_->doc.model_path)).fileName()),
-                false,
-                {{tr("Restore"), [this] { restore_recovered(); }},
-                 {tr("Discard"), [this] {
-                    recovered_.reset();
-                    hide_banner();
-                  }}});
+                false, {{tr("Restore"), [this] { restore_recovered(); }}, {tr("Discard"), [this] {
+                                                                             recovered_.reset();
+                                                                             hide_banner();
+                                                                           }}});
 }
 
 MainWindow::~MainWindow() = default;
@@ -197,7 +196,8 @@ QDockWidget* MainWindow::add_dock(QWidget* pane, const QString& title, Qt::DockW
   auto* dock = new QDockWidget(title, this);
   dock->setObjectName("dock_" + pane->objectName());
   dock->setWidget(pane);
-  dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+                    QDockWidget::DockWidgetFloatable);
   addDockWidget(area, dock);
   return dock;
 }
@@ -240,7 +240,8 @@ void MainWindow::build_actions_and_menus() {
   connect(hide_unchanged, &QAction::toggled, this, [this](bool on) { panes_.passes->set_hide_unchanged(on); });
 
   QMenu* compile = menuBar()->addMenu(tr("&Compile"));
-  QAction* recompile = action(compile, tr("&Recompile"), QKeySequence(Qt::Key_F5), [this] { controller_->recompile(); });
+  QAction* recompile =
+      action(compile, tr("&Recompile"), QKeySequence(Qt::Key_F5), [this] { controller_->recompile(); });
   action(compile, tr("&Cancel"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { controller_->cancel(); });
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -261,10 +262,12 @@ void MainWindow::build_actions_and_menus() {
   });
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  action(help, tr("&Command Palette…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), [this] { palette_->open_palette(); });
+  action(help, tr("&Command Palette…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P),
+         [this] { palette_->open_palette(); });
   action(help, tr("&About Tessel Studio"), {}, [this] {
-    QMessageBox::about(this, tr("About Tessel Studio"),
-                       tr("<b>Tessel Studio</b> %1<br>A deep-learning compiler you can watch and steer.").arg(TESSEL_VERSION));
+    QMessageBox::about(
+        this, tr("About Tessel Studio"),
+        tr("<b>Tessel Studio</b> %1<br>A deep-learning compiler you can watch and steer.").arg(TESSEL_VERSION));
   });
   for (QMenu* m : {file, compile, view, help})
     for (QAction* a : m->actions()) addAction(a);
@@ -327,8 +330,10 @@ void MainWindow::open_file(const QString& path) {
     return;
   }
   try {
-    if (path.endsWith(".tessel")) controller_->open_session(path);
-    else controller_->open_model(path);
+    if (path.endsWith(".tessel"))
+      controller_->open_session(path);
+    else
+      controller_->open_model(path);
   } catch (const std::exception& e) {
     views::Diagnostic d{views::Diagnostic::Severity::kError, "session", e.what()};
     panes_.diagnostics->model()->add(d);
@@ -369,8 +374,10 @@ void MainWindow::save_session(bool ask_path) {
   if (!controller_->has_document()) return;
   try {
     if (ask_path || controller_->session_path().isEmpty()) {
-      QString suggestion = QFileInfo(QString::fromStdString(controller_->document().model_path)).completeBaseName() + ".tessel";
-      QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), suggestion, tr("Tessel sessions (*.tessel)"));
+      QString suggestion =
+          QFileInfo(QString::fromStdString(controller_->document().model_path)).completeBaseName() + ".tessel";
+      QString path =
+          QFileDialog::getSaveFileName(this, tr("Save Session"), suggestion, tr("Tessel sessions (*.tessel)"));
       if (path.isEmpty()) return;
       if (!path.endsWith(".tessel")) path += ".tessel";
       controller_->save_as(path);
@@ -384,12 +391,16 @@ void MainWindow::save_session(bool ask_path) {
 }
 
 void MainWindow::export_graph(const QString& format) {
-  QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), "graph." + format, format.toUpper() + " (*." + format + ")");
+  QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), "graph." + format,
+                                              format.toUpper() + " (*." + format + ")");
   if (path.isEmpty()) return;
   try {
-    if (format == "svg") panes_.graph->export_svg(path);
-    else if (format == "png") panes_.graph->export_png(path);
-    else panes_.graph->export_dot(path);
+    if (format == "svg")
+      panes_.graph->export_svg(path);
+    else if (format == "png")
+      panes_.graph->export_png(path);
+    else
+      panes_.graph->export_dot(path);
     statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
   } catch (const std::exception& e) {
     show_banner(QString::fromStdString(e.what()), true);
@@ -401,7 +412,8 @@ void MainWindow::show_banner(const QString& text, bool error,
   banner_label_->setText(text);
   QPalette p = banner_->palette();
   bool dark = palette().color(QPalette::Window).lightness() < 128;
-  QColor bg = error ? (dark ? QColor(110, 40, 40) : QColor(255, 225, 225)) : (dark ? QColor(40, 70, 110) : QColor(225, 238, 255));
+  QColor bg = error ? (dark ? QColor(110, 40, 40) : QColor(255, 225, 225))
+                    : (dark ? QColor(40, 70, 110) : QColor(225, 238, 255));
   p.setColor(QPalette::Window, bg);
   banner_->setPalette(p);
   qDeleteAll(banner_buttons_->findChildren<QPushButton*>());

@@ -21,8 +21,8 @@ namespace tessel::studio {
 class CommandPalette;
 
 struct MainWindowOptions {
-  QString models_dir;      // the bundled samples (resources/models)
-  QString recovery_path;   // autosave file; empty: SessionController::default_recovery_path()
+  QString models_dir;     // the bundled samples (resources/models)
+  QString recovery_path;  // autosave file; empty: SessionController::default_recovery_path()
   bool offer_recovery = true;
 };
 
@@ -56,7 +56,8 @@ class MainWindow final : public QMainWindow {
  private:
   void build_actions_and_menus();
   QDockWidget* add_dock(QWidget* pane, const QString& title, Qt::DockWidgetArea area);
-  void show_banner(const QString& text, bool error, std::vector<std::pair<QString, std::function<void()>>> buttons = {});
+  void show_banner(const QString& text, bool error,
+                   std::vector<std::pair<QString, std::function<void()>>> buttons = {});
   void hide_banner();
   void add_recent(const QString& path);
   void rebuild_recent_menu();

@@ -101,12 +101,13 @@ int main(int argc, char** argv) {
       ++switches;
     }
   int passes = snap->last_pass() + 2;
-  std::printf("model                %s (%d nodes after the pipeline, %zu passes)\n", qPrintable(QFileInfo(model).fileName()),
-              nodes, snap->passes.size());
+  std::printf("model                %s (%d nodes after the pipeline, %zu passes)\n",
+              qPrintable(QFileInfo(model).fileName()), nodes, snap->passes.size());
   std::printf("compile (reference)  %8.1f ms   (second run %.1f ms)\n", compile_ms, compile_again_ms);
   std::printf("open → drawn         %8.1f ms   = %.2f × compile   goal < 2000 ms: %s\n", open_ms,
               open_ms / compile_again_ms, open_ms < 2000 ? "met" : "MISSED");
-  std::printf("pass switch, first   %8.1f ms mean, %.1f ms max (layout included; reference)\n", first_total / passes, first_max);
+  std::printf("pass switch, first   %8.1f ms mean, %.1f ms max (layout included; reference)\n", first_total / passes,
+              first_max);
   std::printf("pass switch, cached  %8.1f ms mean, %.1f ms max = %.3f × first   goal < 100 ms: %s\n",
               cached_total / switches, cached_max, (cached_total / switches) / (first_total / passes),
               cached_max < 100 ? "met" : "MISSED");

@@ -157,8 +157,7 @@ class GraphPaneTest : public QObject {
     QString tip = pane.edge_tooltip(value);
     QVERIFY2(tip.contains("not fused") && tip.contains(QString::fromStdString(std::string(fusion_block_name(u.rule)))),
              qPrintable(tip));
-    if (snap_->memory_plan && snap_->memory_plan->find(u.value))
-      QVERIFY2(tip.contains("lives steps"), qPrintable(tip));
+    if (snap_->memory_plan && snap_->memory_plan->find(u.value)) QVERIFY2(tip.contains("lives steps"), qPrintable(tip));
   }
 
   void clicking_a_node_selects_it_and_its_kernel() {
@@ -215,7 +214,8 @@ class GraphPaneTest : public QObject {
     QVERIFY(dot.open(QIODevice::ReadOnly));
     QString text = dot.readAll();
     QVERIFY(text.startsWith("digraph"));
-    for (const FusionGroup& group : snap_->fusion->groups) QVERIFY(text.contains(QString::fromStdString(group.kernel_name)));
+    for (const FusionGroup& group : snap_->fusion->groups)
+      QVERIFY(text.contains(QString::fromStdString(group.kernel_name)));
     QCOMPARE(text.count("subgraph cluster_"), static_cast<int>(snap_->fusion->groups.size()));
     QVERIFY_THROWS_EXCEPTION(Error, pane.export_png("/nonexistent-dir/x.png"));
   }

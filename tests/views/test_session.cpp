@@ -65,8 +65,8 @@ class SessionTest : public QObject {
     QVERIFY(message(not_json).find("a.tessel: not valid JSON") != std::string::npos);
     std::string no_model = write("b.tessel", R"({"format": "tessel-session", "version": 1})");
     QVERIFY(message(no_model).find("b.tessel: missing 'model.path'") != std::string::npos);
-    std::string bad_options = write("c.tessel",
-                                    R"({"format": "tessel-session", "version": 1, "model": {"path": "x.onnx"}, "pass_options": 3})");
+    std::string bad_options = write(
+        "c.tessel", R"({"format": "tessel-session", "version": 1, "model": {"path": "x.onnx"}, "pass_options": 3})");
     QVERIFY(message(bad_options).find("'pass_options' is not an object") != std::string::npos);
   }
 
@@ -92,7 +92,8 @@ class SessionTest : public QObject {
     QVERIFY(controller.is_modified());
     QVERIFY(controller.wait_until_idle(60000));
     QVERIFY(controller.snapshot() != first);
-    QVERIFY2(controller.snapshot()->target.find("vector_bits=256") != std::string::npos, controller.snapshot()->target.c_str());
+    QVERIFY2(controller.snapshot()->target.find("vector_bits=256") != std::string::npos,
+             controller.snapshot()->target.c_str());
 
     QString path = dir.filePath("saved.tessel");
     controller.save_as(path);
@@ -176,17 +177,18 @@ class SessionTest : public QObject {
     QString recovery = home.filePath("recovery.tessel");
     QProcess studio;
     studio.setEnvironment(test::child_environment(home.path()));
-    studio.start(TESSEL_STUDIO_EXE, {"--open", test::sample_model(), "--set-target", "ref -vector_bits=256",
-                                     "--recovery-file", recovery});
+    studio.start(TESSEL_STUDIO_EXE,
+                 {"--open", test::sample_model(), "--set-target", "ref -vector_bits=256", "--recovery-file", recovery});
     QVERIFY(studio.waitForStarted(10000));
     // The target edit is the user's typing: it must reach the autosave before the kill.
-    QTRY_VERIFY_WITH_TIMEOUT(QFile(recovery).exists() &&
-                                 [&] {
-                                   QFile f(recovery);
-                                   f.open(QIODevice::ReadOnly);
-                                   return f.readAll().contains("vector_bits=256");
-                                 }(),
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        QFile(recovery).exists() &&
+            [&] {
+              QFile f(recovery);
+              f.open(QIODevice::ReadOnly);
+              return f.readAll().contains("vector_bits=256");
+            }(),
+        30000);
     studio.kill();  // SIGKILL: no clean close, no chance to remove the file
     QVERIFY(studio.waitForFinished(10000));
     QCOMPARE(studio.exitStatus(), QProcess::CrashExit);

@@ -5,9 +5,9 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QLineEdit>
-#include <QTableView>
 #include <QProcess>
 #include <QSettings>
+#include <QTableView>
 #include <QtTest>
 
 #include "app/studio/command_palette.h"

@@ -32,13 +32,13 @@ class ViewModelsTest : public QObject {
     QCOMPARE(model.rowCount(), 0);
     model.set_snapshot(snap_);
     QCOMPARE(model.rowCount(), static_cast<int>(snap_->passes.size()) + 1);
-    QCOMPARE(model.data(model.index(0, PassListModel::kName),
-                        Qt::DisplayRole).toString(), QString("(imported)"));
+    QCOMPARE(model.data(model.index(0, PassListModel::kName), Qt::DisplayRole).toString(), QString("(imported)"));
     // The sample has 11 ONNX nodes (scripts/gen_models.py counts them independently).
     QCOMPARE(model.data(model.index(0, PassListModel::kNodes), Qt::DisplayRole).toInt(), 11);
     for (int r = 1; r < model.rowCount(); ++r) {
       const PassRecord& rec = *snap_->passes[static_cast<size_t>(r - 1)];
-      QCOMPARE(model.data(model.index(r, PassListModel::kName), Qt::DisplayRole).toString(), QString::fromStdString(rec.name));
+      QCOMPARE(model.data(model.index(r, PassListModel::kName), Qt::DisplayRole).toString(),
+               QString::fromStdString(rec.name));
       QCOMPARE(model.data(model.index(r, 0), PassListModel::kPassIndexRole).toInt(), r - 1);
     }
   }
@@ -53,7 +53,8 @@ class ViewModelsTest : public QObject {
     QVERIFY(changed >= 1);  // batch-norm folding changes this model
     QVERIFY(changed < static_cast<int>(snap_->passes.size()));
     QCOMPARE(model.rowCount(), changed + 1);
-    for (int r = 1; r < model.rowCount(); ++r) QVERIFY(snap_->passes[static_cast<size_t>(model.pass_of_row(r))]->changed);
+    for (int r = 1; r < model.rowCount(); ++r)
+      QVERIFY(snap_->passes[static_cast<size_t>(model.pass_of_row(r))]->changed);
     QCOMPARE(model.row_of_pass(-1), 0);
     model.set_hide_unchanged(false);
     QCOMPARE(model.rowCount(), static_cast<int>(snap_->passes.size()) + 1);
@@ -111,8 +112,10 @@ class ViewModelsTest : public QObject {
     QStringList ops;
     bool in_ops = false;
     for (const InspectorRow& r : model.rows()) {
-      if (r.section) in_ops = r.property == "Ops";
-      else if (in_ops) ops << r.value;
+      if (r.section)
+        in_ops = r.property == "Ops";
+      else if (in_ops)
+        ops << r.value;
     }
     // The residual add fuses behind the second conv (out-element-wise fusable anchor); the layout
     // pass may have turned Conv into its channel-blocked form, so match by prefix.

@@ -13,9 +13,9 @@ class Selection : public QObject {
  public:
   using QObject::QObject;
 
-  QString node() const { return node_; }       // node name; empty: none
-  QString kernel() const { return kernel_; }   // fusion kernel name; empty: none
-  int pass() const { return pass_; }           // index into StudioSnapshot::passes; -1: imported graph
+  QString node() const { return node_; }      // node name; empty: none
+  QString kernel() const { return kernel_; }  // fusion kernel name; empty: none
+  int pass() const { return pass_; }          // index into StudioSnapshot::passes; -1: imported graph
 
   void set_node(const QString& name);
   void set_kernel(const QString& name);

@@ -23,12 +23,12 @@ struct Diagnostic {
 
 struct StudioSnapshot {
   std::string model_path;
-  std::string target;                // Target::str() of the target compiled for
-  GraphPtr imported;                 // straight from the frontend (pass index -1); null if import failed
-  std::vector<PassRecordPtr> passes; // in pipeline order
-  GraphPtr optimized;                // the last good graph; fusion and memory plan refer to its ids
-  FusionResultPtr fusion;            // null when fusion did not run
-  MemoryPlanPtr memory_plan;         // null when planning did not run
+  std::string target;                 // Target::str() of the target compiled for
+  GraphPtr imported;                  // straight from the frontend (pass index -1); null if import failed
+  std::vector<PassRecordPtr> passes;  // in pipeline order
+  GraphPtr optimized;                 // the last good graph; fusion and memory plan refer to its ids
+  FusionResultPtr fusion;             // null when fusion did not run
+  MemoryPlanPtr memory_plan;          // null when planning did not run
   std::vector<Diagnostic> diagnostics;
   double import_ms = 0, pipeline_ms = 0;
 

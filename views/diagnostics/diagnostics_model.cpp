@@ -7,9 +7,12 @@ namespace tessel::views {
 
 QString severity_name(Diagnostic::Severity s) {
   switch (s) {
-    case Diagnostic::Severity::kInfo: return QObject::tr("info");
-    case Diagnostic::Severity::kWarning: return QObject::tr("warning");
-    case Diagnostic::Severity::kError: return QObject::tr("error");
+    case Diagnostic::Severity::kInfo:
+      return QObject::tr("info");
+    case Diagnostic::Severity::kWarning:
+      return QObject::tr("warning");
+    case Diagnostic::Severity::kError:
+      return QObject::tr("error");
   }
   return {};
 }
@@ -54,9 +57,12 @@ QVariant DiagnosticsModel::data(const QModelIndex& index, int role) const {
   const Diagnostic& d = all_[static_cast<size_t>(index.row())];
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
     switch (index.column()) {
-      case kSeverity: return severity_name(d.severity);
-      case kStage: return QString::fromStdString(d.stage);
-      case kMessage: return QString::fromStdString(d.message);
+      case kSeverity:
+        return severity_name(d.severity);
+      case kStage:
+        return QString::fromStdString(d.stage);
+      case kMessage:
+        return QString::fromStdString(d.message);
     }
   }
   if (role == Qt::ForegroundRole && index.column() == kSeverity) {
@@ -69,9 +75,12 @@ QVariant DiagnosticsModel::data(const QModelIndex& index, int role) const {
 QVariant DiagnosticsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case kSeverity: return tr("Severity");
-    case kStage: return tr("Stage");
-    case kMessage: return tr("Message");
+    case kSeverity:
+      return tr("Severity");
+    case kStage:
+      return tr("Stage");
+    case kMessage:
+      return tr("Message");
   }
   return {};
 }

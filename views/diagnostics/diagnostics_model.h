@@ -14,7 +14,7 @@ class DiagnosticsModel final : public QAbstractTableModel {
   using QAbstractTableModel::QAbstractTableModel;
 
   void set_snapshot_diagnostics(const std::vector<Diagnostic>& diagnostics);  // replaces the previous snapshot's
-  void add(const Diagnostic& d);  // a studio message; kept until cleared
+  void add(const Diagnostic& d);                                              // a studio message; kept until cleared
   void clear();
   const std::vector<Diagnostic>& diagnostics() const { return all_; }
   int error_count() const;

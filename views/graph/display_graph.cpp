@@ -76,8 +76,8 @@ class Builder {
         auto it = source_.find(v.name);
         if (it == source_.end()) continue;
         DisplayEdge e = make_edge(it->second, index, v);
-        e.ghost = change == DisplayNode::Change::kRemoved || out_.nodes[static_cast<size_t>(it->second)].change ==
-                                                                  DisplayNode::Change::kRemoved;
+        e.ghost = change == DisplayNode::Change::kRemoved ||
+                  out_.nodes[static_cast<size_t>(it->second)].change == DisplayNode::Change::kRemoved;
         out_.edges.push_back(std::move(e));
       }
       for (ValueId o : node.outputs) source_.try_emplace(g.value(o).name, index);
@@ -89,8 +89,7 @@ class Builder {
         DisplayNode n = make_node(DisplayNode::Kind::kOutput, "output:", v.name, "output");
         n.detail = value_type(v);
         int index = add_node(std::move(n));
-        if (it != source_.end())
-          out_.edges.push_back(make_edge(it->second, index, v));
+        if (it != source_.end()) out_.edges.push_back(make_edge(it->second, index, v));
       }
     }
   }

@@ -23,21 +23,21 @@ struct DisplayNode {
   enum class Change { kSame, kAdded, kRemoved };
   Kind kind = Kind::kOp;
   Change change = Change::kSame;
-  std::string key;       // unique: "node:conv1", "input:x", "output:y"
-  std::string name;      // node or value name (what find and selection use)
-  std::string op;        // op name; "input"/"output" for those
-  std::string detail;    // key attributes: "strides=[2,2], group=32" (shortened)
-  int cluster = -1;      // index into DisplayGraph::clusters
+  std::string key;     // unique: "node:conv1", "input:x", "output:y"
+  std::string name;    // node or value name (what find and selection use)
+  std::string op;      // op name; "input"/"output" for those
+  std::string detail;  // key attributes: "strides=[2,2], group=32" (shortened)
+  int cluster = -1;    // index into DisplayGraph::clusters
   bool layout_transform = false;
 };
 
 struct DisplayEdge {
-  int from = 0, to = 0;  // node indices
-  std::string value;     // value name
-  std::string type;      // "f32[1,64,56,56]"
-  std::string layout;    // "NCHW16c"; empty when no layout assigned
+  int from = 0, to = 0;      // node indices
+  std::string value;         // value name
+  std::string type;          // "f32[1,64,56,56]"
+  std::string layout;        // "NCHW16c"; empty when no layout assigned
   std::string blocked_rule;  // why fusion kept this edge between kernels; empty otherwise
-  bool ghost = false;    // touches a removed node
+  bool ghost = false;        // touches a removed node
 };
 
 struct DisplayCluster {

@@ -67,7 +67,9 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   p->setFont(font);
   p->setPen(node_.change == DisplayNode::Change::kRemoved ? c.muted : c.text);
   QFontMetricsF fm(font);
-  auto elide = [&](const std::string& s) { return fm.elidedText(QString::fromStdString(s), Qt::ElideMiddle, text.width()); };
+  auto elide = [&](const std::string& s) {
+    return fm.elidedText(QString::fromStdString(s), Qt::ElideMiddle, text.width());
+  };
   double line = fm.height();
   p->drawText(QRectF(text.x(), text.y(), text.width(), line), Qt::AlignHCenter, elide(node_.op));
   font.setBold(false);
@@ -78,7 +80,8 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
     return small.elidedText(QString::fromStdString(s), Qt::ElideMiddle, text.width());
   };
   p->setPen(c.muted);
-  p->drawText(QRectF(text.x(), text.y() + line, text.width(), small.height()), Qt::AlignHCenter, elide_small(node_.name));
+  p->drawText(QRectF(text.x(), text.y() + line, text.width(), small.height()), Qt::AlignHCenter,
+              elide_small(node_.name));
   if (!node_.detail.empty())
     p->drawText(QRectF(text.x(), text.y() + line + small.height(), text.width(), small.height()), Qt::AlignHCenter,
                 elide_small(node_.detail));

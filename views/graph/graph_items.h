@@ -12,8 +12,8 @@
 namespace tessel::views {
 
 struct GraphColors {
-  QColor background, text, muted, node_fill, node_border, input_fill, added, removed, layout_transform, selected,
-      edge, blocked_edge, match;
+  QColor background, text, muted, node_fill, node_border, input_fill, added, removed, layout_transform, selected, edge,
+      blocked_edge, match;
   static GraphColors from_palette(const QPalette& palette);
   static QColor cluster_color(int index, bool dark);  // distinct hues, stable per cluster index
   bool dark = false;

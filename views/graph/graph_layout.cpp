@@ -1,9 +1,10 @@
 #include "views/graph/graph_layout.h"
 
+#include <graphviz/gvc.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <graphviz/gvc.h>
 #include <sstream>
 #include <string>
 
@@ -22,9 +23,7 @@ namespace {
 // Graphviz 2.42 takes char*, never writes through it; these keep the casts in one place.
 char* cs(const char* s) { return const_cast<char*>(s); }
 
-void set(void* obj, const char* name, const std::string& value) {
-  agsafeset(obj, cs(name), cs(value.c_str()), cs(""));
-}
+void set(void* obj, const char* name, const std::string& value) { agsafeset(obj, cs(name), cs(value.c_str()), cs("")); }
 
 std::string inches(double points) { return std::to_string(points / 72.0); }
 
@@ -129,7 +128,8 @@ GraphLayoutPtr layout_graph(const DisplayGraph& dg) {
   std::vector<Agedge_t*> edges;
   for (size_t i = 0; i < dg.edges.size(); ++i) {
     const DisplayEdge& de = dg.edges[i];
-    edges.push_back(agedge(s.graph, nodes[static_cast<size_t>(de.from)], nodes[static_cast<size_t>(de.to)], nullptr, 1));
+    edges.push_back(
+        agedge(s.graph, nodes[static_cast<size_t>(de.from)], nodes[static_cast<size_t>(de.to)], nullptr, 1));
   }
 
   if (gvLayout(s.gvc, s.graph, "dot") != 0) throw Error("graphviz: dot layout failed");
@@ -183,7 +183,8 @@ std::string dot_quote(const std::string& s) {
 
 std::string display_graph_to_dot(const DisplayGraph& g) {
   std::ostringstream out;
-  out << "digraph tessel {\n  rankdir=TB;\n  node [shape=box, fixedsize=true, fontname=\"DejaVu Sans\", fontsize=10];\n";
+  out << "digraph tessel {\n  rankdir=TB;\n  node [shape=box, fixedsize=true, fontname=\"DejaVu Sans\", "
+         "fontsize=10];\n";
   auto node_line = [&](size_t i) {
     const DisplayNode& n = g.nodes[i];
     LayoutRect size = node_box_size(n);

@@ -144,15 +144,15 @@ GraphPane::GraphPane(Selection* selection, QWidget* parent)
   });
   add_action(tr("Find Next"), QKeySequence::FindNext, [this] { find_next(); });
   add_action(tr("Find Previous"), QKeySequence::FindPrevious, [this] { find_previous(); });
-  add_action(tr("Show Shapes on Edges"), QKeySequence(Qt::CTRL | Qt::Key_E), [this] {
-    set_edge_labels_visible(!edge_labels_);
-  }, true, true);
-  add_action(tr("Show Fusion Groups"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), [this] {
-    set_fusion_visible(!fusion_);
-  }, true, true);
-  add_action(tr("Show Data Layouts"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L), [this] {
-    set_layouts_visible(!layouts_);
-  }, true, true);
+  add_action(
+      tr("Show Shapes on Edges"), QKeySequence(Qt::CTRL | Qt::Key_E),
+      [this] { set_edge_labels_visible(!edge_labels_); }, true, true);
+  add_action(
+      tr("Show Fusion Groups"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G),
+      [this] { set_fusion_visible(!fusion_); }, true, true);
+  add_action(
+      tr("Show Data Layouts"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L),
+      [this] { set_layouts_visible(!layouts_); }, true, true);
   auto* escape = new QAction(this);
   escape->setShortcut(Qt::Key_Escape);
   escape->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -334,13 +334,17 @@ void GraphPane::update_status() {
     return;
   }
   QString pass = pass_ < 0 ? tr("imported graph")
-                           : tr("after pass %1 (%2)").arg(pass_ + 1).arg(QString::fromStdString(snapshot_->passes[static_cast<size_t>(pass_)]->name));
+                           : tr("after pass %1 (%2)")
+                                 .arg(pass_ + 1)
+                                 .arg(QString::fromStdString(snapshot_->passes[static_cast<size_t>(pass_)]->name));
   const DisplayGraph& g = *shown_->display;
   int ops = 0, added = 0, removed = 0;
   for (const DisplayNode& n : g.nodes) {
     if (n.kind != DisplayNode::Kind::kOp) continue;
-    if (n.change == DisplayNode::Change::kRemoved) ++removed;
-    else ++ops;
+    if (n.change == DisplayNode::Change::kRemoved)
+      ++removed;
+    else
+      ++ops;
     if (n.change == DisplayNode::Change::kAdded) ++added;
   }
   QString text = tr("%1 · %2 ops").arg(pass).arg(ops);
@@ -364,7 +368,8 @@ void GraphPane::on_scene_selection() {
     const DisplayNode& n = static_cast<NodeItem*>(item)->node();
     selection_->set_node(QString::fromStdString(n.name));
     const DisplayGraph* g = display_graph();
-    if (g && n.cluster >= 0) selection_->set_kernel(QString::fromStdString(g->clusters[static_cast<size_t>(n.cluster)].kernel_name));
+    if (g && n.cluster >= 0)
+      selection_->set_kernel(QString::fromStdString(g->clusters[static_cast<size_t>(n.cluster)].kernel_name));
     return;
   }
 }

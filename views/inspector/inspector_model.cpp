@@ -17,8 +17,10 @@ QString value_text(const Graph& g, ValueId id) {
   const Value& v = g.value(id);
   QString text = q(type_str(v.type));
   if (!v.layout.empty()) text += " {" + q(v.layout) + "}";
-  if (g.is_constant(id)) text += QObject::tr(" (constant)");
-  else if (g.is_input(id)) text += QObject::tr(" (graph input)");
+  if (g.is_constant(id))
+    text += QObject::tr(" (constant)");
+  else if (g.is_input(id))
+    text += QObject::tr(" (graph input)");
   return text;
 }
 
@@ -63,8 +65,8 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
       for (const Value& v : graph->values)
         if (v.name == name.toStdString()) {
           ValueId vid = static_cast<ValueId>(&v - graph->values.data());
-          set_rows(tr("Value %1").arg(name), {section(tr("Value")), row(tr("name"), name),
-                                              row(tr("type"), value_text(*graph, vid))});
+          set_rows(tr("Value %1").arg(name),
+                   {section(tr("Value")), row(tr("name"), name), row(tr("type"), value_text(*graph, vid))});
           return;
         }
     clear();
@@ -76,8 +78,8 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
   rows.push_back(section(tr("Node")));
   rows.push_back(row(tr("name"), name));
   rows.push_back(row(tr("op"), q(op.name), {}, q(op.doc)));
-  rows.push_back(row(tr("pattern"), q(std::string(pattern_name(op.pattern))), {},
-                     tr("how the fusion pass treats this op")));
+  rows.push_back(
+      row(tr("pattern"), q(std::string(pattern_name(op.pattern))), {}, tr("how the fusion pass treats this op")));
 
   rows.push_back(section(tr("Inputs")));
   for (size_t i = 0; i < node->inputs.size(); ++i) {
@@ -93,8 +95,8 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
     rows.push_back(row(tr("output %1").arg(i), value_text(g, node->outputs[i]), {}, q(g.value(node->outputs[i]).name)));
 
   rows.push_back(section(tr("Attributes")));
-  std::vector<std::pair<std::string, std::string>> values = node->attrs ? node->attrs->fields()
-                                                                         : std::vector<std::pair<std::string, std::string>>{};
+  std::vector<std::pair<std::string, std::string>> values =
+      node->attrs ? node->attrs->fields() : std::vector<std::pair<std::string, std::string>>{};
   std::vector<FieldDoc> docs = op.attr_doc ? op.attr_doc() : std::vector<FieldDoc>{};
   if (docs.empty()) rows.push_back(row(tr("(none)"), {}));
   for (const FieldDoc& d : docs) {
@@ -120,14 +122,17 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
   rows.push_back(row(tr("FLOPs"), flops < 0 ? tr("unknown") : count_text(flops)));
   rows.push_back(row(tr("bytes"), count_text(bytes), {}, tr("inputs + outputs, each read or written once")));
   if (flops > 0 && bytes > 0)
-    rows.push_back(row(tr("intensity"), QString::number(static_cast<double>(flops) / static_cast<double>(bytes), 'f', 2) + " FLOP/B"));
+    rows.push_back(row(tr("intensity"),
+                       QString::number(static_cast<double>(flops) / static_cast<double>(bytes), 'f', 2) + " FLOP/B"));
 
   if (snap->fusion && graph == snap->optimized && id >= 0 &&
-      static_cast<size_t>(id) < snap->fusion->group_of_node.size() && snap->fusion->group_of_node[static_cast<size_t>(id)] >= 0) {
+      static_cast<size_t>(id) < snap->fusion->group_of_node.size() &&
+      snap->fusion->group_of_node[static_cast<size_t>(id)] >= 0) {
     const FusionGroup& group = snap->fusion->group_of(id);
     rows.push_back(section(tr("Fusion")));
     rows.push_back(row(tr("kernel"), q(group.kernel_name)));
-    rows.push_back(row(tr("anchor"), group.anchor == id ? tr("this node") : q(g.nodes[static_cast<size_t>(group.anchor)].name)));
+    rows.push_back(
+        row(tr("anchor"), group.anchor == id ? tr("this node") : q(g.nodes[static_cast<size_t>(group.anchor)].name)));
   }
   set_rows(tr("%1 · %2").arg(q(op.name), name), std::move(rows));
 }
@@ -140,7 +145,8 @@ void InspectorModel::show_kernel(const StudioSnapshotPtr& snap, const QString& k
     std::vector<InspectorRow> rows;
     rows.push_back(section(tr("Fusion group")));
     rows.push_back(row(tr("kernel"), kernel));
-    rows.push_back(row(tr("pattern"), q(std::string(pattern_name(group.pattern))), {}, tr("the most complex member's kind")));
+    rows.push_back(
+        row(tr("pattern"), q(std::string(pattern_name(group.pattern))), {}, tr("the most complex member's kind")));
     if (group.anchor >= 0) rows.push_back(row(tr("anchor"), q(g.nodes[static_cast<size_t>(group.anchor)].name)));
     rows.push_back(row(tr("inputs"), QString::number(group.inputs.size())));
     rows.push_back(row(tr("outputs"), QString::number(group.outputs.size())));
@@ -159,7 +165,8 @@ void InspectorModel::show_kernel(const StudioSnapshotPtr& snap, const QString& k
     for (ValueId v : group.outputs) bytes += value_bytes(g.value(v));
     rows.push_back(section(tr("Cost")));
     rows.push_back(row(tr("FLOPs"), count_text(flops)));
-    rows.push_back(row(tr("bytes"), count_text(bytes), {}, tr("group inputs + outputs; intermediates stay in registers")));
+    rows.push_back(
+        row(tr("bytes"), count_text(bytes), {}, tr("group inputs + outputs; intermediates stay in registers")));
     set_rows(tr("kernel %1").arg(kernel), std::move(rows));
     return;
   }
@@ -194,10 +201,14 @@ QVariant InspectorModel::data(const QModelIndex& index, int role) const {
   const InspectorRow& r = rows_[static_cast<size_t>(index.row())];
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
     switch (index.column()) {
-      case kProperty: return r.property;
-      case kValue: return r.value;
-      case kDefault: return r.default_value;
-      case kDescription: return r.description;
+      case kProperty:
+        return r.property;
+      case kValue:
+        return r.value;
+      case kDefault:
+        return r.default_value;
+      case kDescription:
+        return r.description;
     }
   }
   if (role == Qt::FontRole && r.section) {
@@ -211,10 +222,14 @@ QVariant InspectorModel::data(const QModelIndex& index, int role) const {
 QVariant InspectorModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case kProperty: return tr("Property");
-    case kValue: return tr("Value");
-    case kDefault: return tr("Default");
-    case kDescription: return tr("Description");
+    case kProperty:
+      return tr("Property");
+    case kValue:
+      return tr("Value");
+    case kDefault:
+      return tr("Default");
+    case kDescription:
+      return tr("Description");
   }
   return {};
 }

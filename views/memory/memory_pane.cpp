@@ -170,7 +170,8 @@ void MemoryPane::show_snapshot(const StudioSnapshotPtr& snap) {
     return;
   }
   const MemoryPlan& m = *snap->memory_plan;
-  double saved = m.naive_bytes > 0 ? 100.0 * (1.0 - static_cast<double>(m.peak_bytes) / static_cast<double>(m.naive_bytes)) : 0;
+  double saved =
+      m.naive_bytes > 0 ? 100.0 * (1.0 - static_cast<double>(m.peak_bytes) / static_cast<double>(m.naive_bytes)) : 0;
   summary_->setText(tr("Peak %1 vs naive %2 (%3% saved) · %4 tensors in %5 storage blocks · %6 steps")
                         .arg(format_bytes_short(m.peak_bytes), format_bytes_short(m.naive_bytes))
                         .arg(saved, 0, 'f', 1)

@@ -56,12 +56,15 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
   const PassRecord* r = pass >= 0 ? snapshot_->passes[static_cast<size_t>(pass)].get() : nullptr;
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
-      case kIndex: return pass + 1;
-      case kName: return r ? QString::fromStdString(r->name) : tr("(imported)");
+      case kIndex:
+        return pass + 1;
+      case kName:
+        return r ? QString::fromStdString(r->name) : tr("(imported)");
       case kChanged:
         if (!r) return QString();
         return r->failed() ? tr("failed") : r->changed ? tr("changed") : tr("—");
-      case kTime: return r ? QString::number(r->wall_ms, 'f', 2) : QString::number(snapshot_->import_ms, 'f', 2);
+      case kTime:
+        return r ? QString::number(r->wall_ms, 'f', 2) : QString::number(snapshot_->import_ms, 'f', 2);
       case kNodes:
         if (!r) return static_cast<int>(snapshot_->imported->nodes.size());
         if (r->nodes_after == r->nodes_before) return r->nodes_after;
@@ -78,7 +81,8 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
     f.setBold(true);
     return f;
   }
-  if (role == Qt::TextAlignmentRole && (index.column() == kTime || index.column() == kNodes || index.column() == kIndex))
+  if (role == Qt::TextAlignmentRole &&
+      (index.column() == kTime || index.column() == kNodes || index.column() == kIndex))
     return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
@@ -86,11 +90,16 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
 QVariant PassListModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case kIndex: return tr("#");
-    case kName: return tr("Pass");
-    case kChanged: return tr("Changed");
-    case kTime: return tr("ms");
-    case kNodes: return tr("Nodes");
+    case kIndex:
+      return tr("#");
+    case kName:
+      return tr("Pass");
+    case kChanged:
+      return tr("Changed");
+    case kTime:
+      return tr("ms");
+    case kNodes:
+      return tr("Nodes");
   }
   return {};
 }

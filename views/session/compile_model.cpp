@@ -44,15 +44,24 @@ PipelineOptions pipeline_options(const nlohmann::json& j, std::vector<Diagnostic
       if (!v.is_number_integer()) throw Error("pass option '" + key + "' must be an integer");
       field = v.get<std::remove_reference_t<decltype(field)>>();
     };
-    if (key == "fold_constants") set_bool(o.fold_constants);
-    else if (key == "simplify") set_bool(o.simplify);
-    else if (key == "transform_layout") set_bool(o.transform_layout);
-    else if (key == "fuse") set_bool(o.fuse);
-    else if (key == "plan_memory") set_bool(o.plan_memory);
-    else if (key == "verify") set_bool(o.verify);
-    else if (key == "max_fusion_depth") set_int(o.max_fusion_depth);
-    else if (key == "max_kernel_arguments") set_int(o.max_kernel_arguments);
-    else if (key == "memory_alignment") set_int(o.memory_alignment);
+    if (key == "fold_constants")
+      set_bool(o.fold_constants);
+    else if (key == "simplify")
+      set_bool(o.simplify);
+    else if (key == "transform_layout")
+      set_bool(o.transform_layout);
+    else if (key == "fuse")
+      set_bool(o.fuse);
+    else if (key == "plan_memory")
+      set_bool(o.plan_memory);
+    else if (key == "verify")
+      set_bool(o.verify);
+    else if (key == "max_fusion_depth")
+      set_int(o.max_fusion_depth);
+    else if (key == "max_kernel_arguments")
+      set_int(o.max_kernel_arguments);
+    else if (key == "memory_alignment")
+      set_int(o.memory_alignment);
     else if (key == "disabled_passes" && v.is_array()) {
       for (const auto& name : v)
         if (name.is_string()) o.disabled_passes.insert(name.get<std::string>());

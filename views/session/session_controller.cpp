@@ -14,7 +14,8 @@ namespace tessel::views {
 
 namespace {
 
-StudioSnapshotPtr run_guarded(const CompileFunction& compile, const SessionDocument& doc, const CompileProgress& progress) {
+StudioSnapshotPtr run_guarded(const CompileFunction& compile, const SessionDocument& doc,
+                              const CompileProgress& progress) {
   try {
     return compile(doc, progress);
   } catch (const CompileCanceled&) {
@@ -112,9 +113,8 @@ QString SessionController::default_recovery_path() {
 
 void SessionController::write_recovery() {
   if (recovery_path_.isEmpty() || !has_document()) return;
-  nlohmann::json j = {{"session", session_to_json(doc_, "")},
-                      {"session_path", session_path_.toStdString()},
-                      {"modified", modified_}};
+  nlohmann::json j = {
+      {"session", session_to_json(doc_, "")}, {"session_path", session_path_.toStdString()}, {"modified", modified_}};
   std::string text = j.dump(2);
   QDir().mkpath(QFileInfo(recovery_path_).absolutePath());
   QSaveFile f(recovery_path_);

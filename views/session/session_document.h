@@ -8,9 +8,8 @@
 //
 // The model path is written relative to the session file when possible, so a checkout that moves
 // keeps working; it is absolute in memory.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tessel::views {
 
