@@ -26,11 +26,11 @@ const ArgSpec kSpec{
 
 std::string details() {
   std::string d =
-      "Prints the kernel's tensor expression, its schedule (FILE: one step per line, e.g. split(C.i, 8);\n"
-      "without --schedule, the default CPU schedule, or with --gpu the default GPU-style schedule), then the loop "
-      "program. --steps prints the program\n"
-      "after every step (step 0: unscheduled), --passes after every lowering pass, --diff only the lines\n"
-      "each step or pass changed. Ops and their attributes (with defaults):\n";
+      "Prints the kernel's tensor expression, its schedule, then the loop program. The schedule is\n"
+      "FILE (one step per line, e.g. split(C.i, 8)), or the default CPU schedule, or with --gpu the\n"
+      "default GPU-style schedule. --steps prints the program after every step (step 0: unscheduled),\n"
+      "--passes after every lowering pass, --diff only the lines each step or pass changed.\n"
+      "Ops and their attributes (with defaults):\n";
   for (auto& line : te::op_spec_help()) d += "  " + line + "\n";
   return d;
 }
