@@ -65,6 +65,14 @@ class GraphPaneTest : public QObject {
                              g.nodes[static_cast<size_t>(e.to)].change == DisplayNode::Change::kRemoved;
       QCOMPARE(e.ghost, touches_removed);
     }
+    // The layout pass inserts layout_transform nodes: drawn as added.
+    int layout_pass = test::pass_index(*snap_, "transform_layout");
+    QVERIFY(layout_pass >= 0);
+    QVERIFY(snap_->passes[static_cast<size_t>(layout_pass)]->changed);
+    DisplayGraph with_transforms = make_display_graph(*snap_, layout_pass);
+    QVERIFY(count(with_transforms, DisplayNode::Change::kAdded, "layout_transform") >= 1);
+    for (const DisplayNode& n : with_transforms.nodes)
+      if (n.op == "layout_transform") QVERIFY(n.layout_transform);
     // A pass that changed nothing shows nothing added or removed.
     int unchanged = -1;
     for (size_t i = 0; i < snap_->passes.size(); ++i)

@@ -200,7 +200,10 @@ void GraphPane::show_pass(int pass) {
 void GraphPane::request_layout() {
   if (pending_pass_ == pass_) return;
   pending_pass_ = pass_;
-  if (watcher_) watcher_->disconnect(this);  // its result is stale; let it finish on its own
+  if (watcher_) {  // its result is stale: let it finish on its own, then go
+    watcher_->disconnect(this);
+    connect(watcher_, &QFutureWatcherBase::finished, watcher_, &QObject::deleteLater);
+  }
   watcher_ = new QFutureWatcher<Shown>(this);
   StudioSnapshotPtr snap = snapshot_;
   int pass = pass_;
