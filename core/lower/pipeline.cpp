@@ -11,6 +11,7 @@
 #include "core/lower/insert_barriers.h"
 #include "core/lower/loop_partition.h"
 #include "core/lower/storage_flatten.h"
+#include "core/lower/storage_rewrite.h"
 #include "core/lower/unroll_loops.h"
 #include "core/lower/vectorize_loops.h"
 #include "core/support/error.h"
@@ -36,6 +37,7 @@ const Pass kPasses[] = {
     {"simplify", simplify_program},                     // fold index arithmetic, drop proven guards
     {"loop_partition", partition_loops},                // split tails: guard-free main bodies
     {"storage_flatten", flatten_storage},               // N-d accesses -> 1-d offsets, aligned strides
+    {"storage_rewrite", rewrite_storage},               // dead intermediates hand their storage on
     {"inject_virtual_thread", inject_virtual_threads},  // interleave vthreads into one stream
     {"insert_barriers", insert_barriers},               // shared buffers: writes visible before reads
     {"vectorize", vectorize_loops},                     // keep only vectorizable vectorized loops

@@ -424,6 +424,28 @@ class TestLower : public QObject {
     QVERIFY2(text.find("allocate pad: f32[48] global") != std::string::npos, text.c_str());
   }
 
+  void storage_rewrite_reuses_dead_intermediates() {
+    // X -> T1 -> T2 -> T3 -> Y, all at the root: T3 can live in T1's storage (T1 is dead once T2
+    // exists); T2 cannot (T1 is read while T2 is written).
+    te::Tensor x = te::placeholder("X", {16});
+    auto step = [](const char* name, const te::Tensor& in, double k) {
+      return te::compute(name, {16}, [&](const std::vector<te::Expr>& i) { return te::at(in, i) * te::float_const(k); },
+                         {"i"});
+    };
+    te::Tensor t1 = step("T1", x, 2), t2 = step("T2", t1, 3), t3 = step("T3", t2, 5), y = step("Y", t3, 7);
+    te::ComputeDag dag = te::make_dag("chain", {y});
+    auto r = lower::lower(dag, {});
+    std::string text = loopir::to_string(r.func);
+    QVERIFY2(text.find("allocate T3") == std::string::npos, text.c_str());
+    QVERIFY2(text.find("allocate T2") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("T1[i] = T2[i] * 5f") != std::string::npos, text.c_str());
+    std::vector<float> v(16);
+    for (int i = 0; i < 16; ++i) v[i] = float(i) - 3;
+    Tensor in = Tensor::from_values<float>({16}, v), out(DataType::kFloat32, {16});
+    loopir::interpret(r.func, {in, out});
+    for (int i = 0; i < 16; ++i) QCOMPARE(out.data<float>()[i], v[i] * 210.f);
+  }
+
   void unrolled_loop_disappears() {
     te::ComputeDag dag = te::dag_from_spec("matmul M=4 N=4 K=4");
     auto f = lower::lower(dag, schedule::parse_schedule("split(C.k, 2)\nunroll(C.k.inner)")).func;
