@@ -1,4 +1,6 @@
-// tessel lower --op "matmul M=512 N=512 K=512" [--schedule FILE] [--steps] [--passes] [--diff]:
+// tessel lower --op "matmul M=512 N=512 K=512" [--schedule FILE] [--steps] [--passes] [--diff]
+// tessel lower MODEL --kernel NAME [--target SPEC] [...]   (a fused kernel of a model; without
+//                                                          --kernel, the model's kernels are listed):
 // the kernel's tensor expression, its schedule, then the loop program — after every schedule
 // step (--steps), after every lowering pass (--passes), or only the final one; --diff prints
 // what each step or pass changed instead of the whole program.
@@ -8,6 +10,10 @@
 #include <sstream>
 
 #include "app/cli/cli_args.h"
+#include "app/cli/cli_target.h"
+#include "core/compile/te_from_graph.h"
+#include "core/frontend/onnx_import.h"
+#include "core/graph/passes/pipeline.h"
 #include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
 #include "core/lower/step_views.h"
@@ -19,10 +25,35 @@ namespace tessel::cli {
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel lower --op \"OP KEY=VALUE ...\" [--schedule FILE | --gpu] [--steps] [--passes] [--diff]",
-    .value_options = {"--op", "--schedule"},
+    .usage = "tessel lower (--op \"OP KEY=VALUE ...\" | MODEL --kernel NAME [--target SPEC]) [--schedule FILE | --gpu] "
+             "[--steps] [--passes] [--diff]",
+    .value_options = {"--op", "--schedule", "--kernel", "--target"},
     .flags = {"--steps", "--passes", "--diff", "--gpu"},
+    .max_positional = 1,
 };
+
+// The tensor expression of one fused kernel of MODEL (after the graph passes for the target);
+// without a kernel name, lists the kernels and returns nullopt.
+std::optional<te::ComputeDag> model_kernel_dag(const std::string& model, const std::optional<std::string>& kernel,
+                                               const Target& target) {
+  GraphPipelineResult r = run_graph_pipeline(std::make_shared<const Graph>(import_onnx(model)), target);
+  if (!r.ok()) throw Error(model + ": " + r.error);
+  std::string names;
+  for (const FusionGroup& g : r.fusion->groups) {
+    if (!kernel) {
+      std::printf("%-40s %zu ops, %s\n", g.kernel_name.c_str(), g.nodes.size(), std::string(pattern_name(g.pattern)).c_str());
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + g.kernel_name;
+    if (g.kernel_name != *kernel) continue;
+    std::string why;
+    auto dag = compile::build_group_dag(*r.graph, g, &why);
+    if (!dag) throw Error(model + ": kernel '" + *kernel + "' has no tensor expression: " + why);
+    return dag;
+  }
+  if (kernel) throw Error(model + ": no kernel '" + *kernel + "' (kernels: " + names + ")");
+  return std::nullopt;
+}
 
 std::string details() {
   std::string d =
@@ -58,7 +89,16 @@ void print_view(const lower::ViewRecord& v, bool first, bool diff) {
 int run_lower_command(std::span<const std::string> argv) {
   const Args args = Args::parse(argv, kSpec);
   if (args.help()) return print_usage(kSpec, details().c_str()), 0;
-  const te::ComputeDag dag = te::dag_from_spec(args.required("--op"));
+  int64_t lanes = 8;
+  std::optional<te::ComputeDag> model_dag;
+  if (!args.positional().empty()) {
+    if (args.value("--op")) throw UsageError("give either --op or a MODEL, not both");
+    const Target target = resolve_target(args.value("--target"));
+    if (target.kind_info().find_option("vector_bits")) lanes = std::max<int64_t>(1, target.get_int("vector_bits") / 32);
+    model_dag = model_kernel_dag(args.positional()[0], args.value("--kernel"), target);
+    if (!model_dag) return 0;  // the kernels were listed
+  }
+  const te::ComputeDag dag = model_dag ? *model_dag : te::dag_from_spec(args.required("--op"));
   schedule::Schedule sched;
   if (auto file = args.value("--schedule")) {
     try {
@@ -69,7 +109,7 @@ int run_lower_command(std::span<const std::string> argv) {
   } else if (args.flag("--gpu")) {
     sched = schedule::default_gpu_schedule(dag);
   } else {
-    sched = schedule::default_cpu_schedule(dag);
+    sched = schedule::default_cpu_schedule(dag, lanes);
   }
   const bool diff = args.flag("--diff");
   std::printf("# tensor expression\n%s\n# schedule (%zu steps)\n%s\n", te::to_string(dag).c_str(), sched.steps.size(),
