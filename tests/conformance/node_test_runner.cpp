@@ -123,7 +123,7 @@ std::vector<NodeTestResult> run_node_tests(const std::vector<NodeTest>& tests, c
     const QStringList arguments = {"run",       QString::fromStdString(test.folder + "/model.onnx"),
                                    "--inputs",  QString::fromStdString(test.folder + "/test_data_set_0"),
                                    "--out-dir", raw->out_dir->path(),
-                                   "--target",  "ref"};
+                                   "--target",  QString::fromStdString(options.target)};
     raw->deadline->start(options.timeout_ms);
     raw->process->start(QString::fromStdString(options.tessel_binary), arguments);
   };

@@ -27,6 +27,7 @@ struct RunOptions {
   std::string tessel_binary;
   int parallel_processes = 3;
   int timeout_ms = 60000;  // per test
+  std::string target = "ref";  // --target of every `tessel run`
 };
 
 // Results in the order of `tests`.

@@ -123,6 +123,8 @@ class OnnxConformance : public QObject {
     RunOptions options;
     options.tessel_binary = tessel_binary_path(TESSEL_BINARY_DIR "/app/cli/tessel");
     options.parallel_processes = parallel_processes();
+    // The same list through a code generator (ctest onnx_conformance_llvm sets llvm).
+    if (const char* target = std::getenv("TESSEL_CONFORMANCE_TARGET")) options.target = target;
     QElapsedTimer clock;
     clock.start();
     const std::vector<NodeTestResult> results = run_node_tests(tests, options);
@@ -138,8 +140,8 @@ class OnnxConformance : public QObject {
       else
         failures += "\n  " + r.name + ": " + r.message;
     }
-    std::printf("onnx_conformance: %d of %zu listed node tests passed in %.1f s (%d processes)\n", passed,
-                results.size(), clock.elapsed() / 1000.0, options.parallel_processes);
+    std::printf("onnx_conformance: %d of %zu listed node tests passed on target %s in %.1f s (%d processes)\n", passed,
+                results.size(), options.target.c_str(), clock.elapsed() / 1000.0, options.parallel_processes);
     std::fflush(stdout);
     QVERIFY2(failures.empty(), ("failing node tests:" + failures).c_str());
   }
