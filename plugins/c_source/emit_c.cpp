@@ -34,6 +34,7 @@ const char* c_type(DataType t) {
   switch (t) {
     case DataType::kFloat32: return "float";
     case DataType::kFloat64: return "double";
+    case DataType::kFloat16: return "_Float16";  // GCC and Clang on x86-64: IEEE half, arithmetic through float
     case DataType::kInt8: return "int8_t";
     case DataType::kInt16: return "int16_t";
     case DataType::kInt32: return "int32_t";
