@@ -56,7 +56,7 @@ std::vector<int64_t> Tensor::to_int64s() const {
     throw Error("expected an integer tensor, got " + std::string(dtype_name(dtype_)));
   std::vector<int64_t> out(static_cast<size_t>(numel()));
   for (int64_t i = 0; i < numel(); ++i) out[i] = static_cast<int64_t>(get_double(i));
-  if (dtype_ == DataType::kInt64) std::memcpy(out.data(), raw_data(), nbytes());  // exact for huge values
+  if (dtype_ == DataType::kInt64 && nbytes() > 0) std::memcpy(out.data(), raw_data(), nbytes());  // exact for huge values
   return out;
 }
 

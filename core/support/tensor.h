@@ -21,7 +21,7 @@ class Tensor {
 
   template <class T> static Tensor from_values(Shape shape, std::span<const T> values) {
     Tensor t(DataTypeOf<T>::value, std::move(shape));
-    std::memcpy(t.raw_data(), values.data(), t.nbytes());
+    if (t.nbytes() > 0) std::memcpy(t.raw_data(), values.data(), t.nbytes());  // an empty span may have no data pointer
     return t;
   }
   template <class T> static Tensor scalar(T v) {

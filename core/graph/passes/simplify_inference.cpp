@@ -168,7 +168,7 @@ class Simplifier {
   void simplify_reshape(NodeId id) {
     Node& n = g_.nodes[id];
     const ValueId in = n.inputs[0], out = n.outputs[0];
-    const Shape& out_shape = g_.value(out).type.shape;
+    const Shape out_shape = g_.value(out).type.shape;  // a copy: add_constant below grows g_.values
     if (g_.value(in).type.shape == out_shape && !(is_graph_output(out) && g_.value(in).producer < 0)) {
       bypass(id, out, in);
       return;

@@ -139,8 +139,9 @@ class LayoutRewriter {
     }
   }
 
-  std::vector<ValueId> emit(const std::string& name, const OpDef& op, Attrs attrs, std::vector<ValueId> inputs,
-                            const std::vector<std::string>& output_names, const std::string& out_layout) {
+  // Names and layout by value: callers pass strings that live in g_.values, which add_node grows.
+  std::vector<ValueId> emit(std::string name, const OpDef& op, Attrs attrs, std::vector<ValueId> inputs,
+                            std::vector<std::string> output_names, std::string out_layout) {
     std::vector<ValueId> outs =
         g_.add_node(name, op, std::move(attrs), std::move(inputs), static_cast<int>(output_names.size()), output_names);
     infer_node(static_cast<NodeId>(g_.nodes.size() - 1));
