@@ -380,6 +380,7 @@ class Simplifier : public IRMutator {
   }
 
   Expr fold_int(BinaryOp op, int64_t x, int64_t y, DataType type) {
+    if (auto c = eval_comparison(op, x, y)) return bool_const(*c);
     switch (op) {
       case BinaryOp::kAdd:
         return make_int(x + y, type);
@@ -395,27 +396,18 @@ class Simplifier : public IRMutator {
         return make_int(std::min(x, y), type);
       case BinaryOp::kMax:
         return make_int(std::max(x, y), type);
-      case BinaryOp::kEQ:
-        return bool_const(x == y);
-      case BinaryOp::kNE:
-        return bool_const(x != y);
-      case BinaryOp::kLT:
-        return bool_const(x < y);
-      case BinaryOp::kLE:
-        return bool_const(x <= y);
-      case BinaryOp::kGT:
-        return bool_const(x > y);
-      case BinaryOp::kGE:
-        return bool_const(x >= y);
       case BinaryOp::kAnd:
         return bool_const(x && y);
       case BinaryOp::kOr:
         return bool_const(x || y);
+      default:  // comparisons were answered above
+        break;
     }
     return make_int(0, type);
   }
 
   Expr fold_float(BinaryOp op, double x, double y, DataType type) {
+    if (auto c = eval_comparison(op, x, y)) return bool_const(*c);
     auto r = [&](double v) { return make_float(type == DataType::kFloat32 ? static_cast<float>(v) : v, type); };
     switch (op) {
       case BinaryOp::kAdd:
@@ -432,22 +424,12 @@ class Simplifier : public IRMutator {
         return r(std::min(x, y));
       case BinaryOp::kMax:
         return r(std::max(x, y));
-      case BinaryOp::kEQ:
-        return bool_const(x == y);
-      case BinaryOp::kNE:
-        return bool_const(x != y);
-      case BinaryOp::kLT:
-        return bool_const(x < y);
-      case BinaryOp::kLE:
-        return bool_const(x <= y);
-      case BinaryOp::kGT:
-        return bool_const(x > y);
-      case BinaryOp::kGE:
-        return bool_const(x >= y);
       case BinaryOp::kAnd:
         return bool_const(x != 0 && y != 0);
       case BinaryOp::kOr:
         return bool_const(x != 0 || y != 0);
+      default:  // comparisons were answered above
+        break;
     }
     return r(0);
   }

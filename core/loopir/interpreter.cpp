@@ -11,19 +11,6 @@
 namespace tessel::loopir {
 namespace {
 
-// The comparison operators, the same for integer and float operands; nullopt for other operators.
-template <class T> std::optional<bool> compare(BinaryOp op, T x, T y) {
-  switch (op) {
-    case BinaryOp::kEQ: return x == y;
-    case BinaryOp::kNE: return x != y;
-    case BinaryOp::kLT: return x < y;
-    case BinaryOp::kLE: return x <= y;
-    case BinaryOp::kGT: return x > y;
-    case BinaryOp::kGE: return x >= y;
-    default: return std::nullopt;
-  }
-}
-
 struct Value {
   double f = 0;
   int64_t i = 0;
@@ -190,7 +177,7 @@ class Interpreter {
     Value a = eval(n.a), b = eval(n.b);
     if (a.is_float || b.is_float) {
       double x = a.as_double(), y = b.as_double();
-      if (auto c = compare(n.op, x, y)) return int_value(*c);
+      if (auto c = eval_comparison(n.op, x, y)) return int_value(*c);
       switch (n.op) {
         case BinaryOp::kAdd:
           return float_value(round_to(n.dtype, x + y));
@@ -211,7 +198,7 @@ class Interpreter {
       }
     }
     int64_t x = a.i, y = b.i;
-    if (auto c = compare(n.op, x, y)) return int_value(*c);
+    if (auto c = eval_comparison(n.op, x, y)) return int_value(*c);
     switch (n.op) {
       case BinaryOp::kAdd:
         return int_value(x + y);

@@ -11,6 +11,7 @@
 // negative offsets too.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,19 @@ enum class BinaryOp : uint8_t {
 };
 std::string_view binary_op_symbol(BinaryOp op);
 bool is_comparison(BinaryOp op);  // ==, !=, <, <=, >, >=
+// The value of a comparison operator on two numbers (the interpreter and the simplifier share it);
+// nullopt for operators that are not comparisons.
+template <class T> std::optional<bool> eval_comparison(BinaryOp op, T x, T y) {
+  switch (op) {
+    case BinaryOp::kEQ: return x == y;
+    case BinaryOp::kNE: return x != y;
+    case BinaryOp::kLT: return x < y;
+    case BinaryOp::kLE: return x <= y;
+    case BinaryOp::kGT: return x > y;
+    case BinaryOp::kGE: return x >= y;
+    default: return std::nullopt;
+  }
+}
 bool is_logical(BinaryOp op);     // &&, ||
 
 struct ExprNode {
