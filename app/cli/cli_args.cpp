@@ -24,7 +24,9 @@ Args Args::parse(std::span<const std::string> argv, const ArgSpec& spec) {
     }
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
-    if (arg.size() < 2 || arg.rfind("--", 0) != 0) {
+    // Long options start with "--"; a short one ("-o") only counts when the spec lists it.
+    const bool is_short_option = arg.size() == 2 && arg[0] == '-' && (contains(spec.value_options, arg) || contains(spec.flags, arg));
+    if (!is_short_option && (arg.size() < 2 || arg.rfind("--", 0) != 0)) {
       a.positional_.push_back(arg);
       continue;
     }

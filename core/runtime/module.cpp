@@ -20,6 +20,10 @@ bool Module::has_kernel(const std::string& name) const {
   return false;
 }
 
+void Module::save_object(const std::string&) const {
+  throw Error("the " + target_kind() + " backend has no object code to save (build with --target llvm or c)");
+}
+
 const KernelSignature& Module::signature(const std::string& name) const { return kernels_[index_of(name)]; }
 
 void Module::check_arg(const KernelSignature& sig, size_t k, DataType dtype, const Shape& shape) const {

@@ -29,6 +29,15 @@ class Module {
   // Artifact name → text: "llvm_ir", "asm", "c", "loopir" (whatever the backend has).
   virtual std::map<std::string, std::string> artifacts() const { return {}; }
 
+  // Writes every kernel as relocatable, position-independent object code for the host to `path`,
+  // kernel k under the linker symbol kernel_symbol(k) with the calling convention
+  // `void symbol(void** args)`. This is what `tessel build` links into a shared library. A backend
+  // without object code (the interpreter) throws Error saying so; an unwritable path throws Error
+  // naming it.
+  virtual void save_object(const std::string& path) const;
+  // The linker symbol of kernel k: its name, unless the backend had to mangle it (C identifiers).
+  virtual std::string kernel_symbol(size_t index) const { return kernels_.at(index).name; }
+
   const std::vector<KernelSignature>& kernels() const { return kernels_; }
   bool has_kernel(const std::string& name) const;
   const KernelSignature& signature(const std::string& name) const;  // throws Error listing kernels

@@ -19,8 +19,9 @@ namespace fs = std::filesystem;
 
 class CModule final : public tessel::Module {
  public:
-  CModule(void* handle, const std::vector<tessel::loopir::Func>& kernels, std::string source, std::string command)
-      : handle_(handle), source_(std::move(source)), command_(std::move(command)) {
+  CModule(void* handle, const std::vector<tessel::loopir::Func>& kernels, std::string source, std::string command,
+          std::string compile_object)
+      : handle_(handle), source_(std::move(source)), command_(std::move(command)), compile_object_(std::move(compile_object)) {
     for (const auto& f : kernels) {
       std::string symbol;
       for (char c : f.name) symbol += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -28,6 +29,7 @@ class CModule final : public tessel::Module {
       void* fn = dlsym(handle_, symbol.c_str());
       if (!fn) throw tessel::Error("kernel '" + f.name + "': c backend: symbol " + symbol + " missing from the compiled library");
       entries_.push_back(reinterpret_cast<void (*)(void* const*)>(fn));
+      symbols_.push_back(symbol);
       tessel::KernelSignature sig{f.name, {}};
       for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
       add_kernel(std::move(sig));
@@ -36,6 +38,8 @@ class CModule final : public tessel::Module {
   ~CModule() override { dlclose(handle_); }
   std::string target_kind() const override { return "c"; }
   std::map<std::string, std::string> artifacts() const override { return {{"c", source_}, {"command", command_}}; }
+  std::string kernel_symbol(size_t index) const override { return symbols_.at(index); }
+  void save_object(const std::string& path) const override;
 
  protected:
   void invoke(size_t kernel_index, void* const* args) const override { entries_[kernel_index](args); }
@@ -43,7 +47,9 @@ class CModule final : public tessel::Module {
  private:
   void* handle_;
   std::vector<void (*)(void* const*)> entries_;
+  std::vector<std::string> symbols_;
   std::string source_, command_;
+  std::string compile_object_;  // "cc <cflags> -std=c11 -fPIC -c", the source and "-o FILE" follow
 };
 
 // Runs `command` through the shell; returns its exit status and what it printed.
@@ -55,6 +61,41 @@ int run(const std::string& command, std::string* output) {
   while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
   int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A temporary folder, removed with everything in it when this goes out of scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::string dir_template = (fs::temp_directory_path() / "tessel-c-XXXXXX").string();
+    if (!mkdtemp(dir_template.data())) throw tessel::Error("c backend: cannot create a temporary folder");
+    path_ = dir_template;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The C source is compiled again, to an object file this time (the loaded library was linked
+// and its object is gone). Compiled in a temporary folder and copied, so that an unwritable path
+// is reported as such rather than as a compiler message.
+void CModule::save_object(const std::string& path) const {
+  TempDir dir;
+  fs::path c_file = dir.path() / "kernels.c", o_file = dir.path() / "kernels.o";
+  std::ofstream(c_file) << source_;
+  std::string output;
+  int rc = run(compile_object_ + " " + c_file.string() + " -o " + o_file.string(), &output);
+  if (rc != 0) throw tessel::Error(path + ": c backend: the compiler failed (exit " + std::to_string(rc) + "): " + output.substr(0, output.find('\n')));
+  std::error_code ec;
+  fs::copy_file(o_file, path, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw tessel::Error(path + ": cannot write: " + ec.message());
 }
 
 std::unique_ptr<tessel::Module> compile(const std::vector<tessel::loopir::Func>& kernels, const tessel::Target& target) {
@@ -79,7 +120,8 @@ std::unique_ptr<tessel::Module> compile(const std::vector<tessel::loopir::Func>&
   std::error_code ec;
   fs::remove_all(dir, ec);  // the loaded library stays mapped after its file is gone
   if (!handle) throw tessel::Error("c backend: cannot load the compiled kernels: " + load_error);
-  return std::make_unique<CModule>(handle, kernels, std::move(source), command);
+  std::string compile_object = target.get_string("cc") + " " + target.get_string("cflags") + " -std=c11 -fPIC -c";
+  return std::make_unique<CModule>(handle, kernels, std::move(source), command, std::move(compile_object));
 }
 
 }  // namespace

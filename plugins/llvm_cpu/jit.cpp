@@ -6,10 +6,13 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IRReader/IRReader.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Host.h>
+#include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -104,10 +107,35 @@ std::string emit_assembly(const llvm::Module& m, llvm::TargetMachine& tm) {
   return std::string(text.str());
 }
 
+// The optimized module (as IR text) → a position-independent object file, for `tessel build`.
+// The IR is re-read into a fresh context rather than kept as a module: exporting is rare, and the
+// JIT owns the module it was given.
+void write_object_file(const std::string& ir, const JitOptions& options, const std::string& path) {
+  llvm::orc::JITTargetMachineBuilder jtmb = machine_builder(options);
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) throw Error(path + ": llvm: cannot create a target machine: " + error_text(tm.takeError()));
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> module = llvm::parseIR(llvm::MemoryBufferRef(ir, "kernels"), diagnostic, context);
+  if (!module) throw Error(path + ": llvm: cannot re-read the optimized module: " + diagnostic.getMessage().str());
+  module->setDataLayout((*tm)->createDataLayout());
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) throw Error(path + ": cannot write: " + ec.message());
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, out, nullptr, llvm::CGFT_ObjectFile))
+    throw Error(path + ": llvm: this target cannot emit object files");
+  pm.run(*module);
+  out.flush();
+  if (out.has_error()) throw Error(path + ": cannot write: " + out.error().message());
+}
+
 class LlvmModule final : public Module {
  public:
-  LlvmModule(std::unique_ptr<llvm::orc::LLJIT> jit, const std::vector<loopir::Func>& kernels, std::string ir, std::string assembly)
-      : jit_(std::move(jit)), ir_(std::move(ir)), asm_(std::move(assembly)) {
+  LlvmModule(std::unique_ptr<llvm::orc::LLJIT> jit, const std::vector<loopir::Func>& kernels, std::string ir, std::string assembly,
+             JitOptions options)
+      : jit_(std::move(jit)), ir_(std::move(ir)), asm_(std::move(assembly)), options_(std::move(options)) {
     for (const auto& f : kernels) {
       auto address = jit_->lookup(f.name);
       if (!address) throw Error("kernel '" + f.name + "': llvm jit: " + error_text(address.takeError()));
@@ -123,6 +151,7 @@ class LlvmModule final : public Module {
     if (!asm_.empty()) a["asm"] = asm_;
     return a;
   }
+  void save_object(const std::string& path) const override { write_object_file(ir_, options_, path); }
 
  protected:
   void invoke(size_t kernel_index, void* const* args) const override { entries_[kernel_index](args); }
@@ -131,6 +160,7 @@ class LlvmModule final : public Module {
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::vector<void (*)(void* const*)> entries_;
   std::string ir_, asm_;
+  JitOptions options_;
 };
 
 }  // namespace
@@ -169,7 +199,7 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
   if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
     throw Error("llvm: cannot add the module to the JIT: " + error_text(std::move(err)));
-  return std::make_unique<LlvmModule>(std::move(*jit), kernels, std::move(ir), std::move(assembly));
+  return std::make_unique<LlvmModule>(std::move(*jit), kernels, std::move(ir), std::move(assembly), options);
 }
 
 std::string host_cpu_name() { return llvm::sys::getHostCPUName().str(); }

@@ -1,0 +1,341 @@
+#include "core/compile/model_library.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/support/error.h"
+
+namespace tessel::compile {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kAlign = 64;  // what the kernels assume of every buffer (noalias, align 64)
+
+int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+const char* c_dtype_name(DataType t) {
+  switch (t) {
+    case DataType::kFloat32: return "float32";
+    case DataType::kFloat64: return "float64";
+    case DataType::kFloat16: return "float16";
+    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kInt8: return "int8";
+    case DataType::kInt16: return "int16";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt64: return "int64";
+    case DataType::kUInt8: return "uint8";
+    case DataType::kBool: return "bool";
+  }
+  return "unknown";
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A C string literal holding `s`.
+std::string c_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
+    else if (c < 32 || c > 126) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    } else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int run_command(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string dir_template = (fs::temp_directory_path() / "tessel-build-XXXXXX").string();
+    if (!mkdtemp(dir_template.data())) throw Error("tessel build: cannot create a temporary folder");
+    path_ = dir_template;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Where every graph value the entry point touches lives, as a C expression of type `void*`.
+//
+//   arena: [ memory plan (peak_bytes) | values the plan left out | staging for misaligned inputs ]
+//   W:     the constants blob, each constant at a 64-byte aligned offset
+class Placement {
+ public:
+  explicit Placement(const CompiledModel& model) : g_(model.graph()) {
+    const MemoryPlan& plan = *model.pipeline().memory_plan;
+    arena_bytes_ = align_up(plan.peak_bytes);
+    for (const PlannedTensor& t : plan.tensors) at_[t.value] = "(void*)(A + " + std::to_string(t.offset) + ")";
+    for (size_t k = 0; k < g_.inputs.size(); ++k) at_[g_.inputs[k]] = "in[" + std::to_string(k) + "]";
+    for (const CompiledKernel& k : model.kernels())
+      for (ValueId v : k.params) place(v);
+    for (ValueId v : g_.outputs) place(v);
+    for (size_t k = 0; k < g_.inputs.size(); ++k) {
+      staging_.push_back(arena_bytes_);
+      arena_bytes_ += align_up(bytes(g_.inputs[k]));
+    }
+  }
+  const std::string& at(ValueId v) const { return at_.at(v); }
+  int64_t bytes(ValueId v) const { return shape_numel(g_.value(v).type.shape) * static_cast<int64_t>(dtype_size(g_.value(v).type.dtype)); }
+  int64_t arena_bytes() const { return std::max<int64_t>(arena_bytes_, kAlign); }
+  int64_t staging(size_t input) const { return staging_[input]; }
+  const std::string& blob() const { return blob_; }
+
+ private:
+  void place(ValueId v) {
+    if (at_.count(v)) return;
+    if (g_.is_constant(v)) {
+      const Tensor& t = g_.value(v).value;
+      blob_.resize(static_cast<size_t>(align_up(static_cast<int64_t>(blob_.size()))), '\0');
+      at_[v] = "(void*)(W + " + std::to_string(blob_.size()) + ")";
+      blob_.append(reinterpret_cast<const char*>(t.raw_data()), t.nbytes());
+      return;
+    }
+    // Not planned (none should be): its own slice after the plan, as CompiledModel::run does.
+    at_[v] = "(void*)(A + " + std::to_string(arena_bytes_) + ")";
+    arena_bytes_ += align_up(bytes(v));
+  }
+  const Graph& g_;
+  std::map<ValueId, std::string> at_;
+  std::string blob_;
+  int64_t arena_bytes_ = 0;
+  std::vector<int64_t> staging_;
+};
+
+void tensor_infos(std::ostringstream& c, const Graph& g, const std::vector<ValueId>& values, const std::string& array,
+                  const std::string& prefix) {
+  for (size_t k = 0; k < values.size(); ++k) {
+    const TensorType& t = g.value(values[k]).type;
+    c << "static const int64_t " << prefix << k << "_shape[" << std::max<size_t>(t.shape.size(), 1) << "] = {";
+    for (size_t d = 0; d < t.shape.size(); ++d) c << (d ? ", " : "") << t.shape[d];
+    c << (t.shape.empty() ? "0" : "") << "};\n";
+  }
+  c << "const tessel_tensor_info " << array << "[" << std::max<size_t>(values.size(), 1) << "] = {\n";
+  for (size_t k = 0; k < values.size(); ++k) {
+    const Value& v = g.value(values[k]);
+    c << "  {" << c_string(v.name) << ", \"" << c_dtype_name(v.type.dtype) << "\", " << v.type.shape.size() << ", " << prefix << k
+      << "_shape, " << shape_numel(v.type.shape) * static_cast<int64_t>(dtype_size(v.type.dtype)) << "u},\n";
+  }
+  if (values.empty()) c << "  {0, 0, 0, 0, 0u},\n";
+  c << "};\n\n";
+}
+
+// The part of the entry source that does not depend on the model: tessel_parallel_for, which the
+// llvm backend's kernels call for parallel loops (the same contract as core/runtime/thread_pool.h:
+// chunk(begin, end, env) over [0, extent), one contiguous chunk per thread, nested loops serial).
+// Threads are started per loop: the library keeps no pool alive between calls.
+const char* kParallelFor = R"(typedef void (*tessel_chunk_fn)(int64_t begin, int64_t end, void* env);
+struct tessel_task { tessel_chunk_fn chunk; void* env; int64_t begin, end; };
+static _Thread_local int tessel_inside_parallel_loop;
+
+static void* tessel_run_task(void* p) {
+  struct tessel_task* t = (struct tessel_task*)p;
+  tessel_inside_parallel_loop = 1;
+  t->chunk(t->begin, t->end, t->env);
+  return 0;
+}
+
+__attribute__((visibility("hidden"))) void tessel_parallel_for(int64_t extent, tessel_chunk_fn chunk, void* env) {
+  int64_t n = tessel_threads < extent ? tessel_threads : extent;
+  if (extent <= 0) return;
+  if (n <= 1 || tessel_inside_parallel_loop) { chunk(0, extent, env); return; }
+  pthread_t threads[n];
+  int started[n];
+  struct tessel_task tasks[n];
+  int64_t base = extent / n, extra = extent % n, begin = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t size = base + (i < extra ? 1 : 0);
+    tasks[i].chunk = chunk, tasks[i].env = env, tasks[i].begin = begin, tasks[i].end = begin + size;
+    begin += size;
+  }
+  for (int64_t i = 1; i < n; ++i) started[i] = pthread_create(&threads[i], 0, tessel_run_task, &tasks[i]) == 0;
+  tessel_inside_parallel_loop = 1;
+  chunk(tasks[0].begin, tasks[0].end, env);
+  for (int64_t i = 1; i < n; ++i)
+    if (!started[i]) chunk(tasks[i].begin, tasks[i].end, env);  /* no thread: run it here */
+  tessel_inside_parallel_loop = 0;
+  for (int64_t i = 1; i < n; ++i)
+    if (started[i]) pthread_join(threads[i], 0);
+}
+
+)";
+
+std::string entry_source(const CompiledModel& model, const std::string& name, const Placement& place, const fs::path& blob_file) {
+  const Graph& g = model.graph();
+  const Module& module = *model.module();
+  std::ostringstream c;
+  c << "/* Generated by tessel build: runs the model's kernels in the order of its static memory plan. */\n"
+    << "#include <pthread.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"model.h\"\n\n";
+  int64_t threads = model.target().kind_info().find_option("num_threads") ? model.target().get_int("num_threads") : 1;
+  c << "static int tessel_threads = " << threads << ";\n";
+  c << "void " << name << "_set_num_threads(int n) { tessel_threads = n < 1 ? 1 : n; }\n\n" << kParallelFor;
+
+  // Kernels by their linker symbols: names need not be C identifiers.
+  std::map<std::string, std::string> local_name;
+  for (size_t k = 0; k < module.kernels().size(); ++k) {
+    std::string local = "tessel_kernel_" + std::to_string(k);
+    local_name[module.kernels()[k].name] = local;
+    c << "extern void " << local << "(void**) __asm__(" << c_string(module.kernel_symbol(k)) << ");\n";
+  }
+  if (!place.blob().empty()) {
+    // .incbin, not a C initializer: a ResNet's weights as a C array take the compiler minutes.
+    const std::string path = blob_file.string();
+    if (path.find_first_of("\"\\\n") != std::string::npos) throw Error(path + ": the temporary folder's name cannot be quoted for .incbin");
+    c << "\n__asm__(\".section .rodata\\n.balign 64\\n" << name << "_weights:\\n.incbin \\\"" << path
+      << "\\\"\\n.previous\\n\");\n";
+    c << "extern const unsigned char W[] __asm__(\"" << name << "_weights\") __attribute__((visibility(\"hidden\")));\n";
+  }
+  c << "\n";
+  tensor_infos(c, g, g.inputs, name + "_inputs", "tessel_input_");
+  tensor_infos(c, g, g.outputs, name + "_outputs", "tessel_output_");
+
+  c << "size_t " << name << "_arena_bytes(void) { return " << place.arena_bytes() << "u; }\n\n";
+  c << "int " << name << "_run_with_arena(const void* const* inputs, void* const* outputs, void* arena) {\n"
+    << "  unsigned char* A = (unsigned char*)arena;\n"
+    << "  void* in[" << std::max<size_t>(g.inputs.size(), 1) << "];\n";
+  c << "  /* The kernels assume 64-byte aligned buffers: stage the inputs that are not. */\n";
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    c << "  in[" << k << "] = (void*)inputs[" << k << "];\n"
+      << "  if ((uintptr_t)in[" << k << "] % 64) in[" << k << "] = memcpy(A + " << place.staging(k) << ", in[" << k << "], "
+      << place.bytes(g.inputs[k]) << "u);\n";
+  if (g.inputs.empty()) c << "  (void)inputs; (void)in;\n";
+  for (const CompiledKernel& k : model.kernels()) {
+    c << "  { /* " << k.name << " */\n    void* args[" << std::max<size_t>(k.params.size(), 1) << "] = {";
+    for (size_t p = 0; p < k.params.size(); ++p) c << (p ? ", " : "") << place.at(k.params[p]);
+    c << "};\n    " << local_name.at(k.name) << "(args);\n  }\n";
+  }
+  for (size_t k = 0; k < g.outputs.size(); ++k)
+    c << "  memcpy(outputs[" << k << "], " << place.at(g.outputs[k]) << ", " << place.bytes(g.outputs[k]) << "u);\n";
+  c << "  return 0;\n}\n\n";
+  c << "int " << name << "_run(const void* const* inputs, void* const* outputs) {\n"
+    << "  void* arena = aligned_alloc(64, " << name << "_arena_bytes());\n"
+    << "  if (!arena) return 1;\n"
+    << "  int status = " << name << "_run_with_arena(inputs, outputs, arena);\n"
+    << "  free(arena);\n  return status;\n}\n";
+  return c.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) throw Error(path.string() + ": cannot write");
+}
+
+}  // namespace
+
+std::string c_identifier(const std::string& name) {
+  std::string s;
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "model_" + s;
+  return s;
+}
+
+std::string model_header(const CompiledModel& model, const std::string& raw_name) {
+  const std::string name = c_identifier(raw_name), macro = upper(name);
+  const Graph& g = model.graph();
+  std::ostringstream h;
+  h << "/* " << name << ": generated by tessel build\n * target: " << model.target().str() << "\n"
+    << " * Inputs and outputs are dense row-major buffers of the listed dtype and shape, in this order;\n"
+    << " * any alignment is accepted. Calls may run concurrently: each call of " << name << "_run\n"
+    << " * allocates its own arena of " << name << "_arena_bytes() bytes\n * (" << name
+    << "_run_with_arena takes one, 64-byte aligned). */\n"
+    << "#pragma once\n#include <stddef.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+    << "#ifndef TESSEL_TENSOR_INFO_DEFINED\n#define TESSEL_TENSOR_INFO_DEFINED\n"
+    << "typedef struct {\n  const char* name;\n  const char* dtype; /* \"float32\", \"int64\", ... */\n  int rank;\n"
+    << "  const int64_t* shape;\n  size_t bytes;\n} tessel_tensor_info;\n#endif\n\n";
+  h << "#define " << macro << "_NUM_INPUTS " << g.inputs.size() << "\n#define " << macro << "_NUM_OUTPUTS " << g.outputs.size() << "\n";
+  auto describe = [&](const std::vector<ValueId>& values, const char* kind, const char* word) {
+    for (size_t k = 0; k < values.size(); ++k) {
+      const Value& v = g.value(values[k]);
+      std::string m = macro + "_" + kind + "_" + std::to_string(k);
+      h << "/* " << word << " " << k << ": " << c_string(v.name) << " "
+        << c_dtype_name(v.type.dtype) << shape_str(v.type.shape) << " */\n";
+      h << "#define " << m << "_NAME " << c_string(v.name) << "\n#define " << m << "_NUMEL " << shape_numel(v.type.shape) << "\n";
+    }
+  };
+  h << "\n";
+  describe(g.inputs, "INPUT", "input");
+  describe(g.outputs, "OUTPUT", "output");
+  h << "\nextern const tessel_tensor_info " << name << "_inputs[];\nextern const tessel_tensor_info " << name << "_outputs[];\n\n"
+    << "/* Runs the model; returns 0, or 1 when the arena cannot be allocated. */\n"
+    << "int " << name << "_run(const void* const* inputs, void* const* outputs);\n"
+    << "int " << name << "_run_with_arena(const void* const* inputs, void* const* outputs, void* arena);\n"
+    << "size_t " << name << "_arena_bytes(void);\n"
+    << "/* Threads for parallel loops (default " << (model.target().kind_info().find_option("num_threads") ? model.target().get_int("num_threads") : 1)
+    << ", from the target); set it before running, not during. */\n"
+    << "void " << name << "_set_num_threads(int n);\n\n#ifdef __cplusplus\n}\n#endif\n";
+  return h.str();
+}
+
+void build_model_library(const CompiledModel& model, const std::string& so_path, const LibraryOptions& options) {
+  const std::string name = c_identifier(options.name);
+  for (const CompiledKernel& k : model.kernels())
+    if (!k.compiled)
+      throw Error("kernel '" + k.name + "' has no compiled code (" + k.fallback_reason +
+                  "): a library runs without Tessel's reference kernels");
+  if (!model.module()) throw Error("the model has no kernels to build");
+
+  TempDir dir;
+  const fs::path object = dir.path() / "kernels.o", blob = dir.path() / "weights.bin", entry = dir.path() / "entry.c",
+                 header = dir.path() / "model.h", exports = dir.path() / "exports.map", library = dir.path() / "model.so";
+  try {
+    model.module()->save_object(object.string());
+  } catch (const Error& e) {
+    rethrow_with_context(e, "saving the kernels' object code");
+  }
+  Placement place(model);
+  write_file(blob, place.blob());
+  write_file(header, model_header(model, name));
+  write_file(entry, entry_source(model, name, place, blob));
+  // Only the entry points leave the library: kernels and tessel_parallel_for stay inside it.
+  write_file(exports, "{\n  global: " + name + "_*;\n  local: *;\n};\n");
+
+  std::string command = options.cc + " -shared -fPIC -O2 -std=c11 -o " + shell_quote(library.string()) + " " +
+                        shell_quote(entry.string()) + " " + shell_quote(object.string()) + " -Wl,--version-script=" +
+                        shell_quote(exports.string()) + " -lm -lpthread";
+  std::string output;
+  int rc = run_command(command, &output);
+  if (rc != 0)
+    throw Error("linking the library: `" + options.cc + "` failed (exit " + std::to_string(rc) + "): " + output.substr(0, output.find('\n')));
+  std::error_code ec;
+  fs::copy_file(library, so_path, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw Error(so_path + ": cannot write: " + ec.message());
+}
+
+}  // namespace tessel::compile
