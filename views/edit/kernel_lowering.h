@@ -1,0 +1,29 @@
+#pragma once
+// The lowering half of the edit loop, Qt-free so it runs on a worker thread (and in tests and
+// benchmarks without a window): one kernel of a snapshot, its DAG, its schedule (the hand one or the
+// default), the program after every step and after every lowering pass.
+//
+//   snapshot.optimized + fusion group K ──build_group_dag──▶ DAG ──(hand | default_cpu_schedule)──▶
+//   program_after_each_step (entry 0: unscheduled) + program_after_each_pass ──▶ KernelLowering
+//
+// Usage:
+//   KernelLoweringPtr l = lower_kernel(snapshot, "fused_conv2d_nchwc_relu_1", std::nullopt, 16, 1);
+//   if (!l->error.empty()) show(l->error, l->error_step);
+#include <optional>
+#include <string>
+
+#include "core/te/tensor.h"
+#include "views/common/kernel_results.h"
+#include "views/common/snapshot.h"
+
+namespace tessel::views {
+
+// The kernel's DAG; nullopt with `why` ("kernel 'X' is not in the model (kernels: ...)", or why
+// no tensor expression exists).
+std::optional<te::ComputeDag> kernel_dag(const StudioSnapshot& snapshot, const std::string& kernel, std::string* why);
+
+// Never throws: every failure lands in `error` (and `error_step` when a step is to blame).
+KernelLoweringPtr lower_kernel(const StudioSnapshotPtr& snapshot, const std::string& kernel,
+                               const std::optional<schedule::Schedule>& hand, int64_t vector_lanes, int64_t generation);
+
+}  // namespace tessel::views
