@@ -227,7 +227,7 @@ void ScheduleEditorPane::set_kernel(const QString& kernel, te::ComputeDag dag, s
     slot->stack = new QUndoStack(undo_group_);
   }
   KernelState& st = *slot;
-  if (enabled_schedule(st.entries) != current_schedule || st.stack->count() == 0) {
+  if (enabled_schedule(st.entries) != current_schedule) {
     // Someone else changed the schedule (a loaded session, a copy from another kernel): the
     // list and its history restart from it.
     st.entries.clear();
@@ -460,6 +460,21 @@ void ScheduleEditorPane::show_measurement(KernelMeasurementPtr m) {
       break;
   }
   badge_->setToolTip(q(m->target) + (m->bound.empty() ? QString() : "\nbound: " + q(m->bound)));
+}
+
+std::string ScheduleEditorPane::text_form(const QString& kernel) const {
+  auto it = kernels_.find(kernel);
+  return it == kernels_.end() ? std::string() : entries_to_text(it->second->entries);
+}
+
+void ScheduleEditorPane::restore_text(const QString& kernel, const std::string& text) {
+  ScheduleEntries entries = entries_from_text(text);
+  auto& slot = kernels_[kernel];
+  if (!slot) {
+    slot = std::make_unique<KernelState>();
+    slot->stack = new QUndoStack(undo_group_);
+  }
+  slot->entries = std::move(entries);
 }
 
 void ScheduleEditorPane::highlight_step(int step) {

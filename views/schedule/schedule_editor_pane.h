@@ -63,6 +63,13 @@ class ScheduleEditorPane final : public QWidget {
   void show_measurement(KernelMeasurementPtr measurement);
   void highlight_step(int step);  // selects the row of lowered step `step`; -1 clears
 
+  // Session support: the text form of a kernel's steps with disabled ones as "# disabled: ..."
+  // comments (still a valid schedule text: parse_schedule skips them); empty for a kernel the
+  // pane has not shown. restore_text() seeds a kernel from such text before set_kernel shows it,
+  // so disabled steps survive a save and reopen.
+  std::string text_form(const QString& kernel) const;
+  void restore_text(const QString& kernel, const std::string& text);  // throws Error on bad text
+
   QString kernel() const { return kernel_; }
   schedule::Schedule schedule() const;  // the enabled steps: what was sent for lowering
   const ScheduleEntries& entries() const;

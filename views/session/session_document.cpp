@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QSaveFile>
 
+#include "core/schedule/schedule.h"
 #include "core/support/error.h"
 
 namespace tessel::views {
@@ -31,11 +32,13 @@ nlohmann::json session_to_json(const SessionDocument& doc, const std::string& se
     // Only inside-or-near the session's folder; a path climbing to / is no better than absolute.
     if (!relative.startsWith("../../..")) model = relative;
   }
-  return {{"format", "tessel-session"},
-          {"version", 1},
-          {"model", {{"path", model.toStdString()}, {"sha256", doc.model_sha256}}},
-          {"target", doc.target},
-          {"pass_options", doc.pass_options}};
+  nlohmann::json j = {{"format", "tessel-session"},
+                      {"version", 1},
+                      {"model", {{"path", model.toStdString()}, {"sha256", doc.model_sha256}}},
+                      {"target", doc.target},
+                      {"pass_options", doc.pass_options}};
+  if (!doc.schedules.empty()) j["schedules"] = doc.schedules;  // older readers never see an empty member
+  return j;
 }
 
 SessionDocument session_from_json(const nlohmann::json& j, const std::string& session_dir, const std::string& what) {
@@ -58,6 +61,19 @@ SessionDocument session_from_json(const nlohmann::json& j, const std::string& se
   if (j.contains("pass_options")) {
     if (!j["pass_options"].is_object()) throw fail("'pass_options' is not an object");
     doc.pass_options = j["pass_options"];
+  }
+  if (j.contains("schedules")) {
+    if (!j["schedules"].is_object()) throw fail("'schedules' is not an object of kernel name -> schedule text");
+    for (auto it = j["schedules"].begin(); it != j["schedules"].end(); ++it) {
+      if (!it.value().is_string()) throw fail("schedule of kernel '" + it.key() + "' is not a string");
+      std::string text = it.value().get<std::string>();
+      try {
+        schedule::parse_schedule(text);  // a bad step is named now, not when the kernel is opened
+      } catch (const Error& e) {
+        throw fail("schedule of kernel '" + it.key() + "': " + e.what());
+      }
+      doc.schedules[it.key()] = std::move(text);
+    }
   }
   return doc;
 }

@@ -1,14 +1,17 @@
 #pragma once
 // A Tessel session as saved in a `.tessel` file (JSON): which model, checked by its hash, for which
-// target, with which pass options. Per-kernel schedules will join as another member.
+// target, with which pass options, and the hand schedules of the kernels the user edited (their
+// text form, one step per line; kernels on their default schedule are absent).
 //
 //   {"format": "tessel-session", "version": 1,
 //    "model": {"path": "../resources/models/mlp.onnx", "sha256": "9f2c…"},
-//    "target": "ref", "pass_options": {"opt_level": 3}}
+//    "target": "ref", "pass_options": {"opt_level": 3},
+//    "schedules": {"fused_matmul_add_2": "split(C.i, 8)\nparallel(C.i.outer)\n"}}
 //
 // The model path is written relative to the session file when possible, so a checkout that moves
 // keeps working; it is absolute in memory.
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 
 namespace tessel::views {
@@ -18,6 +21,9 @@ struct SessionDocument {
   std::string model_sha256;  // of the model file when the session was made; empty if unknown
   std::string target = "ref";
   nlohmann::json pass_options = nlohmann::json::object();
+  // Kernel name -> schedule text (schedule::to_text form; "#" comment lines such as the schedule
+  // editor's "# disabled: STEP" are kept as written). Checked to parse when a session is loaded.
+  std::map<std::string, std::string> schedules;
 
   bool operator==(const SessionDocument&) const = default;
 };
