@@ -27,7 +27,97 @@ std::string parallel_axis(const Stage& s) {
   return s.axes[s.leaf[0]].name;
 }
 
-void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
+// The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
+// `vectors` vectors of x. The accumulators (rows x vectors registers of `lanes` floats) must fit
+// the 32 vector registers with room for the loaded operands; a tile that divides the extent
+// avoids tail loops.
+struct RegisterTile {
+  int64_t rows = 1, vectors = 1, lanes = 1;  // x tile = vectors * lanes
+  bool usable = false;
+};
+
+int64_t largest_divisor_at_most(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t lanes) {
+  RegisterTile t;
+  if (x_extent < 4 || lanes < 2) return t;  // too narrow to vectorize: the plain schedule does as well
+  t.lanes = std::min(lanes, x_extent);
+  t.vectors = 1;
+  for (int64_t v : {4, 2})
+    if (x_extent % (v * lanes) == 0) {
+      t.vectors = v;
+      break;
+    }
+  // About 24 accumulators; the rest of the registers hold one row of loaded vectors and a broadcast.
+  const int64_t max_rows = std::min<int64_t>(12, 24 / t.vectors);
+  t.rows = largest_divisor_at_most(y_extent, max_rows);
+  if (3 * t.rows <= 2 * max_rows) t.rows = std::min(y_extent, max_rows);  // no good divisor: a tail beats a thin tile
+  t.usable = true;
+  return t;
+}
+
+// Register blocking of one reduction (TVM's CPU matmul recipe), with `out` the stage that holds the
+// final values: a cache_write copy of the reduction or an element-wise epilogue of the same shape.
+//
+//   out:   for lead..., y.outer, x.outer          (outermost data-parallel loop in parallel)
+//            red: alloc acc[rows][vectors*lanes]   (small and constant: LLVM keeps it in registers)
+//                 for reduce axes..., k.outer         (k outside the micro-kernel)
+//                   for k.inner (4) unrolled, y unrolled, x.outer unrolled, x.inner vectorized:
+//                     acc[y][x] += ...
+//            for y.inner, x.inner vectorized:  out = epilogue(acc)
+void register_blocked(ScheduleState& st, Schedule& out, const std::string& out_name, const std::string& red_name,
+                      const RegisterTile& t) {
+  Stage* o = st.find(out_name);
+  size_t rank = o->op->axes.size();
+  const auto& y = o->op->axes[rank - 2];
+  const auto& x = o->op->axes[rank - 1];
+  std::string yn = y.var->name, xn = x.var->name;
+  add(st, out, step("tile", {arg(ax(*o, yn)), arg(ax(*o, xn)), arg(t.rows), arg(t.vectors * t.lanes)}));
+  o = st.find(out_name);
+  add(st, out, step("vectorize", {arg(ax(*o, xn + ".inner"))}));
+  add(st, out, step("compute_at", {arg(red_name), arg(ax(*o, xn + ".outer"))}));
+  o = st.find(out_name);
+  add(st, out, step("parallel", {arg(ax(*o, parallel_axis(*o)))}));
+
+  Stage* r = st.find(red_name);
+  size_t rrank = r->op->axes.size();
+  std::string ry = r->op->axes[rrank - 2].var->name, rx = r->op->axes[rrank - 1].var->name;
+  std::string vec = rx;
+  // The innermost reduction loop unrolled by 4 around the micro-kernel: fewer loop branches and
+  // address updates per FMA.
+  const auto& k_axis = r->op->reduction()->axes.back();
+  std::string k_unrolled;
+  if (k_axis.extent >= 8 && k_axis.extent % 4 == 0) {
+    add(st, out, step("split", {arg(ax(*r, k_axis.var->name)), arg(int64_t{4})}));
+    r = st.find(red_name);
+    k_unrolled = k_axis.var->name + ".inner";
+  }
+  std::vector<StepArg> order;
+  for (int a : r->leaf)
+    if (r->axes[a].is_reduce) order.push_back(arg(ax(*r, r->axes[a].name)));
+  order.push_back(arg(ax(*r, ry)));
+  if (t.vectors > 1) {
+    add(st, out, step("split", {arg(ax(*r, rx)), arg(t.lanes)}));
+    r = st.find(red_name);
+    order.push_back(arg(ax(*r, rx + ".outer")));
+    vec = rx + ".inner";
+  }
+  order.push_back(arg(ax(*r, vec)));
+  add(st, out, step("reorder", order));
+  r = st.find(red_name);
+  if (!k_unrolled.empty()) add(st, out, step("unroll", {arg(ax(*r, k_unrolled))}));
+  if (t.rows > 1) add(st, out, step("unroll", {arg(ax(*r, ry))}));
+  if (t.vectors > 1) add(st, out, step("unroll", {arg(ax(*r, rx + ".outer"))}));
+  add(st, out, step("vectorize", {arg(ax(*r, vec))}));
+}
+
+// The plain schedule: tile the last two axes by the vector width, reduction loops outside the
+// tile, accumulate in the output. For shapes too narrow for register blocking.
+void schedule_reduction_in_place(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
   Stage* s = st.find(name);
   auto& op = s->op;
   size_t rank = op->axes.size();
@@ -65,6 +155,22 @@ void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::stri
   }
   s = st.find(name);
   add(st, out, step("parallel", {arg(ax(*s, parallel_axis(*s)))}));
+}
+
+RegisterTile register_tile_for(const Stage& s, int64_t lanes) {
+  size_t rank = s.op->axes.size();
+  if (rank < 2) return {};
+  return choose_register_tile(s.op->axes[rank - 2].extent, s.op->axes[rank - 1].extent, lanes);
+}
+
+// A reduction output: accumulate in a local register tile (cache_write), copy out per tile.
+void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
+  RegisterTile t = register_tile_for(*st.find(name), lanes);
+  if (!t.usable) return schedule_reduction_in_place(st, out, name, lanes);
+  add(st, out, step("cache_write", {arg(name), arg("local")}));
+  // cache_write inserts the accumulating stage just before `name`, named NAME_local.
+  std::string local = st.stages[stage_index_of(st, name) - 1].name;
+  register_blocked(st, out, name, local, t);
 }
 
 // Parallelizes the outermost loop of `name` when it is data-parallel (a scalar reduction has none).
@@ -107,8 +213,26 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
       schedule_reduction_output(st, out, n, lanes);
       continue;
     }
+    // A reduction feeding only this output, with the same shape (conv + bias + relu): register
+    // blocked like a reduction output, the epilogue applied as the tile is stored.
+    std::string fused_reduction;
+    int candidates = 0;
+    for (auto& m : names) {
+      Stage* r = st.find(m);
+      if (r->is_output || !r->op->reduction() || r->attach != Attach::kRoot || r->op->shape != s->op->shape) continue;
+      auto readers = st.effective_consumers(m);
+      ++candidates;
+      if (readers.size() == 1 && readers[0] == s) fused_reduction = m;
+    }
+    if (candidates == 1 && !fused_reduction.empty()) {
+      RegisterTile t = register_tile_for(*s, lanes);
+      if (t.usable) {
+        register_blocked(st, out, n, fused_reduction, t);
+        continue;
+      }
+    }
     schedule_injective(st, out, n, lanes);
-    // A reduction feeding only this output, with the same shape: compute it per outer iteration.
+    // Otherwise such a reduction is computed per outer iteration.
     for (auto& m : names) {
       Stage* r = st.find(m);
       if (r->is_output || !r->op->reduction() || r->attach != Attach::kRoot || r->op->shape != s->op->shape) continue;

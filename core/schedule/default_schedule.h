@@ -2,11 +2,18 @@
 // Default CPU schedules, derived from the shape of the computation rather than from op names:
 //
 //   injective intermediates (pad, bias_add)   compute_inline
-//   a reduction output (matmul, conv)          tile the last two data-parallel axes, split the
-//                                              first reduction axis, reorder so the vector axis is
-//                                              innermost, vectorize it, parallel the outermost loop
-//   an injective output reading a reduction    the reduction is computed at the output's
-//   with the same shape (conv + bias + relu)   outermost loop (epilogue fused through compute_at)
+//   a reduction output (matmul, conv)          register blocking: cache_write(C, local); C tiled
+//                                              (rows x vectors*lanes) over its last two axes, the
+//                                              local accumulator computed per tile with the
+//                                              reduction loops outside an unrolled micro-kernel
+//                                              (innermost reduction unrolled by 4, rows unrolled,
+//                                              vectors unrolled, lanes vectorized), so LLVM keeps
+//                                              the accumulators in vector registers; parallel the
+//                                              outermost loop. Too narrow for vectors (last axis
+//                                              < 4): tiled in place, vector axis innermost.
+//   an injective output reading a reduction    the same register blocking, the output stage in
+//   with the same shape (conv + bias + relu)   the role of C: the epilogue is applied as each
+//                                              register tile is stored (compute_at)
 //   other outputs                              split the last axis for vectors, parallel the first
 //   other reductions (softmax's row max)       parallel the first axis
 #include "core/schedule/schedule.h"

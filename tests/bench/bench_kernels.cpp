@@ -1,16 +1,26 @@
 // Kernel benchmark: Tessel's default schedules compiled by the llvm plugin, beside references
 // measured in the same run — OpenBLAS sgemm for the GEMMs, the machine's calibrated FMA peak and
-// DRAM bandwidth for everything — printed as ratios. Minimum of repeats (the machine is shared).
+// DRAM bandwidth for everything — printed as ratios. Minimum and median of repeats (the machine
+// is shared, so the minimum is the figure to compare; the median shows the noise).
 //
 //   bench_kernels [--short]          run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset
 //                                    (see TOOLCHAIN.md), e.g. env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE
+//   bench_kernels --op SPEC [--schedule FILE] [--threads N] [--repeat N] [--dump PREFIX]
+//                                    one kernel (e.g. --op "matmul M=1024 N=1024 K=1024") with the
+//                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
+//                                    --dump writes the generated IR and assembly to PREFIX.<kind>
+//
+// The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/.
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 
 #include "core/compile/calibrate.h"
 #include "core/lower/pipeline.h"
@@ -19,6 +29,7 @@
 #include "core/runtime/thread_pool.h"
 #include "core/schedule/default_schedule.h"
 #include "core/te/op_builders.h"
+#include "core/te/op_spec.h"
 
 extern "C" char* openblas_get_corename(void);
 extern "C" void openblas_set_num_threads(int);
@@ -27,15 +38,20 @@ using namespace tessel;
 
 namespace {
 
-double min_seconds(int repeats, const std::function<void()>& f) {
+struct Timing {
+  double min = 0, median = 0;  // seconds per call
+};
+
+Timing time_calls(int repeats, const std::function<void()>& f) {
   f();  // warm-up
-  double best = 1e30;
+  std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
-    auto t = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count());
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  return best;
+  std::sort(t.begin(), t.end());
+  return {t.front(), t[t.size() / 2]};
 }
 
 std::vector<Tensor> random_args(const loopir::Func& f) {
@@ -51,28 +67,151 @@ std::vector<Tensor> random_args(const loopir::Func& f) {
   return args;
 }
 
-// Compiles `dag` with its default schedule and returns the minimum time of one call.
-double tessel_seconds(const te::ComputeDag& dag, const Target& target, int repeats) {
-  loopir::Func f = lower::lower(dag, schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32)).func;
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read schedule file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Compiles `dag` with `sched` and times one call.
+Timing tessel_time(const te::ComputeDag& dag, const schedule::Schedule& sched, const Target& target, int repeats) {
+  loopir::Func f = lower::lower(dag, sched).func;
   auto module = build_module({f}, target);
   std::vector<Tensor> args = random_args(f);
   std::vector<Tensor*> ptrs;
   for (auto& a : args) ptrs.push_back(&a);
-  return min_seconds(repeats, [&] { module->call_host(f.name, ptrs); });
+  return time_calls(repeats, [&] { module->call_host(f.name, ptrs); });
+}
+
+Timing tessel_default_time(const te::ComputeDag& dag, const Target& target, int repeats) {
+  return tessel_time(dag, schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32), target, repeats);
+}
+
+// Tessel and OpenBLAS timed in alternation, call by call: the clock of this shared machine drifts
+// between runs, so the ratio of each adjacent pair (their median) is the fairest comparison.
+struct GemmComparison {
+  Timing ours, blas;
+  double pair_ratio = 0;  // median over pairs of blas time / tessel time
+};
+
+GemmComparison compare_with_openblas(const te::ComputeDag& dag, const schedule::Schedule& sched, const Target& target,
+                                     int64_t m, int64_t n, int64_t k, int repeats) {
+  loopir::Func f = lower::lower(dag, sched).func;
+  auto module = build_module({f}, target);
+  std::vector<Tensor> args = random_args(f);
+  std::vector<Tensor*> ptrs;
+  for (auto& a : args) ptrs.push_back(&a);
+  std::vector<float> a(static_cast<size_t>(m * k), 0.5f), b(static_cast<size_t>(k * n), 0.25f), c(static_cast<size_t>(m * n));
+  auto blas = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data(),
+                static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+  };
+  auto ours = [&] { module->call_host(f.name, ptrs); };
+  auto seconds = [](const std::function<void()>& fn) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  ours();
+  blas();
+  std::vector<double> to, tb, ratio;
+  for (int r = 0; r < repeats; ++r) {
+    to.push_back(seconds(ours));
+    tb.push_back(seconds(blas));
+    ratio.push_back(tb.back() / to.back());
+  }
+  auto summary = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return Timing{v.front(), v[v.size() / 2]};
+  };
+  GemmComparison out{summary(to), summary(tb), summary(ratio).median};
+  return out;
+}
+
+void print_gemm_row(const char* name, double flops, const GemmComparison& c, double peak) {
+  std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: OpenBLAS sgemm; medians %.1f vs %.1f GF, pairwise %.2fx)\n",
+              name, flops / c.ours.min / 1e9, flops / c.blas.min / 1e9, c.blas.min / c.ours.min, 100 * flops / c.ours.min / 1e9 / peak,
+              flops / c.ours.median / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
+}
+
+// Multiply-adds of the reductions (2 FLOPs each): what a GEMM or conv rate is quoted in.
+double reduction_flops(const te::ComputeDag& dag) {
+  double total = 0;
+  for (const auto& op : dag.ops) {
+    const auto* red = op->reduction();
+    if (!red) continue;
+    double n = 2;
+    for (const auto& a : op->axes) n *= static_cast<double>(a.extent);
+    for (const auto& a : red->axes) n *= static_cast<double>(a.extent);
+    total += n;
+  }
+  return total;
+}
+
+// --op SPEC [--schedule FILE] [--threads N] [--repeat N]: one kernel, for schedule experiments.
+int run_one(int argc, char** argv) {
+  std::string spec, file, dump;
+  int threads = 1, repeats = 10;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--op") spec = argv[i + 1];
+    else if (k == "--schedule") file = argv[i + 1];
+    else if (k == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (k == "--repeat") repeats = std::atoi(argv[i + 1]);
+    else if (k == "--dump") dump = argv[i + 1];
+  }
+  Target target = Target::parse("llvm -num_threads=" + std::to_string(threads));
+  ThreadPool::set_global_threads(threads);
+  te::ComputeDag dag = te::dag_from_spec(spec);
+  schedule::Schedule sched =
+      file.empty() ? schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32) : schedule::parse_schedule(read_text(file));
+  double flops = reduction_flops(dag);
+  if (!dump.empty()) {
+    // The code generator's artifacts (LLVM IR, assembly), one file each: DUMP.<artifact>.
+    auto module = build_module({lower::lower(dag, sched).func}, target);
+    for (const auto& [kind, text] : module->artifacts()) std::ofstream(dump + "." + kind) << text;
+  }
+  if (spec.rfind("matmul", 0) == 0) {
+    // A[M, K] x B[K, N]: OpenBLAS on the same shape, timed in alternation with ours.
+    auto in = dag.inputs();
+    openblas_set_num_threads(threads);
+    GemmComparison c = compare_with_openblas(dag, sched, target, in[0]->shape[0], in[1]->shape[1], in[0]->shape[1], repeats);
+    std::printf("%s (%s, %d thread(s)): %.1f GFLOP/s min, %.1f median; OpenBLAS %.1f min, %.1f median; pairwise ratio %.2fx",
+                spec.c_str(), file.empty() ? "default schedule" : file.c_str(), threads, flops / c.ours.min / 1e9,
+                flops / c.ours.median / 1e9, flops / c.blas.min / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
+  } else {
+    Timing t = tessel_time(dag, sched, target, repeats);
+    std::printf("%s (%s, %d thread(s)): %.2f ms min, %.2f ms median, %.1f GFLOP/s (min)", spec.c_str(),
+                file.empty() ? "default schedule" : file.c_str(), threads, t.min * 1e3, t.median * 1e3, flops / t.min / 1e9);
+  }
+  std::printf("\n");
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--short") == 0;
-  int repeats = quick ? 2 : 5;
   PluginManager::global().load_all();
   if (!CodeGenRegistry::global().has("llvm")) {
     std::fprintf(stderr, "bench_kernels: the llvm plugin is not loaded\n");
     return 1;
   }
+  if (argc > 2 && std::strcmp(argv[1], "--op") == 0) {
+    try {
+      return run_one(argc, argv);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "bench_kernels: %s\n", e.what());
+      return 1;
+    }
+  }
+  bool quick = argc > 1 && std::strcmp(argv[1], "--short") == 0;
+  int repeats = quick ? 2 : 7;
   std::printf("OpenBLAS core: %s%s\n", openblas_get_corename(),
               std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE is set: OpenBLAS runs a slower kernel; unset it)" : "");
+  const std::string hand_path = std::string(TESSEL_SOURCE_DIR) + "/resources/schedules/matmul_1024.sched";
+  const schedule::Schedule hand = schedule::parse_schedule(read_text(hand_path));
   for (int threads : {1, 2}) {
     Target target = Target::parse("llvm -num_threads=" + std::to_string(threads));
     ThreadPool::set_global_threads(threads);
@@ -81,7 +220,8 @@ int main(int argc, char** argv) {
     copt.quick = true;
     compile::MachineCeilings ceilings = compile::calibrate(target, copt);
     ThreadPool::set_global_threads(threads);
-    std::printf("\n== %d thread(s): peak %.1f GFLOP/s (%s), DRAM %.1f GB/s (measured now)\n", threads, ceilings.peak_gflops(),
+    const double peak = ceilings.peak_gflops();
+    std::printf("\n== %d thread(s): peak %.1f GFLOP/s (%s), DRAM %.1f GB/s (measured now)\n", threads, peak,
                 ceilings.compute.front().name.c_str(), ceilings.dram_gbps());
     std::printf("%-28s %12s %12s %10s %10s\n", "kernel", "tessel", "reference", "ratio", "of peak");
 
@@ -91,16 +231,18 @@ int main(int argc, char** argv) {
     std::vector<Gemm> gemms = quick ? std::vector<Gemm>{{256, 256, 256}} : std::vector<Gemm>{{1024, 1024, 1024}, {512, 512, 512}, {1, 4096, 1024}};
     for (const Gemm& g : gemms) {
       double flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
-      double ours = tessel_seconds(te::matmul_dag(g.m, g.n, g.k), target, repeats);
-      std::vector<float> a(static_cast<size_t>(g.m * g.k), 0.5f), b(static_cast<size_t>(g.k * g.n), 0.25f), c(static_cast<size_t>(g.m * g.n));
-      double blas = min_seconds(repeats, [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), 1.0f,
-                    a.data(), static_cast<int>(g.k), b.data(), static_cast<int>(g.n), 0.0f, c.data(), static_cast<int>(g.n));
-      });
+      te::ComputeDag dag = te::matmul_dag(g.m, g.n, g.k);
+      GemmComparison c = compare_with_openblas(dag, schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32), target,
+                                               g.m, g.n, g.k, repeats);
       char name[64];
       std::snprintf(name, sizeof name, "gemm %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n), static_cast<long>(g.k));
-      std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: OpenBLAS sgemm)\n", name, flops / ours / 1e9, flops / blas / 1e9,
-                  blas / ours, 100 * flops / ours / 1e9 / ceilings.peak_gflops());
+      print_gemm_row(name, flops, c, peak);
+    }
+    {
+      // The shipped hand schedule, on the shape it was written for, against OpenBLAS measured again.
+      double flops = 2.0 * 1024 * 1024 * 1024;
+      GemmComparison c = compare_with_openblas(te::matmul_dag(1024, 1024, 1024), hand, target, 1024, 1024, 1024, repeats);
+      print_gemm_row("gemm 1024 hand schedule", flops, c, peak);
     }
 
     struct Conv {
@@ -117,21 +259,27 @@ int main(int argc, char** argv) {
     for (const Conv& c : convs) {
       const auto& p = c.p;
       double flops = 2.0 * static_cast<double>(p.batch * p.out_channels * p.out_height() * p.out_width() * p.in_channels * p.kernel_h * p.kernel_w);
-      double ours = tessel_seconds(te::conv2d_dag(p), target, repeats);
-      std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: calibrated peak)\n", c.name, flops / ours / 1e9,
-                  ceilings.peak_gflops(), flops / ours / 1e9 / ceilings.peak_gflops(), 100 * flops / ours / 1e9 / ceilings.peak_gflops());
+      // NCHW as written, and NCHW16c as the graph pipeline's layout pass hands it to the kernels.
+      for (bool blocked : {false, true}) {
+        if (blocked && p.in_channels % 16 != 0) continue;
+        Timing ours = tessel_default_time(blocked ? te::conv2d_nchwc_dag(p, 16) : te::conv2d_dag(p), target, repeats);
+        std::string name = std::string(c.name) + (blocked ? " nchw16c" : "");
+        std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: calibrated peak; median %.1f GF)\n", name.c_str(),
+                    flops / ours.min / 1e9, peak, flops / ours.min / 1e9 / peak, 100 * flops / ours.min / 1e9 / peak,
+                    flops / ours.median / 1e9);
+      }
     }
     te::Conv2dParams dw{1, 144, 56, 56, 144, 3, 3, 1, 1};
     double dw_bytes = 4.0 * (2 * 144 * 56 * 56 + 144 * 9);
-    double dws = tessel_seconds(te::depthwise_conv2d_dag(dw), target, repeats);
+    double dws = tessel_default_time(te::depthwise_conv2d_dag(dw), target, repeats).min;
     std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "depthwise 3x3 (1,144,56,56)", dw_bytes / dws / 1e9,
                 ceilings.dram_gbps(), dw_bytes / dws / 1e9 / ceilings.dram_gbps(), "");
     double sm_bytes = 4.0 * 2 * 12 * 128 * 128;
-    double sms = tessel_seconds(te::softmax_dag(12 * 128, 128), target, repeats);
+    double sms = tessel_default_time(te::softmax_dag(12 * 128, 128), target, repeats).min;
     std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "softmax (1,12,128,128)", sm_bytes / sms / 1e9,
                 ceilings.dram_gbps(), sm_bytes / sms / 1e9 / ceilings.dram_gbps(), "");
     double ln_bytes = 4.0 * 2 * 128 * 768;
-    double lns = tessel_seconds(te::layernorm_dag(128, 768), target, repeats);
+    double lns = tessel_default_time(te::layernorm_dag(128, 768), target, repeats).min;
     std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "layernorm (128,768)", ln_bytes / lns / 1e9,
                 ceilings.dram_gbps(), ln_bytes / lns / 1e9 / ceilings.dram_gbps(), "");
   }

@@ -1,0 +1,161 @@
+// The fast CPU schedules: the hand schedule shipped in resources/schedules/ parses, lowers and,
+// compiled by the llvm plugin, computes the right matmul; the default CPU schedule of a reduction
+// accumulates in a small local (register) tile and still computes what the interpreter computes,
+// on shapes that divide the tile and on shapes that leave tails. Structure, not timing: the speed
+// is measured by tests/bench/bench_kernels.
+#include <QtTest>
+
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include "core/loopir/interpreter.h"
+#include "core/loopir/printer.h"
+#include "core/lower/pipeline.h"
+#include "core/plugin/plugin_manager.h"
+#include "core/runtime/codegen.h"
+#include "core/schedule/default_schedule.h"
+#include "core/te/op_builders.h"
+#include "core/te/op_spec.h"
+
+using namespace tessel;
+
+namespace {
+
+constexpr int64_t kLanes = 16;  // AVX-512 fp32; the schedules must be right for any width
+
+std::vector<Tensor> random_args(const loopir::Func& f, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<Tensor> args;
+  for (const auto& p : f.params) {
+    Tensor t(p->dtype, p->shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    args.push_back(t);
+  }
+  return args;
+}
+
+std::vector<Tensor*> pointers(std::vector<Tensor>& ts) {
+  std::vector<Tensor*> out;
+  for (auto& t : ts) out.push_back(&t);
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Lowers `dag` with `sched`, runs it through the llvm plugin and through the interpreter on the
+// same inputs, and compares the output (the last parameter).
+void check_llvm_matches_interpreter(const te::ComputeDag& dag, const schedule::Schedule& sched, const QString& what) {
+  loopir::Func f = lower::lower(dag, sched).func;
+  std::vector<Tensor> want = random_args(f, 11), got;
+  for (auto& t : want) got.push_back(t.clone());
+  loopir::interpret(f, want);
+  build_module({f}, Target::parse("llvm"))->call_host(f.name, pointers(got));
+  const Tensor& w = want.back();
+  const Tensor& g = got.back();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    double a = w.get_double(i), b = g.get_double(i);
+    if (std::abs(a - b) > 1e-4 * (1 + std::abs(a)))
+      QFAIL(qPrintable(QString("%1: element %2: interpreter %3, llvm %4\n%5")
+                           .arg(what)
+                           .arg(i)
+                           .arg(a)
+                           .arg(b)
+                           .arg(QString::fromStdString(schedule::to_text(sched)))));
+  }
+}
+
+}  // namespace
+
+class TestFastSchedules : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() {
+    PluginManager::global().load_all({TESSEL_BINARY_DIR "/plugins"});
+    QVERIFY2(CodeGenRegistry::global().has("llvm"), "the llvm plugin did not load");
+  }
+
+  void shipped_matmul_schedule_computes_the_product() {
+    const std::string path = TESSEL_SOURCE_DIR "/resources/schedules/matmul_1024.sched";
+    const std::string text = read_text(path);
+    QVERIFY2(!text.empty(), qPrintable(QString::fromStdString("cannot read " + path)));
+    schedule::Schedule sched = schedule::parse_schedule(text);
+    QVERIFY(sched.steps.size() >= 5);
+    const int64_t n = 1024;
+    te::ComputeDag dag = te::matmul_dag(n, n, n);
+    loopir::Func f = lower::lower(dag, sched).func;
+    std::vector<Tensor> args = random_args(f, 5);
+    build_module({f}, Target::parse("llvm"))->call_host(f.name, pointers(args));
+    // The reference: a plain i-k-j product accumulated in double.
+    const float* a = args[0].data<float>();
+    const float* b = args[1].data<float>();
+    const float* c = args[2].data<float>();
+    std::vector<double> row(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t k = 0; k < n; ++k) {
+        double aik = a[i * n + k];
+        for (int64_t j = 0; j < n; ++j) row[static_cast<size_t>(j)] += aik * b[k * n + j];
+      }
+      for (int64_t j = 0; j < n; ++j)
+        if (std::abs(row[static_cast<size_t>(j)] - c[i * n + j]) > 1e-3 * (1 + std::abs(row[static_cast<size_t>(j)])))
+          QFAIL(qPrintable(QString("C[%1, %2]: expected %3, got %4").arg(i).arg(j).arg(row[static_cast<size_t>(j)]).arg(c[i * n + j])));
+    }
+  }
+
+  void default_matmul_accumulates_in_a_local_register_tile() {
+    te::ComputeDag dag = te::matmul_dag(256, 256, 256);
+    schedule::Schedule sched = schedule::default_cpu_schedule(dag, kLanes);
+    std::string text = schedule::to_text(sched);
+    QVERIFY2(text.find("cache_write(C, local)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("compute_at(C_local, C.j.outer)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("vectorize(C_local.j.inner)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("unroll(C_local.i)") != std::string::npos, text.c_str());
+    // Lowered: one small local accumulator per output tile, the k loop outside the unrolled
+    // micro-kernel, whose accesses to the accumulator have constant offsets.
+    std::string program = loopir::to_string(lower::lower(dag, sched).func);
+    std::smatch m;
+    QVERIFY2(std::regex_search(program, m, std::regex(R"(allocate C_local: f32\[(\d+)\] local)")), program.c_str());
+    int64_t elements = std::stoll(m[1]);
+    QVERIFY2(elements >= 4 * kLanes && elements <= 24 * kLanes, program.c_str());  // fits the 32 vector registers
+    QVERIFY2(std::regex_search(program, std::regex(R"(for k\.outer in 0\.\.64 \{\s*for j\.inner in 0\.\.16 vectorized \{\s*)"
+                                                   R"(C_local\[j\.inner\] = C_local\[j\.inner\] \+)")),
+             program.c_str());
+    // The last accumulator vector of the tile is named by a constant offset, once per unrolled k.
+    const std::string last = "C_local[j.inner + " + std::to_string(elements - kLanes) + "] = C_local";
+    size_t updates = 0;
+    for (size_t at = program.find(last); at != std::string::npos; at = program.find(last, at + 1)) ++updates;
+    QVERIFY2(updates >= 4, program.c_str());
+  }
+
+  void default_schedules_compute_what_the_interpreter_computes_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::newRow("matmul even") << "matmul M=64 N=64 K=32";
+    QTest::newRow("matmul tails") << "matmul M=37 N=45 K=19";
+    QTest::newRow("matmul narrow") << "matmul M=5 N=3 K=7";
+    QTest::newRow("gemv") << "matmul M=1 N=128 K=40";
+    QTest::newRow("conv nchw") << "conv2d N=1 C=3 H=12 W=12 K=8 R=3 S=3 stride=1 pad=1";
+    QTest::newRow("conv bias relu") << "conv2d_bias_relu N=1 C=4 H=10 W=18 K=5 R=3 S=3 stride=2 pad=1";
+    QTest::newRow("conv nchw16c") << "conv2d_nchwc N=1 C=32 H=9 W=9 K=32 R=3 S=3 stride=1 pad=1 block=16";
+    QTest::newRow("depthwise") << "depthwise_conv2d N=1 C=20 H=9 W=21 R=3 S=3 stride=1 pad=1";
+    QTest::newRow("max pool") << "max_pool N=1 C=4 H=40 W=40 size=2 stride=2";
+    QTest::newRow("avg pool") << "avg_pool N=1 C=3 H=9 W=9 size=3 stride=2";
+    QTest::newRow("softmax") << "softmax M=8 N=40";
+    QTest::newRow("layernorm") << "layernorm M=6 N=48";
+  }
+  void default_schedules_compute_what_the_interpreter_computes() {
+    QFETCH(QString, spec);
+    te::ComputeDag dag = te::dag_from_spec(spec.toStdString());
+    check_llvm_matches_interpreter(dag, schedule::default_cpu_schedule(dag, kLanes), spec);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestFastSchedules)
+#include "test_fast_schedules.moc"
