@@ -8,6 +8,8 @@
 
 #include "app/studio/main_window.h"
 #include "studio_fixtures.h"
+#include "core/schedule/default_schedule.h"
+#include "views/schedule/schedule_editor_pane.h"
 #include "views/session/session_controller.h"
 
 using namespace tessel;
@@ -68,6 +70,56 @@ class SessionTest : public QObject {
     std::string bad_options = write(
         "c.tessel", R"({"format": "tessel-session", "version": 1, "model": {"path": "x.onnx"}, "pass_options": 3})");
     QVERIFY(message(bad_options).find("'pass_options' is not an object") != std::string::npos);
+  }
+
+  void session_keeps_per_kernel_schedules() {
+    // A real kernel of the sample and its default schedule, as the schedule editor saves it
+    // (text form, a disabled step as a comment).
+    StudioSnapshotPtr snap = test::compile_now(test::sample_model());
+    QVERIFY(snap && snap->fusion && !snap->fusion->groups.empty());
+    const std::string kernel = snap->fusion->groups.front().kernel_name;
+    std::string why;
+    std::optional<te::ComputeDag> dag = find_kernel_dag(*snap, kernel, &why);
+    QVERIFY2(dag.has_value(), why.c_str());
+    schedule::Schedule def = schedule::default_cpu_schedule(*dag);
+    QVERIFY(!def.steps.empty());
+    QTemporaryDir dir;
+    SessionDocument doc;
+    doc.model_path = test::sample_model().toStdString();
+    doc.schedules[kernel] = schedule::to_text(def) + "# disabled: unroll(" + kernel + "_nope.x)\n";
+    doc.schedules["other_kernel"] = "split(C.i, 8)\n";
+    QString path = dir.filePath("s.tessel");
+    save_session(doc, path.toStdString());
+    SessionDocument back = load_session(path.toStdString());
+    QVERIFY(back == doc);
+    QVERIFY(schedule::parse_schedule(back.schedules.at(kernel)) == def);  // the comment is not a step
+    // No edits: no member, so sessions without schedules look as before.
+    doc.schedules.clear();
+    QVERIFY(!session_to_json(doc, dir.path().toStdString()).contains("schedules"));
+    QVERIFY(load_session((save_session(doc, path.toStdString()), path.toStdString())).schedules.empty());
+  }
+
+  void malformed_schedules_name_the_kernel_and_the_line() {
+    QTemporaryDir dir;
+    auto message = [&](const char* schedules) -> std::string {
+      QFile f(dir.filePath("s.tessel"));
+      f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+      f.write(QByteArray(R"({"format": "tessel-session", "version": 1, "model": {"path": "m.onnx"}, "schedules": )") +
+              schedules + "}");
+      f.close();
+      try {
+        load_session(dir.filePath("s.tessel").toStdString());
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "no error";
+    };
+    std::string bad_step = message(R"({"fused_conv_1": "split(conv.y, 4)\nsplit(conv.x 4)\n"})");
+    QVERIFY2(bad_step.find("s.tessel: schedule of kernel 'fused_conv_1'") != std::string::npos, bad_step.c_str());
+    QVERIFY2(bad_step.find("line 2") != std::string::npos, bad_step.c_str());
+    std::string not_text = message(R"({"k": 3})");
+    QVERIFY2(not_text.find("schedule of kernel 'k' is not a string") != std::string::npos, not_text.c_str());
+    QVERIFY(message("[]").find("'schedules' is not an object") != std::string::npos);
   }
 
   void controller_compiles_on_a_worker_with_progress_then_saves_and_reopens() {

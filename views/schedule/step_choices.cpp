@@ -112,7 +112,9 @@ StepChoices step_choices(const te::ComputeDag& dag, const schedule::Schedule& s,
       const schedule::AxisState& a = st.axes[static_cast<size_t>(i)];
       return AxisChoice{st.name, a.name, ext[static_cast<size_t>(i)], a.is_reduce};
     };
-    for (int i : st.leaf) c.leaf.push_back(choice(i));
+    // An inlined stage has no loops left to schedule; its formula lives in its consumers.
+    if (st.attach != schedule::Attach::kInline)
+      for (int i : st.leaf) c.leaf.push_back(choice(i));
     for (int i = 0; i < st.num_root; ++i) c.roots.push_back(choice(i));
     c.consumers = readers(st.name);
     out.tensors.push_back(st.name);

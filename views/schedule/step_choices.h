@@ -29,7 +29,7 @@ struct StageChoice {
   std::string name;
   bool is_output = false;
   std::string attach;                  // "root", "inline", "at C.j.outer"
-  std::vector<AxisChoice> leaf;        // loops, outermost first
+  std::vector<AxisChoice> leaf;        // loops, outermost first (none for an inlined stage)
   std::vector<AxisChoice> roots;       // the tensor's own axes (storage_align)
   std::vector<std::string> consumers;  // stages that read it (cache_read readers, compute_at targets)
 };
