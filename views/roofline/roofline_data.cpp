@@ -1,0 +1,100 @@
+#include "views/roofline/roofline_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace tessel::views {
+
+namespace {
+
+void complete(RooflinePoint& p, const std::optional<compile::MachineCeilings>& ceilings) {
+  if (p.attainable_gflops <= 0 && ceilings && p.intensity > 0) p.attainable_gflops = ceilings->attainable(p.intensity, &p.bound);
+}
+
+std::string format(const char* pattern, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, pattern, v);
+  return buf;
+}
+
+double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
+double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
+
+}  // namespace
+
+RooflinePoint roofline_point(const compile::KernelProfile& k, const std::optional<compile::MachineCeilings>& ceilings) {
+  RooflinePoint p{k.name, k.intensity, k.gflops, k.attainable_gflops, k.bound};
+  complete(p, ceilings);
+  return p;
+}
+
+RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<compile::MachineCeilings>& ceilings) {
+  RooflinePoint p{m.kernel, m.intensity, m.gflops, m.attainable_gflops, m.bound};
+  complete(p, ceilings);
+  return p;
+}
+
+bool is_plottable(const RooflinePoint& p) { return p.intensity > 0 && p.gflops > 0 && std::isfinite(p.gflops); }
+
+RooflineData roofline_from_profile(const compile::Profile& profile, const std::optional<compile::MachineCeilings>& ceilings) {
+  RooflineData d;
+  d.ceilings = ceilings;
+  for (const compile::KernelProfile& k : profile.kernels) {
+    RooflinePoint p = roofline_point(k, ceilings);
+    if (is_plottable(p))
+      d.points.push_back(std::move(p));
+    else
+      d.not_shown.push_back(k.name);
+  }
+  return d;
+}
+
+std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& r) {
+  std::vector<CeilingSegment> out;
+  const double best_bw = c.bandwidth.empty() ? 0 : c.bandwidth.front().value;
+  for (const compile::Ceiling& k : c.compute) {
+    if (k.value <= 0) continue;
+    const double start = best_bw > 0 ? std::clamp(k.value / best_bw, r.x_min, r.x_max) : r.x_min;
+    out.push_back({k.name + " " + format("%.0f", k.value) + " GFLOP/s", true, start, k.value, r.x_max, k.value});
+  }
+  const double peak = c.peak_gflops();
+  for (const compile::Ceiling& b : c.bandwidth) {
+    if (b.value <= 0) continue;
+    // y = bw · x from the left edge to where it reaches the peak (or the right edge).
+    double x_end = peak > 0 ? std::min(peak / b.value, r.x_max) : r.x_max;
+    double x_start = std::min(r.x_min, x_end);
+    out.push_back({b.name + " " + format("%.0f", b.value) + " GB/s", false, x_start, b.value * x_start, x_end, b.value * x_end});
+  }
+  return out;
+}
+
+AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::optional<compile::MachineCeilings>& c) {
+  double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
+  auto include = [&](double x, double y) {
+    if (x > 0) x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
+    if (y > 0) y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+  };
+  for (const RooflinePoint& p : points)
+    if (is_plottable(p)) include(p.intensity, p.gflops);
+  if (c) {
+    for (const compile::Ceiling& k : c->compute) include(0, k.value);
+    if (c->dram_gbps() > 0 && c->peak_gflops() > 0) include(c->peak_gflops() / c->dram_gbps(), 0);
+  }
+  AxisRange r;
+  if (x_hi > 0) r.x_min = decade_below(x_lo / 2), r.x_max = decade_above(x_hi * 2);
+  if (y_hi > 0) r.y_min = decade_below(y_lo / 2), r.y_max = decade_above(y_hi * 2);
+  return r;
+}
+
+std::string point_tooltip(const RooflinePoint& p) {
+  std::string s = p.kernel + "\n" + format("%.2f GFLOP/s", p.gflops) + "\n" + format("intensity %.2f FLOP/byte", p.intensity);
+  if (p.attainable_gflops > 0)
+    s += "\n" + format("%.1f%% of attainable ", p.percent_of_attainable()) + format("(%.1f GFLOP/s)", p.attainable_gflops) +
+         "\nbound by " + p.bound;
+  else
+    s += "\nno machine ceilings (calibrate to see what bounds it)";
+  return s;
+}
+
+}  // namespace tessel::views

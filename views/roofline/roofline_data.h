@@ -1,0 +1,64 @@
+#pragma once
+// What the roofline chart draws, computed without Qt: one point per kernel that does arithmetic
+// (a kernel with no FLOPs — a layout transform, a reshape — has no place on a log-log FLOP/byte
+// axis and is listed instead), the ceilings as segments, and the axis ranges.
+//
+//   GFLOP/s (log)                       compute ceiling k: y = peak_k        (horizontal)
+//      ▲          ______________ fma_512                     for x ≥ ridge_k
+//      │         / ·K2                  bandwidth ceiling b: y = bw_b · x  (slope 1 in log-log)
+//      │   dram /   ______________ fma_256                   up to the highest compute ceiling
+//      │       /  ·K1
+//      └─────────────────────▶ FLOP/byte (log)    ridge = peak / dram bandwidth
+//
+// Usage:
+//   RooflineData d = roofline_from_profile(profile, ceilings);
+//   for (const RooflinePoint& p : d.points) plot(p.intensity, p.gflops);
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/compile/calibrate.h"
+#include "core/compile/profile.h"
+#include "views/common/kernel_results.h"
+
+namespace tessel::views {
+
+struct RooflinePoint {
+  std::string kernel;
+  double intensity = 0;          // FLOP per byte moved
+  double gflops = 0;             // achieved (at the minimum time)
+  double attainable_gflops = 0;  // the roof at this intensity; 0 without ceilings
+  std::string bound;             // "compute (fma_512)" / "memory (dram)"; empty without ceilings
+  double percent_of_attainable() const { return attainable_gflops > 0 ? 100 * gflops / attainable_gflops : 0; }
+};
+
+struct CeilingSegment {
+  std::string label;             // "fma_512 256 GFLOP/s", "dram 28 GB/s"
+  bool is_compute = true;
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+struct AxisRange {
+  double x_min = 0.01, x_max = 100, y_min = 0.1, y_max = 1000;
+};
+
+struct RooflineData {
+  std::vector<RooflinePoint> points;   // kernels with FLOPs and a time
+  std::vector<std::string> not_shown;  // kernels without FLOPs (or not timed)
+  std::optional<compile::MachineCeilings> ceilings;
+};
+
+// Fills attainable/bound from `ceilings` when the source did not (it had no cached ceilings).
+RooflinePoint roofline_point(const compile::KernelProfile& k, const std::optional<compile::MachineCeilings>& ceilings);
+RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<compile::MachineCeilings>& ceilings);
+bool is_plottable(const RooflinePoint& p);
+RooflineData roofline_from_profile(const compile::Profile& p, const std::optional<compile::MachineCeilings>& ceilings);
+
+// Segments over [range.x_min, range.x_max]; compute ceilings start where the best bandwidth meets them.
+std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& range);
+// Decades that contain every point, the ridge points and the peak, with a margin.
+AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::optional<compile::MachineCeilings>& c);
+// The hover text: name, GFLOP/s, intensity, % of attainable, and the binding ceiling.
+std::string point_tooltip(const RooflinePoint& p);
+
+}  // namespace tessel::views

@@ -1,0 +1,294 @@
+#include "views/roofline/roofline_pane.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QCursor>
+#include <QGraphicsPolygonItem>
+#include <QHBoxLayout>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QPainter>
+#include <QScatterSeries>
+#include <QSvgGenerator>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace tessel::views {
+
+namespace {
+
+const QColor kPointColor(52, 101, 164);
+const QColor kSelectedColor(204, 0, 0);
+// Ceilings of one kind share a hue and darken with rank, so the legend pairs them with their lines.
+QColor ceiling_color(bool compute, int rank) {
+  const QColor base = compute ? QColor(78, 154, 6) : QColor(206, 92, 0);
+  return base.darker(100 + 70 * rank);
+}
+
+QLineSeries* segment_series(const CeilingSegment& s, int rank) {
+  auto* series = new QLineSeries;
+  series->setName(QString::fromStdString(s.label));
+  series->append(s.x0, s.y0);
+  series->append(s.x1, s.y1);
+  QPen pen(ceiling_color(s.is_compute, rank));
+  pen.setWidthF(1.6);
+  pen.setStyle(s.is_compute ? Qt::SolidLine : Qt::DashLine);
+  series->setPen(pen);
+  return series;
+}
+
+QScatterSeries* scatter(const QString& name, const QColor& color, double size, bool hollow) {
+  auto* s = new QScatterSeries;
+  s->setName(name);
+  s->setMarkerSize(size);
+  s->setColor(hollow ? QColor(Qt::transparent) : color);
+  s->setBorderColor(color);
+  QPen pen(color);
+  pen.setWidthF(hollow ? 2.0 : 1.0);
+  s->setPen(pen);
+  return s;
+}
+
+}  // namespace
+
+RooflinePane::RooflinePane(QWidget* parent) : QWidget(parent) {
+  setObjectName("roofline");
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+
+  message_bar_ = new QWidget(this);
+  auto* bar = new QHBoxLayout(message_bar_);
+  bar->setContentsMargins(6, 2, 6, 2);
+  message_ = new QLabel(tr("No machine ceilings for this target yet: calibrate once to see what bounds each kernel."), message_bar_);
+  message_->setWordWrap(true);
+  calibrate_ = new QPushButton(tr("Calibrate"), message_bar_);
+  calibrate_->setObjectName("calibrate");
+  bar->addWidget(message_, 1);
+  bar->addWidget(calibrate_);
+  message_bar_->setStyleSheet("background: #fff4ce; color: #333;");
+  QObject::connect(calibrate_, &QPushButton::clicked, this, [this] {
+    calibrate_->setEnabled(false);
+    message_->setText(tr("Calibrating in the measuring process…"));
+    if (on_calibrate_requested) on_calibrate_requested();
+  });
+  layout->addWidget(message_bar_);
+
+  chart_ = new QChart;
+  chart_->setTitle(tr("Roofline"));
+  chart_->legend()->setAlignment(Qt::AlignBottom);
+  chart_->legend()->setShowToolTips(true);  // a label elided for room shows in full on hover
+  QFont legend_font = chart_->legend()->font();
+  legend_font.setPointSizeF(legend_font.pointSizeF() * 0.85);
+  chart_->legend()->setFont(legend_font);
+  chart_->setMargins(QMargins(4, 4, 4, 4));
+  x_axis_ = new QLogValueAxis;
+  x_axis_->setTitleText(tr("arithmetic intensity (FLOP/byte)"));
+  x_axis_->setLabelFormat("%g");
+  x_axis_->setBase(10);
+  y_axis_ = new QLogValueAxis;
+  y_axis_->setTitleText(tr("GFLOP/s"));
+  y_axis_->setLabelFormat("%g");
+  y_axis_->setBase(10);
+  chart_->addAxis(x_axis_, Qt::AlignBottom);
+  chart_->addAxis(y_axis_, Qt::AlignLeft);
+  view_ = new QChartView(chart_, this);
+  view_->setRenderHint(QPainter::Antialiasing);
+  view_->setMinimumHeight(360);  // QLogValueAxis labels collapse to "…" below ~350 px
+  layout->addWidget(view_, 1);
+  footnote_ = new QLabel(this);
+  footnote_->setWordWrap(true);
+  footnote_->setStyleSheet("color: gray;");
+  layout->addWidget(footnote_);
+
+  arrow_head_ = new QGraphicsPolygonItem(chart_);
+  arrow_head_->setBrush(kSelectedColor);
+  arrow_head_->setPen(Qt::NoPen);
+  arrow_head_->setZValue(20);
+  QObject::connect(chart_, &QChart::plotAreaChanged, this, [this] { place_arrow_head(); });
+  rebuild();
+}
+
+RooflinePane::~RooflinePane() = default;
+
+void RooflinePane::clear() {
+  points_.clear();
+  not_shown_.clear();
+  previous_.reset();
+  rebuild();
+}
+
+void RooflinePane::set_profile(ModelProfilePtr profile) {
+  if (!profile) return;
+  if (profile->ceilings) ceilings_ = profile->ceilings;
+  RooflineData d = roofline_from_profile(profile->profile, ceilings_);
+  points_.clear();
+  for (RooflinePoint& p : d.points) points_[QString::fromStdString(p.kernel)] = std::move(p);
+  not_shown_ = std::move(d.not_shown);
+  previous_.reset();
+  rebuild();
+}
+
+void RooflinePane::set_measurement(KernelMeasurementPtr m) {
+  if (!m || m->verdict == KernelMeasurement::Verdict::kFailed || m->verdict == KernelMeasurement::Verdict::kPending) return;
+  RooflinePoint p = roofline_point(*m, ceilings_);
+  if (!is_plottable(p)) return;
+  const QString name = QString::fromStdString(p.kernel);
+  auto it = points_.find(name);
+  if (it != points_.end() && (it->second.gflops != p.gflops || it->second.intensity != p.intensity)) previous_ = it->second;
+  points_[name] = std::move(p);
+  std::erase(not_shown_, m->kernel);
+  rebuild();
+}
+
+void RooflinePane::set_ceilings(const std::optional<compile::MachineCeilings>& ceilings) {
+  ceilings_ = ceilings;
+  calibrate_->setEnabled(true);
+  // Points measured without ceilings learn what bounds them now.
+  for (auto& [name, p] : points_)
+    if (p.attainable_gflops <= 0 && ceilings_ && p.intensity > 0) p.attainable_gflops = ceilings_->attainable(p.intensity, &p.bound);
+  rebuild();
+}
+
+void RooflinePane::set_calibration_error(const QString& error) {
+  if (error.isEmpty()) return;
+  calibrate_->setEnabled(true);
+  message_->setText(tr("Calibration failed: %1").arg(error));
+  message_bar_->show();
+}
+
+void RooflinePane::set_selected_kernel(const QString& kernel) {
+  if (kernel == selected_) return;
+  selected_ = kernel;
+  rebuild();
+}
+
+QString RooflinePane::tooltip(const QString& kernel) const {
+  auto it = points_.find(kernel);
+  return it == points_.end() ? QString() : QString::fromStdString(point_tooltip(it->second));
+}
+
+QStringList RooflinePane::not_shown() const {
+  QStringList out;
+  for (const std::string& k : not_shown_) out << QString::fromStdString(k);
+  return out;
+}
+
+bool RooflinePane::calibrate_offered() const { return !message_bar_->isHidden() && calibrate_->isEnabled(); }
+
+void RooflinePane::rebuild() {
+  chart_->removeAllSeries();  // deletes them
+  kernels_ = selected_series_ = previous_series_ = nullptr;
+  arrow_ = nullptr;
+
+  std::vector<RooflinePoint> all;
+  for (const auto& [name, p] : points_) all.push_back(p);
+  if (previous_) all.push_back(*previous_);
+  const AxisRange range = axis_range(all, ceilings_);
+  x_axis_->setRange(range.x_min, range.x_max);
+  y_axis_->setRange(range.y_min, range.y_max);
+  auto add = [this](QAbstractSeries* s) {
+    chart_->addSeries(s);
+    s->attachAxis(x_axis_);
+    s->attachAxis(y_axis_);
+  };
+
+  if (ceilings_) {
+    int compute_rank = 0, bandwidth_rank = 0;
+    for (const CeilingSegment& s : ceiling_segments(*ceilings_, range))
+      add(segment_series(s, s.is_compute ? compute_rank++ : bandwidth_rank++));
+  }
+  message_bar_->setVisible(!ceilings_);
+
+  kernels_ = scatter(tr("kernels"), kPointColor, 10, false);
+  selected_series_ = scatter(tr("selected"), kSelectedColor, 15, false);
+  for (const auto& [name, p] : points_) (name == selected_ ? selected_series_ : kernels_)->append(p.intensity, p.gflops);
+  if (previous_) {
+    previous_series_ = scatter(tr("before the edit"), kSelectedColor, 12, true);
+    previous_series_->append(previous_->intensity, previous_->gflops);
+    const RooflinePoint& now = points_.at(QString::fromStdString(previous_->kernel));
+    arrow_ = new QLineSeries;
+    arrow_->setName(tr("edit"));
+    arrow_->append(previous_->intensity, previous_->gflops);
+    arrow_->append(now.intensity, now.gflops);
+    QPen pen(kSelectedColor);
+    pen.setWidthF(1.5);
+    arrow_->setPen(pen);
+    add(arrow_);
+    add(previous_series_);
+  }
+  add(kernels_);
+  add(selected_series_);
+  for (QScatterSeries* s : {kernels_, selected_series_}) {
+    QObject::connect(s, &QScatterSeries::hovered, this, [this](const QPointF& value, bool state) {
+      const RooflinePoint* p = point_near(value);
+      if (state && p) QToolTip::showText(QCursor::pos(), QString::fromStdString(point_tooltip(*p)), view_);
+      else QToolTip::hideText();
+    });
+    QObject::connect(s, &QScatterSeries::clicked, this, [this](const QPointF& value) {
+      if (const RooflinePoint* p = point_near(value); p && on_kernel_clicked) on_kernel_clicked(QString::fromStdString(p->kernel));
+    });
+  }
+  // Only the ceilings and the point kinds need a legend entry; the arrow explains itself.
+  if (arrow_)
+    for (QLegendMarker* m : chart_->legend()->markers(arrow_)) m->setVisible(false);
+
+  QString note;
+  if (points_.empty()) note = tr("No kernel measured yet: profile the model or edit a kernel's schedule.");
+  if (!not_shown_.empty())
+    note += (note.isEmpty() ? "" : " ") + tr("Not on the chart (no arithmetic): %1.").arg(not_shown().join(", "));
+  footnote_->setText(note);
+  footnote_->setVisible(!note.isEmpty());
+  place_arrow_head();
+}
+
+void RooflinePane::place_arrow_head() {
+  if (!previous_ || !arrow_) {
+    arrow_head_->hide();
+    return;
+  }
+  const RooflinePoint& now = points_.at(QString::fromStdString(previous_->kernel));
+  // In scene pixels, so the head keeps its shape on log axes.
+  const QPointF from = chart_->mapToPosition(QPointF(previous_->intensity, previous_->gflops), arrow_);
+  const QPointF to = chart_->mapToPosition(QPointF(now.intensity, now.gflops), arrow_);
+  const QPointF d = to - from;
+  const double length = std::hypot(d.x(), d.y());
+  if (length < 1) {
+    arrow_head_->hide();
+    return;
+  }
+  const QPointF unit = d / length, normal(-unit.y(), unit.x());
+  const QPointF tip = to - unit * 7.5;  // stop at the selected marker's edge
+  arrow_head_->setPolygon(QPolygonF({tip, tip - unit * 10 + normal * 5, tip - unit * 10 - normal * 5}));
+  arrow_head_->show();
+}
+
+const RooflinePoint* RooflinePane::point_near(const QPointF& value) const {
+  const RooflinePoint* best = nullptr;
+  double best_distance = INFINITY;
+  for (const auto& [name, p] : points_) {
+    // Compare in log space, where the chart draws them.
+    const double dx = std::log10(p.intensity) - std::log10(std::max(value.x(), 1e-12));
+    const double dy = std::log10(p.gflops) - std::log10(std::max(value.y(), 1e-12));
+    const double distance = dx * dx + dy * dy;
+    if (distance < best_distance) best_distance = distance, best = &p;
+  }
+  return best;
+}
+
+bool RooflinePane::export_png(const QString& path) const { return view_->grab().save(path, "PNG"); }
+
+bool RooflinePane::export_svg(const QString& path) const {
+  QSvgGenerator svg;
+  svg.setFileName(path);
+  svg.setSize(view_->size());
+  svg.setViewBox(QRect(QPoint(0, 0), view_->size()));
+  svg.setTitle(tr("Roofline"));
+  QPainter painter;
+  if (!painter.begin(&svg)) return false;
+  view_->render(&painter);
+  return painter.end();
+}
+
+}  // namespace tessel::views

@@ -1,0 +1,91 @@
+#pragma once
+// The roofline: a QtCharts log-log chart of achieved GFLOP/s against arithmetic intensity, with the
+// machine's ceilings from calibration (each compute ceiling a horizontal line, each bandwidth a
+// slope), one point per kernel (hover: name, GFLOP/s, intensity, % of attainable, binding
+// ceiling), the selected kernel emphasized, and — after an edit moved it — an arrow from its
+// previous position. Without ceilings it says so and offers "Calibrate" (the mediator runs it in the
+// measuring process: KernelEditLoop::calibrate). No Q_OBJECT: callbacks are std::function.
+//
+// Usage (the mediator):
+//   pane->on_calibrate_requested = [loop] { loop->calibrate(); };
+//   pane->on_kernel_clicked = [selection](const QString& k) { selection->set_kernel(k); };
+//   loop->profiled      → pane->set_profile(p)
+//   loop->measured      → pane->set_measurement(m)
+//   loop->ceilings_ready→ pane->set_ceilings(c->ceilings)   (and set_calibration_error(c->error))
+//   selection->kernel_changed → pane->set_selected_kernel(k)
+#include <QLabel>
+#include <QPushButton>
+#include <QWidget>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "views/common/kernel_results.h"
+#include "views/roofline/roofline_data.h"
+
+QT_BEGIN_NAMESPACE
+class QChart;
+class QChartView;
+class QGraphicsPolygonItem;
+class QLineSeries;
+class QLogValueAxis;
+class QScatterSeries;
+QT_END_NAMESPACE
+
+namespace tessel::views {
+
+class RooflinePane : public QWidget {
+ public:
+  explicit RooflinePane(QWidget* parent = nullptr);
+  ~RooflinePane() override;
+
+  // A whole-model profile: replaces every point (and the ceilings when the profile has them).
+  void set_profile(ModelProfilePtr profile);
+  // One kernel measured after an edit: moves (or adds) its point; the old position gets an arrow.
+  void set_measurement(KernelMeasurementPtr m);
+  void set_ceilings(const std::optional<compile::MachineCeilings>& ceilings);
+  void set_calibration_error(const QString& error);  // shown in the message bar
+  void set_selected_kernel(const QString& kernel);
+  void clear();  // a new model
+
+  std::function<void()> on_calibrate_requested;
+  std::function<void(const QString& kernel)> on_kernel_clicked;
+
+  // Inspection (tests, the mediator).
+  int point_count() const { return static_cast<int>(points_.size()); }
+  bool has_ceilings() const { return ceilings_.has_value(); }
+  bool has_arrow() const { return previous_.has_value(); }
+  QString tooltip(const QString& kernel) const;  // empty when the kernel has no point
+  QStringList not_shown() const;                 // kernels without FLOPs
+  bool calibrate_offered() const;
+
+  bool export_png(const QString& path) const;
+  bool export_svg(const QString& path) const;
+
+ private:
+  void rebuild();  // series, ceilings and axes from points_ and ceilings_
+  void place_arrow_head();
+  const RooflinePoint* point_near(const QPointF& value) const;
+
+  std::map<QString, RooflinePoint> points_;
+  std::vector<std::string> not_shown_;
+  std::optional<compile::MachineCeilings> ceilings_;
+  std::optional<RooflinePoint> previous_;  // the selected kernel's position before its last edit
+  QString selected_;
+
+  QLabel* message_ = nullptr;
+  QPushButton* calibrate_ = nullptr;
+  QWidget* message_bar_ = nullptr;
+  QLabel* footnote_ = nullptr;
+  QChart* chart_ = nullptr;
+  QChartView* view_ = nullptr;
+  QLogValueAxis* x_axis_ = nullptr;
+  QLogValueAxis* y_axis_ = nullptr;
+  QScatterSeries* kernels_ = nullptr;
+  QScatterSeries* selected_series_ = nullptr;
+  QScatterSeries* previous_series_ = nullptr;
+  QLineSeries* arrow_ = nullptr;
+  QGraphicsPolygonItem* arrow_head_ = nullptr;
+};
+
+}  // namespace tessel::views
