@@ -13,6 +13,7 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "core/lower/line_diff.h"
 #include "core/lower/step_views.h"
 #include "core/schedule/default_schedule.h"
 #include "core/te/op_builders.h"
@@ -87,6 +88,24 @@ class ProgramPaneTest : public QObject {
     for (size_t i = 0; i < sbs.left.size(); ++i)
       if (sbs.left[i].kind == DiffLine::Kind::kSame) QCOMPARE(sbs.left[i].text, sbs.right[i].text);
     QCOMPARE(inline_diff("p\nq\n", "p\nq\n").size(), size_t{2});
+    // Too large for the UI thread: the worker's hunks are shown instead, gaps as one line.
+    std::string many_before, many_after;
+    for (int i = 0; i < 40; ++i) {
+      many_before += "line " + std::to_string(i) + "\n";
+      many_after += (i == 5 || i == 30 ? "changed " : "line ") + std::to_string(i) + "\n";
+    }
+    std::string hunks = lower::line_diff(many_before, many_after);
+    std::vector<DiffLine> full = inline_diff(many_before, many_after, hunks);
+    QCOMPARE(full.size(), size_t{42});  // every line, two of them twice (removed and added)
+    std::vector<DiffLine> capped = inline_diff(many_before, many_after, hunks, /*max_cells=*/10);
+    QVERIFY(capped.size() < full.size());
+    int gaps = 0, changed = 0;
+    for (const DiffLine& l : capped) {
+      gaps += l.text == "\xe2\x8b\xaf";
+      changed += l.kind != DiffLine::Kind::kSame;
+    }
+    QCOMPARE(gaps, 1);
+    QCOMPARE(changed, 4);
     QCOMPARE(loop_var_of_line("    for i.outer in 0..8 parallel {"), std::string("i.outer"));
     QCOMPARE(loop_var_of_line("  C[i] = 0"), std::string());
   }

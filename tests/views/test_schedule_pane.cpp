@@ -245,6 +245,31 @@ class SchedulePaneTest : public QObject {
     QVERIFY(!fresh.entries()[0].enabled);
   }
 
+  void same_shape_kernels_of_a_sample_model() {
+    QVERIFY(same_shape(te::matmul_dag(64, 32, 16), te::matmul_dag(64, 32, 16)));
+    QVERIFY(!same_shape(te::matmul_dag(64, 32, 16), te::matmul_dag(64, 32, 8)));
+    QVERIFY(!same_shape(te::matmul_dag(64, 32, 16), te::conv2d_dag(te::Conv2dParams{})));
+    StudioSnapshotPtr snap = test::compile_now(test::sample_model("mlp"));
+    QVERIFY(snap && snap->fusion);
+    int kernels_with_dags = 0;
+    for (const FusionGroup& g : snap->fusion->groups) {
+      std::string why;
+      std::optional<te::ComputeDag> dag = find_kernel_dag(*snap, g.kernel_name, &why);
+      if (!dag) continue;
+      ++kernels_with_dags;
+      QStringList same = same_shape_kernels_in(*snap, g.kernel_name);
+      QVERIFY(!same.contains(QString::fromStdString(g.kernel_name)));
+      for (const QString& other : same) {  // symmetric, and really the same shape
+        QVERIFY(same_shape_kernels_in(*snap, other.toStdString()).contains(QString::fromStdString(g.kernel_name)));
+        QVERIFY(same_shape(*dag, *find_kernel_dag(*snap, other.toStdString(), &why)));
+      }
+    }
+    QVERIFY(kernels_with_dags > 0);
+    std::string why;
+    QVERIFY(!find_kernel_dag(*snap, "no_such_kernel", &why));
+    QVERIFY(why.find("no_such_kernel") != std::string::npos);
+  }
+
   void badge_shows_the_measurement() {
     auto pane = make_pane();
     pane->show_measuring("matmul");

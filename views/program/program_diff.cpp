@@ -6,24 +6,49 @@
 
 namespace tessel::views {
 
-std::vector<DiffLine> inline_diff(const std::string& before, const std::string& after) {
-  std::vector<DiffLine> out;
-  std::string diff = lower::line_diff(before, after, /*context=*/1 << 30);
-  std::istringstream in(diff.empty() ? after : diff);
+namespace {
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
   std::string line;
-  while (std::getline(in, line)) {
-    if (diff.empty()) {
-      out.push_back({DiffLine::Kind::kSame, line});
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+std::vector<DiffLine> parse_line_diff(const std::string& diff) {
+  std::vector<DiffLine> out;
+  for (const std::string& line : split_lines(diff)) {
+    if (line == "@@") {
+      out.push_back({DiffLine::Kind::kSame, "\xe2\x8b\xaf"});  // "⋯" in UTF-8: unchanged lines left out
       continue;
     }
-    // line_diff's prefixes: "  " kept, "- " removed, "+ " added ("@@" cannot occur: no gaps).
-    if (line.size() < 2 || line == "@@") continue;
+    if (line.size() < 2) continue;
     DiffLine::Kind kind = line[0] == '+'   ? DiffLine::Kind::kAdded
                           : line[0] == '-' ? DiffLine::Kind::kRemoved
                                            : DiffLine::Kind::kSame;
     out.push_back({kind, line.substr(2)});
   }
   return out;
+}
+
+std::vector<DiffLine> inline_diff(const std::string& before, const std::string& after, const std::string& hunks,
+                                  size_t max_cells) {
+  if (before == after) {
+    std::vector<DiffLine> out;
+    for (std::string& line : split_lines(after)) out.push_back({DiffLine::Kind::kSame, std::move(line)});
+    return out;
+  }
+  // The size of line_diff's table: the lines left once the common head and tail are trimmed.
+  std::vector<std::string> a = split_lines(before), b = split_lines(after);
+  size_t head = 0, tail = 0;
+  while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
+  while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail]) ++tail;
+  const size_t cells = (a.size() - head - tail + 1) * (b.size() - head - tail + 1);
+  if (cells > max_cells && !hunks.empty()) return parse_line_diff(hunks);
+  return parse_line_diff(lower::line_diff(before, after, /*context=*/1 << 30));
 }
 
 SideBySide side_by_side(const std::vector<DiffLine>& diff) {

@@ -21,8 +21,14 @@ struct DiffLine {
 };
 
 // Every line of `after`, with the lines of `before` it dropped, in order (lower::line_diff with
-// unlimited context). Equal texts give all lines kSame.
-std::vector<DiffLine> inline_diff(const std::string& before, const std::string& after);
+// unlimited context). Equal texts give all lines kSame. The line diff is quadratic in the lines
+// between the common head and tail; past `max_cells` (the UI thread must stay responsive on an
+// unrolled program) it gives `hunks` instead: ViewRecord::diff, made on the worker, parsed, with
+// "@@" gaps as a "⋯" line.
+std::vector<DiffLine> inline_diff(const std::string& before, const std::string& after, const std::string& hunks = {},
+                                  size_t max_cells = 4'000'000);
+// A lower::line_diff text ("  " / "- " / "+ " prefixes, "@@" gaps) as lines.
+std::vector<DiffLine> parse_line_diff(const std::string& diff);
 
 struct SideBySide {
   std::vector<DiffLine> left, right;  // the same length: a run of removed lines faces the added run

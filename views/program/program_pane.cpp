@@ -314,7 +314,7 @@ void ProgramPane::render() {
       diff_ = same_lines(before);
       status = QString::fromUtf8("✗ ") + q(v.record.error);
     } else {
-      diff_ = view_ == 0 ? same_lines(v.record.text) : inline_diff(before, v.record.text);
+      diff_ = view_ == 0 ? same_lines(v.record.text) : inline_diff(before, v.record.text, v.diff);
       int added = 0, removed = 0;
       for (const DiffLine& d : diff_) {
         added += d.kind == DiffLine::Kind::kAdded;

@@ -80,6 +80,36 @@ std::optional<te::ComputeDag> find_kernel_dag(const StudioSnapshot& snapshot, co
   return std::nullopt;
 }
 
+bool same_shape(const te::ComputeDag& a, const te::ComputeDag& b) {
+  if (a.ops.size() != b.ops.size() || a.outputs.size() != b.outputs.size()) return false;
+  auto reduce_extents = [](const te::Tensor& t) {
+    std::vector<int64_t> out;
+    if (const loopir::Reduce* r = t->reduction())
+      for (const loopir::IterVar& v : r->axes) out.push_back(v.extent);
+    return out;
+  };
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const te::Tensor &x = a.ops[i], &y = b.ops[i];
+    if (x->is_placeholder != y->is_placeholder || x->shape != y->shape || x->dtype != y->dtype) return false;
+    // Placeholder names follow the graph's values; stage names are what a schedule refers to.
+    if (!x->is_placeholder && (x->name != y->name || reduce_extents(x) != reduce_extents(y))) return false;
+  }
+  return true;
+}
+
+QStringList same_shape_kernels_in(const StudioSnapshot& snapshot, const std::string& kernel) {
+  QStringList out;
+  std::string why;
+  std::optional<te::ComputeDag> mine = find_kernel_dag(snapshot, kernel, &why);
+  if (!mine) return out;
+  for (const FusionGroup& g : snapshot.fusion->groups) {
+    if (g.kernel_name == kernel) continue;
+    std::optional<te::ComputeDag> other = compile::build_group_dag(*snapshot.optimized, g, &why);
+    if (other && same_shape(*mine, *other)) out << q(g.kernel_name);
+  }
+  return out;
+}
+
 struct ScheduleEditorPane::KernelState {
   te::ComputeDag dag;
   schedule::Schedule default_schedule;

@@ -9,7 +9,7 @@
 //   auto* pane = new ScheduleEditorPane;
 //   pane->on_schedule_edited = [loop](const QString& k, const schedule::Schedule& s) { loop->set_schedule(k, s); };
 //   pane->on_reset = [loop](const QString& k) { loop->reset_to_default(k); };
-//   pane->same_shape_kernels = [](const QString& k) { return QStringList{...}; };   // optional
+//   pane->same_shape_kernels = [snap](const QString& k) { return same_shape_kernels_in(*snap, k.toStdString()); };
 //   pane->on_copy_schedule = [loop](const QString& k, const schedule::Schedule& s) { loop->set_schedule(k, s); };
 //   pane->on_step_selected = [program](int step) { program->highlight_step(step); };
 //   selection kernel changed -> pane->set_kernel(k, *find_kernel_dag(*snap, k), current, default_cpu_schedule(dag));
@@ -47,6 +47,12 @@ class StepForm;
 // unknown or has no tensor expression).
 std::optional<te::ComputeDag> find_kernel_dag(const StudioSnapshot& snapshot, const std::string& kernel,
                                               std::string* why);
+
+// Whether a schedule of `a` applies to `b`: the same tensors in the same order, with the same
+// names (schedules name stages), shapes, types and reduction extents.
+bool same_shape(const te::ComputeDag& a, const te::ComputeDag& b);
+// The other kernels of the snapshot with the same shape as `kernel` (for same_shape_kernels).
+QStringList same_shape_kernels_in(const StudioSnapshot& snapshot, const std::string& kernel);
 
 class ScheduleEditorPane final : public QWidget {
  public:
