@@ -7,6 +7,7 @@
 
 #include "core/loopir/printer.h"
 #include "core/support/error.h"
+#include "core/te/tensor_intrinsic.h"
 
 namespace tessel::loopir {
 namespace {
@@ -90,9 +91,12 @@ class Interpreter {
       case NodeKind::kSeq:
         for (auto& c : as<Seq>(s)->stmts) exec(c);
         return;
-      case NodeKind::kEvaluate:
-        eval(as<Evaluate>(s)->value);
+      case NodeKind::kEvaluate: {
+        const Expr& v = as<Evaluate>(s)->value;
+        if (auto* c = as<Call>(v); c && run_tensor_intrinsic(*c)) return;
+        eval(v);
         return;
+      }
       case NodeKind::kBarrier:
         return;  // serial execution: writes are already visible
       default:
@@ -220,6 +224,45 @@ class Interpreter {
         break;
     }
     throw Error("interpreter: unsupported operator " + std::string(binary_op_symbol(n.op)));
+  }
+
+  // A tensor intrinsic call runs the intrinsic's declared computation on the regions its
+  // arguments address (see core/te/tensor_intrinsic.h for the argument rule).
+  bool run_tensor_intrinsic(const Call& n) {
+    bool reset = false;
+    const te::TensorIntrinsic* in = te::find_tensor_intrinsic_call(n.name, &reset);
+    if (!in) return false;
+    std::vector<te::Tensor> ops = in->operands();
+    if (reset) ops = {ops.back()};
+    std::vector<Buffer> buffers;
+    std::vector<int64_t> base;
+    std::vector<std::vector<int64_t>> strides;
+    size_t k = 0;
+    for (auto& op : ops) {
+      const Call* addr = k < n.args.size() ? as<Call>(n.args[k]) : nullptr;
+      const Load* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? as<Load>(addr->args[0]) : nullptr;
+      if (!l) throw Error("interpreter: argument " + std::to_string(k + 1) + " of " + n.name + " must be address_of(BUFFER[index])");
+      ++k;
+      buffers.push_back(l->buffer);
+      base.push_back(flat_index(*l->buffer, l->indices, tensor_of(*l->buffer)));
+      std::vector<int64_t> st;
+      for (size_t d = 0; d + 1 < op->shape.size(); ++d, ++k) {
+        if (k >= n.args.size()) throw Error("interpreter: " + n.name + " is missing the strides of " + op->name);
+        st.push_back(eval(n.args[k]).as_int());
+      }
+      st.push_back(1);
+      strides.push_back(std::move(st));
+    }
+    if (k != n.args.size()) throw Error("interpreter: " + n.name + " takes " + std::to_string(k) + " arguments");
+    if (reset) {
+      // The reset fills the output: the semantics builder takes every operand, only the last is used.
+      std::vector<te::Tensor> all = in->operands();
+      buffers.insert(buffers.begin(), all.size() - 1, buffers.back());
+      base.insert(base.begin(), all.size() - 1, base.back());
+      strides.insert(strides.begin(), all.size() - 1, strides.back());
+    }
+    exec(te::tensor_intrinsic_semantics(*in, reset, buffers, base, strides));
+    return true;
   }
 
   Value eval_call(const Call& n) {

@@ -212,9 +212,12 @@ class NestBuilder {
     return cond ? make_if(cond, body) : body;
   }
 
+  // A tensorized loop carries the intrinsic's name as a pragma; the tensorize pass replaces it.
   Stmt make_loop(const Stage& s, const StageLoops& L, int axis, Stmt body) {
     const auto& ax = s.axes[axis];
-    return make_for(L.var[axis], make_int(0), make_int(L.extent[axis]), body, ax.kind, ax.thread_tag, ax.pragmas);
+    Pragmas pragmas = ax.pragmas;
+    if (axis == s.tensorize_axis) pragmas.emplace_back(tensorize_pragma_prefix() + s.tensor_intrinsic, 1);
+    return make_for(L.var[axis], make_int(0), make_int(L.extent[axis]), body, ax.kind, ax.thread_tag, pragmas);
   }
 
   // Region of `child` read by one iteration of `s`'s loop at leaf position `pos`.

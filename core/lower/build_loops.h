@@ -18,10 +18,15 @@
 //
 // A reduction is split into an init nest (data-parallel loops only) and an update nest, placed
 // at the first loop that belongs to a reduction axis. Inlined stages are substituted first.
+#include <string>
+
 #include "core/loopir/ir.h"
 #include "core/schedule/schedule_state.h"
 
 namespace tessel::lower {
+
+// The pragma key that marks a tensorized loop: "tensorize:" followed by the intrinsic's name.
+inline std::string tensorize_pragma_prefix() { return "tensorize:"; }
 
 // Throws Error when the schedule cannot be lowered (naming the stage and why).
 loopir::Func build_loop_nests(const schedule::ScheduleState& state);

@@ -12,6 +12,7 @@
 #include "core/lower/loop_partition.h"
 #include "core/lower/storage_flatten.h"
 #include "core/lower/storage_rewrite.h"
+#include "core/lower/tensorize.h"
 #include "core/lower/unroll_loops.h"
 #include "core/lower/vectorize_loops.h"
 #include "core/support/error.h"
@@ -34,6 +35,7 @@ struct Pass {
 
 // After build_loop_nests (schedule -> loop nests with bound inference, see build_loops.h):
 const Pass kPasses[] = {
+    {"tensorize", tensorize_loops},                     // marked nests -> tensor intrinsic calls
     {"simplify", simplify_program},                     // fold index arithmetic, drop proven guards
     {"loop_partition", partition_loops},                // split tails: guard-free main bodies
     {"storage_flatten", flatten_storage},               // N-d accesses -> 1-d offsets, aligned strides

@@ -5,6 +5,7 @@
 
 #include "core/loopir/functor.h"
 #include "core/support/error.h"
+#include "core/te/tensor_intrinsic.h"
 
 namespace tessel::schedule {
 using loopir::ForKind;
@@ -574,6 +575,84 @@ void apply_rfactor(ScheduleState& st, const Args& a) {
     if (o->name == merged->name) o = merged;
 }
 
+// tensorize(C.i.inner, gemm_16x16x16_f32): the loops from C.i.inner inward must each be the
+// innermost (step-1) part of a distinct root axis, without a split tail, and the stage's update
+// over those root axes must be the intrinsic's computation (same formula, operands accessed the
+// same way, extents equal). The lowering pass `tensorize` replaces the nest by the call.
+void apply_tensorize(ScheduleState& st, const Args& a) {
+  a.count(2, 2);
+  AxisRef r = leaf_axis(st, a.name(0, "axis"));
+  Stage& s = *r.stage;
+  check_not_inline(s);
+  const std::string& name = a.name(1, "intrinsic");
+  const te::TensorIntrinsic* in = te::find_tensor_intrinsic(name);
+  if (!in) throw Error("unknown tensor intrinsic '" + name + "' (declared: " + te::tensor_intrinsic_names() + ")");
+  if (s.tensorize_axis >= 0) throw Error(s.name + " is already tensorized at " + s.name + "." + s.axes[s.tensorize_axis].name);
+  const loopir::Reduce* red = s.op->reduction();
+  if (!red) throw Error(s.name + " is not a reduction, but " + in->name + " computes one");
+  // Extents of every axis, as lowering computes them for a stage at the root.
+  std::vector<int64_t> extent(s.axes.size(), 0);
+  int spatial = static_cast<int>(s.op->axes.size());
+  for (int q = 0; q < s.num_root; ++q)
+    extent[q] = q < spatial ? s.op->axes[q].extent : red->axes[q - spatial].extent;
+  for (auto& rel : s.relations) {
+    if (rel.kind == Relation::Kind::kFuse) {
+      extent[rel.fused] = extent[rel.outer] * extent[rel.inner];
+      continue;
+    }
+    int64_t parts = (extent[rel.parent] + rel.factor - 1) / rel.factor;
+    extent[rel.outer] = rel.by_nparts ? rel.factor : parts;
+    extent[rel.inner] = rel.by_nparts ? parts : rel.factor;
+  }
+  std::string names;
+  for (size_t q = static_cast<size_t>(r.leaf_pos); q < s.leaf.size(); ++q)
+    names += (names.empty() ? "" : ", ") + s.axes[s.leaf[q]].name;
+  size_t want = te::intrinsic_axes(*in).size(), have = s.leaf.size() - static_cast<size_t>(r.leaf_pos);
+  if (have != want)
+    throw Error("the loops under " + a.name(0, "axis") + " are " + names + " (" + std::to_string(have) + "), but " +
+                in->name + " computes over " + std::to_string(want) + " axes");
+  std::vector<te::TensorizedLoop> loops;
+  std::vector<int> roots;
+  for (size_t q = static_cast<size_t>(r.leaf_pos); q < s.leaf.size(); ++q) {
+    int leaf = s.leaf[q];
+    for (auto& c : st.stages)
+      if (c.attach == Attach::kAt && c.attach_stage == s.name && c.attach_axis == leaf)
+        throw Error(c.name + " is computed at " + s.name + "." + s.axes[leaf].name +
+                    ", inside the nest a tensor intrinsic would replace");
+    int cur = leaf;
+    while (cur >= s.num_root) {
+      const Relation* up = nullptr;
+      for (auto& rel : s.relations)
+        if ((rel.kind == Relation::Kind::kSplit && (rel.inner == cur || rel.outer == cur)) ||
+            (rel.kind == Relation::Kind::kFuse && rel.fused == cur))
+          up = &rel;
+      if (up->kind == Relation::Kind::kFuse || up->outer == cur)
+        throw Error(s.name + "." + s.axes[leaf].name +
+                    " does not walk its data with step 1 (only the inner parts of splits can be tensorized)");
+      if (extent[up->outer] * extent[up->inner] != extent[up->parent])
+        throw Error("the split of " + s.name + "." + s.axes[up->parent].name + " has a tail; " + in->name +
+                    " needs whole tiles");
+      cur = up->parent;
+    }
+    if (std::find(roots.begin(), roots.end(), cur) != roots.end())
+      throw Error("two loops under " + a.name(0, "axis") + " walk root axis " + s.axes[cur].name);
+    roots.push_back(cur);
+    loopir::VarRef v = cur < spatial ? s.op->axes[cur].var : red->axes[cur - spatial].var;
+    loops.push_back(te::TensorizedLoop{v, extent[leaf], s.name + "." + s.axes[leaf].name});
+  }
+  // The stage's update in root-axis terms, with the tensorized roots named by their loops' extents.
+  std::vector<loopir::Expr> out_idx;
+  for (auto& iv : s.op->axes) out_idx.push_back(iv.var);
+  loopir::VarMap m{{red->combiner->lhs.get(), loopir::make_load(s.op->buffer, out_idx)},
+                   {red->combiner->rhs.get(), red->source}};
+  loopir::Expr update = loopir::substitute(red->combiner->combine, m);
+  te::IntrinsicMatch match;
+  std::string why = te::match_tensor_intrinsic(*in, s.op->buffer, out_idx, update, loops, &match);
+  if (!why.empty()) throw Error(s.name + " does not compute " + in->name + ": " + why);
+  s.tensorize_axis = r.axis;
+  s.tensor_intrinsic = in->name;
+}
+
 }  // namespace
 
 ScheduleState initial_state(const te::ComputeDag& dag) {
@@ -633,6 +712,8 @@ void apply_step(ScheduleState& st, const ScheduleStep& step) {
     apply_pragma(st, a);
   else if (k == "rfactor")
     apply_rfactor(st, a);
+  else if (k == "tensorize")
+    apply_tensorize(st, a);
   else
     throw Error("step kind '" + k + "' has no implementation");
 }

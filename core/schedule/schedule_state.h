@@ -54,6 +54,8 @@ struct Stage {
   std::vector<StorageAlign> align;
   bool double_buffer = false;
   bool is_output = false;
+  int tensorize_axis = -1;       // the loop whose nest a tensor intrinsic replaces (-1: none)
+  std::string tensor_intrinsic;  // its name (core/te/tensor_intrinsic.h)
 
   int find_axis(const std::string& axis_name) const;  // -1 when absent
   std::string leaf_names() const;                     // "i.outer, j, k"

@@ -31,6 +31,8 @@ const std::vector<StepKindInfo>& step_kinds() {
        "annotates a loop (unroll inner loops of at most N iterations)"},
       {"rfactor", "rfactor(reduction_axis)",
        "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it"},
+      {"tensorize", "tensorize(axis, intrinsic)",
+       "replaces the loop nest under a loop by a call of a declared tensor intrinsic"},
   };
   return kinds;
 }

@@ -9,6 +9,7 @@
 //   cache_read(A, shared, C)      cache_write(C, local)
 //   storage_align(A_shared.i, 16, 1)   double_buffer(A_shared)
 //   pragma(C.k.outer, auto_unroll_max_step=16)    rfactor(C.k.inner)
+//   tensorize(C.i.inner, gemm_16x16x16_f32)
 //
 // An axis is named `STAGE.AXIS` (stage names contain no dot). Arguments are integers or names,
 // optionally keyed (`nparts=4`). The text form, the JSON form and the record round-trip exactly.

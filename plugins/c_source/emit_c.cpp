@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -59,7 +60,10 @@ class Emitter {
     }
     stmt(f.body, 1);
     out_ << "}\n\n";
-    return out_.str();
+    // Tensor intrinsics the kernel calls, declared in front of it (libtessel_core defines them).
+    std::string decls;
+    for (auto& d : extern_decls_) decls += d + "\n";
+    return decls + out_.str();
   }
 
  private:
@@ -161,7 +165,36 @@ class Emitter {
     return cast(r, operand, n.dtype);
   }
 
+  // A tensor intrinsic call (tessel_intrin_*): pointers to operand regions (address_of, the last
+  // one is the output) and int64 strides, to a C function of libtessel_core (core/runtime).
+  std::string extern_call(const ir::Call& n) {
+    std::vector<std::string> a, params;
+    size_t last_pointer = 0;
+    for (size_t k = 0; k < n.args.size(); ++k)
+      if (auto* c = ir::as<ir::Call>(n.args[k]); c && c->name == "address_of") last_pointer = k;
+    for (size_t k = 0; k < n.args.size(); ++k) {
+      auto* c = ir::as<ir::Call>(n.args[k]);
+      auto* l = c && c->name == "address_of" && c->args.size() == 1 ? ir::as<ir::Load>(c->args[0]) : nullptr;
+      if (c && c->name == "address_of" && !l) fail(n.name + ": address_of takes one buffer access");
+      if (l) {
+        a.push_back("(&" + buffer_name(l->buffer->name) + "[" + flat_index(l->buffer, l->indices) + "])");
+        params.push_back(std::string(k == last_pointer ? "" : "const ") + type(l->buffer->dtype) + "*");
+      } else {
+        a.push_back(cast(expr(n.args[k]), n.args[k]->dtype, DataType::kInt64));
+        params.push_back("int64_t");
+      }
+    }
+    std::string decl = "void " + n.name + "(", text = n.name + "(";
+    for (size_t k = 0; k < a.size(); ++k) {
+      decl += (k ? ", " : "") + params[k];
+      text += (k ? ", " : "") + a[k];
+    }
+    extern_decls_.insert(decl + ");");
+    return text + ")";
+  }
+
   std::string call(const ir::Call& n) {
+    if (n.name.rfind("tessel_intrin_", 0) == 0) return extern_call(n);
     std::vector<std::string> a;
     for (const auto& x : n.args) a.push_back(cast(expr(x), x->dtype, n.dtype));
     bool single = n.dtype == DataType::kFloat32;
@@ -268,6 +301,7 @@ class Emitter {
   std::unordered_map<const ir::Var*, std::string> names_;
   std::unordered_map<std::string, std::string> buffer_names_;
   std::unordered_set<std::string> used_;
+  std::set<std::string> extern_decls_;
 };
 
 }  // namespace

@@ -268,6 +268,22 @@ class KernelEmitter {
   }
 
   llvm::Value* call(const ir::Call& n) {
+    // A tensor intrinsic call: a void C function of libtessel_core (core/runtime/tensor_intrinsics.h)
+    // taking pointers to operand regions (address_of(BUFFER[index])) and int64 strides.
+    if (n.name.rfind("tessel_intrin_", 0) == 0) {
+      std::vector<llvm::Value*> cargs;
+      std::vector<llvm::Type*> types;
+      for (const auto& a : n.args) {
+        auto* addr = ir::as<ir::Call>(a);
+        auto* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? ir::as<ir::Load>(addr->args[0]) : nullptr;
+        if (addr && addr->name == "address_of" && !l) fail(n.name + ": address_of takes one buffer access");
+        cargs.push_back(l ? b_.CreateGEP(memory_type(l->buffer->dtype), slot(l->buffer).ptr, flat_index(l->buffer, l->indices))
+                          : convert(expr(a), a->dtype, DataType::kInt64));
+        types.push_back(cargs.back()->getType());
+      }
+      b_.CreateCall(module_.getOrInsertFunction(n.name, llvm::FunctionType::get(b_.getVoidTy(), types, false)), cargs);
+      return llvm::Constant::getNullValue(scalar_type(n.dtype));
+    }
     std::vector<llvm::Value*> args;
     for (const auto& a : n.args) args.push_back(convert(expr(a), a->dtype, n.dtype));
     for (auto& a : args)

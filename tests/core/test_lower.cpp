@@ -376,6 +376,14 @@ class TestLower : public QObject {
          "compute_inline(pad)\ncache_write(conv, local)\ncompute_at(conv_local, conv.y)\nvectorize(conv.fb)"},
         {"transpose through shared", kTranspose,
          "tile(T.i, T.j, 4, 3)\ncache_read(X, shared, T)\ncompute_at(X_shared, T.j.outer)"},
+        {"mm tensorize gemm16, init as reset call", "matmul M=64 N=64 K=64",
+         "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
+         "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)"},
+        {"mm tensorize gemm16, init in the nest, parallel", "matmul M=64 N=48 K=16",
+         "tile(C.i, C.j, 16, 16)\ntensorize(C.i.inner, gemm_16x16x16_f32)\nparallel(C.i.outer)"},
+        {"mm tensorize gemm8 on a local B tile", "matmul M=32 N=24 K=32",
+         "cache_read(B, local, C)\ntile(C.i, C.j, 8, 8)\nsplit(C.k, 8)\nreorder(C.i.outer, C.j.outer, C.k.outer, "
+         "C.i.inner, C.j.inner, C.k.inner)\ncompute_at(B_local, C.k.outer)\ntensorize(C.i.inner, gemm_8x8x8_f32)"},
     };
     for (auto& c : cases) QTest::newRow(c.name) << QString(c.spec) << QString(c.text);
   }
@@ -383,6 +391,39 @@ class TestLower : public QObject {
     QFETCH(QString, spec);
     QFETCH(QString, schedule);
     check_schedule(spec.toStdString(), schedule.toStdString());
+  }
+
+  void tensorize_replaces_the_nest_by_the_call() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=64 N=64 K=64");
+    auto s = schedule::parse_schedule(
+        "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
+        "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)");
+    std::string text = loopir::to_string(lower::lower(dag, s).func);
+    QVERIFY2(text.find("tessel_intrin_gemm_16x16x16_f32_reset(address_of(C[i.outer * 1024 + j.outer * 16]), 64)") !=
+                 std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("tessel_intrin_gemm_16x16x16_f32(address_of(A[i.outer * 1024 + k.outer * 16]), 64, "
+                       "address_of(B[k.outer * 1024 + j.outer * 16]), 64, address_of(C[i.outer * 1024 + j.outer * 16]), "
+                       "64)") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("i.inner") == std::string::npos && text.find("k.inner") == std::string::npos, text.c_str());
+  }
+
+  void tensorize_rechecks_the_nest_when_lowering() {
+    // A split after the tensorize step changes the nest: the lowering pass finds the mismatch.
+    te::ComputeDag dag = te::dag_from_spec("matmul M=32 N=32 K=16");
+    auto s = schedule::parse_schedule(
+        "tile(C.i, C.j, 16, 16)\ntensorize(C.i.inner, gemm_16x16x16_f32)\nsplit(C.j.inner, 8)");
+    std::string err;
+    try {
+      lower::lower(dag, s);
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("lowering pass tensorize") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("tensorize at loop i.inner with gemm_16x16x16_f32") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("j.inner.outer") != std::string::npos || err.find("j.inner.inner") != std::string::npos,
+             err.c_str());
   }
 
   void loop_partition_leaves_no_guard_in_main_body() {

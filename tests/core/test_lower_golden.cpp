@@ -45,6 +45,9 @@ const GoldenCase kCases[] = {
      "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
     {"pragma", "matmul M=4 N=4 K=4", "split(C.k, 2)\npragma(C.j, auto_unroll_max_step=4)"},
     {"rfactor", "matmul M=4 N=4 K=8", "split(C.k, 4)\nrfactor(C.k.inner)"},
+    {"tensorize", "matmul M=32 N=16 K=32",
+     "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
+     "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)"},
 };
 
 std::string golden_text(const GoldenCase& c, const std::string& program) {

@@ -167,6 +167,22 @@ class TestSchedule : public QObject {
          "rfactor must come right after splitting the reduction axis"},
         {"tile same axis", kMm, "tile(C.i, C.i, 2, 2)", "axis_x and axis_y are the same axis"},
         {"tile with nparts", kMm, "tile(C.i, C.j, nparts=2, 2)", "tile takes factors, not nparts"},
+        {"tensorize unknown intrinsic", kMm, "tensorize(C.i, gemm_32x32x32_f32)",
+         "unknown tensor intrinsic 'gemm_32x32x32_f32' (declared: gemm_16x16x16_f32, gemm_8x8x8_f32)"},
+        {"tensorize wrong extent", kMm, "tile(C.i, C.j, 8, 8)\ntensorize(C.i.inner, gemm_16x16x16_f32)",
+         "loop C.i.inner has extent 8, but gemm_16x16x16_f32's axis i has extent 16"},
+        {"tensorize too many loops", kMm, "split(C.k, 8)\ntensorize(C.i, gemm_8x8x8_f32)",
+         "the loops under C.i are i, j, k.outer, k.inner (4), but gemm_8x8x8_f32 computes over 3 axes"},
+        {"tensorize outer part of a split", kMm,
+         "split(C.i, 2)\nreorder(C.i.inner, C.i.outer, C.j, C.k)\ntensorize(C.i.outer, gemm_8x8x8_f32)",
+         "C.i.outer does not walk its data with step 1"},
+        {"tensorize split tail", "matmul M=20 N=16 K=16", "split(C.i, 16)\ntensorize(C.i.inner, gemm_16x16x16_f32)",
+         "the split of C.i has a tail; gemm_16x16x16_f32 needs whole tiles"},
+        {"tensorize not a reduction", "relu shape=16x16", "tensorize(Y.i, gemm_16x16x16_f32)",
+         "Y is not a reduction, but gemm_16x16x16_f32 computes one"},
+        {"tensorize non-matching computation", "conv2d N=1 C=8 H=8 W=8 K=8 R=1 S=1 stride=1 pad=0",
+         "reorder(conv.ry, conv.rx, conv.n, conv.f, conv.y, conv.x, conv.rc)\ntensorize(conv.y, gemm_8x8x8_f32)",
+         "conv does not compute gemm_8x8x8_f32: "},
     };
     for (auto& c : cases) QTest::newRow(c.name) << QString(c.spec) << QString(c.text) << QString(c.error);
   }

@@ -1,0 +1,40 @@
+#include "core/runtime/tensor_intrinsics.h"
+
+namespace {
+
+// One row of C at a time: the k loop outside the j loop keeps the inner loop a contiguous
+// multiply-add over B's and C's rows, which the compiler vectorizes for a fixed N.
+template <int N>
+void gemm_block(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  for (int i = 0; i < N; ++i) {
+    float row[N];
+    for (int j = 0; j < N; ++j) row[j] = c[i * ldc + j];
+    for (int k = 0; k < N; ++k) {
+      float aik = a[i * lda + k];
+      const float* brow = b + k * ldb;
+      for (int j = 0; j < N; ++j) row[j] += aik * brow[j];
+    }
+    for (int j = 0; j < N; ++j) c[i * ldc + j] = row[j];
+  }
+}
+
+template <int N>
+void fill_zero(float* c, int64_t ldc) {
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) c[i * ldc + j] = 0.f;
+}
+
+}  // namespace
+
+extern "C" {
+
+void tessel_intrin_gemm_16x16x16_f32(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  gemm_block<16>(a, lda, b, ldb, c, ldc);
+}
+void tessel_intrin_gemm_16x16x16_f32_reset(float* c, int64_t ldc) { fill_zero<16>(c, ldc); }
+void tessel_intrin_gemm_8x8x8_f32(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  gemm_block<8>(a, lda, b, ldb, c, ldc);
+}
+void tessel_intrin_gemm_8x8x8_f32_reset(float* c, int64_t ldc) { fill_zero<8>(c, ldc); }
+
+}  // extern "C"
