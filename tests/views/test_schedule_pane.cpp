@@ -134,6 +134,35 @@ class SchedulePaneTest : public QObject {
     QVERIFY(pane->error_text().isEmpty());
   }
 
+  void every_kind_has_a_form_whose_defaults_are_valid_steps() {
+    // The forms offer only what exists, so their first choices make a step that applies (the
+    // exceptions need a state a fresh matmul does not have: double_buffer a compute_at stage,
+    // tensorize a loop nest shaped like the intrinsic).
+    auto pane = make_pane();
+    StepForm* form = pane->form();
+    QStringList failed, disabled;
+    for (const schedule::StepKindInfo& k : schedule::step_kinds()) {
+      form->set_kind(k.name);
+      QCOMPARE(form->kind(), QString(k.name));
+      if (!form->add_button()->isEnabled()) {
+        disabled << k.name;
+        continue;
+      }
+      schedule::ScheduleStep s = form->current_step();
+      QCOMPARE(schedule::parse_step(schedule::to_string(s)), s);  // well-formed text
+      schedule::ScheduleState state = schedule::initial_state(matmul_);
+      try {
+        schedule::apply_step(state, s);
+      } catch (const Error& e) {
+        failed << QString("%1: %2").arg(QString::fromStdString(schedule::to_string(s)), e.what());
+      }
+    }
+    // matmul has no stage besides its output: nothing to compute_at or inline.
+    QCOMPARE(disabled, (QStringList{"compute_at", "compute_inline"}));
+    for (const QString& f : failed)
+      QVERIFY2(f.startsWith("double_buffer(") || f.startsWith("tensorize("), qPrintable(failed.join('\n')));
+  }
+
   void undo_restores_the_exact_previous_schedule() {
     schedule::Schedule start{{step("split", {arg("C.i"), arg(16)})}};
     auto pane = make_pane(start);

@@ -287,7 +287,7 @@ schedule::Schedule ScheduleEditorPane::schedule() const { return enabled_schedul
 const ScheduleEntries& ScheduleEditorPane::entries() const { return model_->entries(); }
 QUndoStack* ScheduleEditorPane::undo_stack() const { return undo_group_->activeStack(); }
 QString ScheduleEditorPane::badge_text() const { return badge_->text(); }
-QString ScheduleEditorPane::error_text() const { return error_->isVisible() || !error_->text().isEmpty() ? error_->text() : QString(); }
+QString ScheduleEditorPane::error_text() const { return error_->text(); }
 
 int ScheduleEditorPane::selected_row() const {
   QModelIndex i = list_->selectionModel()->currentIndex();

@@ -1,6 +1,7 @@
 #include "views/schedule/step_choices.h"
 
 #include "core/support/error.h"
+#include "core/te/tensor_intrinsic.h"
 
 namespace tessel::views {
 
@@ -67,6 +68,7 @@ StepChoices step_choices(const te::ComputeDag& dag, const schedule::Schedule& s,
   StepChoices out;
   out.scopes = {"global", "shared", "local"};  // core/target declares no memory scopes of its own
   out.thread_tags = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  for (const te::TensorIntrinsic& t : te::tensor_intrinsics()) out.intrinsics.push_back(t.name);
   schedule::ScheduleState state;
   try {
     state = schedule::initial_state(dag);

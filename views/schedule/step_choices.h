@@ -39,6 +39,7 @@ struct StepChoices {
   std::vector<std::string> tensors;  // placeholders and stages (cache_read)
   std::vector<std::string> scopes;   // global, shared, local
   std::vector<std::string> thread_tags;
+  std::vector<std::string> intrinsics;  // declared tensor intrinsics (tensorize)
   std::vector<std::pair<std::string, std::vector<std::string>>> readers;  // tensor -> stages reading it
   int applied = 0;                   // steps replayed without error
   std::string error;                 // the first failing step before `count`, if any

@@ -24,6 +24,7 @@ struct StepForm::Arg {
     kTensor,
     kScope,
     kTag,
+    kIntrinsic,
     kReaders,   // checkable stages reading the tensor of argument `ref` (cache_read)
     kAxisList,  // checkable, draggable loops of the stage of argument `ref` (reorder)
     kInt,       // bounded by the extent of the axis of argument `ref`, if any
@@ -59,6 +60,7 @@ std::vector<Arg> args_of(const std::string& kind) {
     return {{"axis", Arg::kRootAxis}, {"factor", Arg::kInt, -1, "", 1, 16}, {"offset", Arg::kInt, -1, "", 0, 1}};
   if (kind == "pragma") return {{"axis", Arg::kAxis}, {"auto_unroll_max_step", Arg::kInt, -1, "auto_unroll_max_step", 0, 16}};
   if (kind == "rfactor") return {{"axis", Arg::kReduceAxis}};
+  if (kind == "tensorize") return {{"axis", Arg::kAxis}, {"intrinsic", Arg::kIntrinsic}};
   return {{"axis", Arg::kAxis}};  // vectorize, unroll, parallel, vthread
 }
 
@@ -119,7 +121,10 @@ void StepForm::set_kind(const QString& kind) {
   if (i >= 0 && i != kinds_->currentIndex()) kinds_->setCurrentIndex(i);  // rebuilds
 }
 
-void StepForm::set_replace_enabled(bool on) { replace_->setEnabled(on); }
+void StepForm::set_replace_enabled(bool on) {
+  replace_allowed_ = on;
+  update_buttons();
+}
 
 void StepForm::set_choices(StepChoices choices) {
   // Keep what the user picked where it is still offered: remember values, rebuild, restore.
@@ -166,6 +171,16 @@ void StepForm::rebuild() {
     hints_.push_back(hint);
   }
   for (size_t i = 0; i < args.size(); ++i) refill(i);
+  update_buttons();
+}
+
+void StepForm::update_buttons() {
+  // A step needs every named argument: with no loop, stage or tensor to offer, nothing to add.
+  bool complete = true;
+  for (QWidget* w : widgets_)
+    if (auto* combo = qobject_cast<QComboBox*>(w)) complete &= combo->currentIndex() >= 0;
+  add_->setEnabled(complete);
+  replace_->setEnabled(complete && replace_allowed_);
 }
 
 void StepForm::refill(size_t i) {
@@ -257,6 +272,9 @@ void StepForm::refill(size_t i) {
     case Arg::kTag:
       for (const std::string& s : choices_.thread_tags) combo->addItem(q(s), q(s));
       break;
+    case Arg::kIntrinsic:
+      for (const std::string& s : choices_.intrinsics) combo->addItem(q(s), q(s));
+      break;
     case Arg::kSplitMode:
       combo->addItem(tr("factor (inner extent)"), QString("factor"));
       combo->addItem(tr("nparts (outer parts)"), QString("nparts"));
@@ -277,6 +295,7 @@ void StepForm::refresh_dependents(size_t changed) {
       refill(j);
       refresh_dependents(j);
     }
+  update_buttons();
 }
 
 schedule::ScheduleStep StepForm::current_step() const {

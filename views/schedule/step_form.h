@@ -50,6 +50,7 @@ class StepForm final : public QWidget {
   void rebuild();
   void refill(size_t i);  // repopulates argument i from the choices and its inputs
   void refresh_dependents(size_t changed);
+  void update_buttons();
 
   StepChoices choices_;
   QComboBox* kinds_;
@@ -58,6 +59,7 @@ class StepForm final : public QWidget {
   QPushButton *add_, *replace_;
   std::vector<QWidget*> widgets_;
   std::vector<QLabel*> hints_;
+  bool replace_allowed_ = false;  // a step is selected
 };
 
 }  // namespace tessel::views
