@@ -11,6 +11,7 @@
 #include <QTabWidget>
 #include <QTextBlock>
 #include <QUndoStack>
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include "core/lower/line_diff.h"
@@ -273,6 +274,47 @@ class ProgramPaneTest : public QObject {
     // Selecting a step in the editor scrubs the program pane to it.
     editor.step_view()->setCurrentIndex(editor.model()->index(0));
     QCOMPARE(program.current_view(), 1);
+  }
+
+  void ui_work_per_edit_on_a_sample_conv_kernel() {
+    // What the UI thread does per edit (replay for the forms, diff and draw the program) next to
+    // what the worker does (lower every step); printed for the record, bounded loosely so a busy
+    // machine does not fail it.
+    StudioSnapshotPtr snap = test::compile_now(test::sample_model("resnet_block"));
+    QVERIFY(snap && snap->fusion);
+    std::string kernel, why;
+    for (const FusionGroup& g : snap->fusion->groups)
+      if (g.kernel_name.find("conv") != std::string::npos) {
+        kernel = g.kernel_name;
+        break;
+      }
+    QVERIFY(!kernel.empty());
+    std::optional<te::ComputeDag> dag = find_kernel_dag(*snap, kernel, &why);
+    QVERIFY2(dag, why.c_str());
+    schedule::Schedule def = schedule::default_cpu_schedule(*dag);
+    QElapsedTimer t;
+    t.start();
+    KernelLoweringPtr low = lower_kernel(kernel, *dag, def, 1);
+    const double worker_ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
+    QVERIFY2(low->error.empty(), low->error.c_str());
+    ScheduleEditorPane editor;
+    ProgramPane program;
+    t.restart();
+    editor.set_kernel(QString::fromStdString(kernel), *dag, def, def);
+    editor.show_lowering(low);
+    program.show_lowering(low);
+    const double open_ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
+    t.restart();
+    editor.set_step_enabled(0, false);  // an edit: replay, forms, list, text
+    const double edit_ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
+    t.restart();
+    for (int v = 0; v < static_cast<int>(program.views().size()); ++v) program.show_view(v);
+    const double scrub_ms = static_cast<double>(t.nsecsElapsed()) / 1e6 / static_cast<double>(program.views().size());
+    qInfo("%s: %zu steps, %zu program lines; worker lowering of every step %.1f ms; UI: open %.1f ms, edit %.1f ms, "
+          "scrub %.1f ms per step",
+          kernel.c_str(), def.steps.size(), static_cast<size_t>(program.program_edit()->blockCount()), worker_ms, open_ms,
+          edit_ms, scrub_ms);
+    QVERIFY(open_ms < 2000 && edit_ms < 2000 && scrub_ms < 2000);
   }
 
   void screenshot_of_the_pane() {
