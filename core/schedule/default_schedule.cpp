@@ -194,6 +194,17 @@ void schedule_injective(ScheduleState& st, Schedule& out, const std::string& nam
   parallel_outermost(st, out, name);
 }
 
+// A padding stage (its value is a select: inside the border the input, outside a constant) read by
+// a reduction. Inlined, every multiply-add of a conv would test the border and guard its load;
+// computed once into its own buffer, the conv's inner loop reads it unconditionally. The copy costs
+// one pass over the input, small beside the reduction's work.
+bool is_padding_for_reduction(const ScheduleState& st, const Stage& s) {
+  if (!loopir::as<loopir::Select>(s.op->body)) return false;
+  for (const Stage* c : st.consumers(s.name))
+    if (c->op->reduction()) return true;
+  return false;
+}
+
 }  // namespace
 
 Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
@@ -201,11 +212,17 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
   ScheduleState st = initial_state(dag);
   std::vector<std::string> names;
   for (auto& s : st.stages) names.push_back(s.name);
+  std::vector<std::string> materialized;
   for (auto& n : names) {
     Stage* s = st.find(n);
-    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty())
-      add(st, out, step("compute_inline", {arg(n)}));
+    if (s->is_output || s->op->reduction() || st.consumers(n).empty()) continue;
+    if (is_padding_for_reduction(st, *s)) {
+      materialized.push_back(n);
+      continue;
+    }
+    add(st, out, step("compute_inline", {arg(n)}));
   }
+  for (auto& n : materialized) schedule_injective(st, out, n, lanes);
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (!s->is_output) continue;

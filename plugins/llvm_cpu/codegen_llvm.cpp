@@ -190,14 +190,7 @@ class KernelEmitter {
       }
       case ir::NodeKind::kBinary: return binary(*ir::as<ir::Binary>(e));
       case ir::NodeKind::kNot: return b_.CreateNot(convert(expr(ir::as<ir::Not>(e)->a), ir::as<ir::Not>(e)->a->dtype, DataType::kBool));
-      case ir::NodeKind::kSelect: {
-        auto* n = ir::as<ir::Select>(e);
-        llvm::Value* c = convert(expr(n->cond), n->cond->dtype, DataType::kBool);
-        llvm::Value* t = convert(expr(n->true_value), n->true_value->dtype, n->dtype);
-        llvm::Value* f = convert(expr(n->false_value), n->false_value->dtype, n->dtype);
-        llvm::Value* like = is_vector(c) ? c : is_vector(t) ? t : f;
-        return b_.CreateSelect(splat_to(c, like), splat_to(t, like), splat_to(f, like));
-      }
+      case ir::NodeKind::kSelect: return select(*ir::as<ir::Select>(e));
       case ir::NodeKind::kCast: {
         auto* n = ir::as<ir::Cast>(e);
         return convert(expr(n->value), n->value->dtype, n->dtype);
@@ -208,6 +201,35 @@ class KernelEmitter {
       default: break;
     }
     fail("unexpected expression node " + std::string(ir::node_kind_name(e->kind)));
+  }
+
+  // select(c, t, f) evaluates both sides, branch-free. A side that loads is evaluated under the
+  // guard c (or !c): its loads read a safe address where the guard is false (see guarded_index),
+  // so a padded conv's select(in bounds, X[y - 1, ...], 0) never touches memory outside X.
+  llvm::Value* select(const ir::Select& n) {
+    llvm::Value* c = convert(expr(n.cond), n.cond->dtype, DataType::kBool);
+    auto side = [&](const ir::Expr& value, llvm::Value* guard) {
+      bool loads = false;
+      ir::for_each_access(value, [&](const ir::Buffer&, const std::vector<ir::Expr>&, bool) { loads = true; });
+      llvm::Value* saved = load_guard_;
+      if (loads) load_guard_ = saved ? b_.CreateAnd(splat_to(saved, guard), splat_to(guard, saved)) : guard;
+      llvm::Value* v = convert(expr(value), value->dtype, n.dtype);
+      load_guard_ = saved;
+      return v;
+    };
+    llvm::Value* t = side(n.true_value, c);
+    llvm::Value* f = side(n.false_value, b_.CreateNot(c));
+    llvm::Value* like = is_vector(c) ? c : is_vector(t) ? t : f;
+    return b_.CreateSelect(splat_to(c, like), splat_to(t, like), splat_to(f, like));
+  }
+
+  // Where the enclosing select's guard is false, a load reads element 0 of its buffer instead of
+  // its own index: always a valid address, and its value is discarded by the select.
+  llvm::Value* guarded_index(llvm::Value* index) {
+    if (!load_guard_) return index;
+    llvm::Value* guard = load_guard_;
+    if (is_vector(guard) && !is_vector(index)) guard = b_.CreateOrReduce(guard);  // a lane needs it: the address is real
+    return b_.CreateSelect(splat_to(guard, index), index, llvm::Constant::getNullValue(index->getType()));
   }
 
   llvm::Value* binary(const ir::Binary& n) {
@@ -386,21 +408,27 @@ class KernelEmitter {
     const BufferSlot& s = slot(n.buffer);
     llvm::Type* elem = memory_type(n.buffer->dtype);
     llvm::Value* value;
+    llvm::Align align(elem->getPrimitiveSizeInBits() / 8);
     if (vector_var_) {
       auto coeff = access_coefficient(n.buffer, n.indices, vector_var_);
+      auto* vty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes_));
       if (coeff && *coeff == 1) {
-        llvm::Value* ptr = b_.CreateGEP(elem, s.ptr, first_lane_index(n.buffer, n.indices));
-        value = b_.CreateAlignedLoad(llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes_)), ptr,
-                                     llvm::Align(elem->getPrimitiveSizeInBits() / 8));
+        llvm::Value* first = first_lane_index(n.buffer, n.indices);
+        if (load_guard_ && is_vector(load_guard_)) {
+          // Lanes differ in whether they may read: a masked load touches only the allowed ones.
+          llvm::Value* ptr = b_.CreateGEP(elem, s.ptr, first);
+          value = b_.CreateMaskedLoad(vty, ptr, align, load_guard_, llvm::Constant::getNullValue(vty));
+        } else {
+          value = b_.CreateAlignedLoad(vty, b_.CreateGEP(elem, s.ptr, guarded_index(first)), align);
+        }
       } else if (coeff && *coeff == 0) {
-        value = b_.CreateLoad(elem, b_.CreateGEP(elem, s.ptr, first_lane_index(n.buffer, n.indices)));
+        value = b_.CreateLoad(elem, b_.CreateGEP(elem, s.ptr, guarded_index(first_lane_index(n.buffer, n.indices))));
       } else {
-        llvm::Value* ptrs = b_.CreateGEP(elem, s.ptr, flat_index(n.buffer, n.indices));
-        value = b_.CreateMaskedGather(llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes_)), ptrs,
-                                      llvm::Align(elem->getPrimitiveSizeInBits() / 8));
+        llvm::Value* ptrs = b_.CreateGEP(elem, s.ptr, guarded_index(flat_index(n.buffer, n.indices)));
+        value = b_.CreateMaskedGather(vty, ptrs, align);
       }
     } else {
-      value = b_.CreateLoad(elem, b_.CreateGEP(elem, s.ptr, flat_index(n.buffer, n.indices)));
+      value = b_.CreateLoad(elem, b_.CreateGEP(elem, s.ptr, guarded_index(flat_index(n.buffer, n.indices))));
     }
     if (n.buffer->dtype == DataType::kBool) value = b_.CreateTrunc(value, with_lanes(b_.getInt1Ty(), value));
     return value;
@@ -693,6 +721,7 @@ class KernelEmitter {
   llvm::Value* vector_base_ = nullptr;
   int64_t lanes_ = 0;
   bool inside_parallel_ = false;
+  llvm::Value* load_guard_ = nullptr;  // i1 or <lanes x i1>: where loads of the select side being emitted may read
 };
 
 }  // namespace

@@ -2,7 +2,8 @@
 // compiled by the llvm plugin, computes the right matmul; the default CPU schedule of a reduction
 // accumulates in a small local (register) tile and still computes what the interpreter computes,
 // on shapes that divide the tile and on shapes that leave tails. Structure, not timing: the speed
-// is measured by tests/bench/bench_kernels.
+// is measured by tests/bench/bench_kernels. Also: the llvm code generator's guarded loads under
+// a select, which make inlined padding safe at the edges of a buffer.
 #include <QtTest>
 
 #include <fstream>
@@ -154,6 +155,43 @@ class TestFastSchedules : public QObject {
     QFETCH(QString, spec);
     te::ComputeDag dag = te::dag_from_spec(spec.toStdString());
     check_llvm_matches_interpreter(dag, schedule::default_cpu_schedule(dag, kLanes), spec);
+  }
+
+  // A select that guards a load (a padded conv's border, inlined) must not read where its guard
+  // is false: here the unguarded index lies gigabytes outside the buffer, so an unguarded load,
+  // scalar, gathered or contiguous, would fault instead of producing the expected values.
+  void select_never_loads_outside_its_guard_data() {
+    QTest::addColumn<int>("kind");
+    QTest::newRow("scalar loop") << int(loopir::ForKind::kSerial);
+    QTest::newRow("vectorized loop") << int(loopir::ForKind::kVectorized);
+    QTest::newRow("unrolled loop") << int(loopir::ForKind::kUnrolled);
+  }
+  void select_never_loads_outside_its_guard() {
+    QFETCH(int, kind);
+    using namespace loopir;
+    const int64_t far = int64_t{1} << 30;
+    auto A = make_buffer("A", DataType::kFloat32, {16});
+    auto Out = make_buffer("Out", DataType::kFloat32, {4, 16});
+    auto r = make_var("r"), i = make_var("i");
+    // Row 0: lane 8 reads A[8], the others are 0 (a gather whose far lanes are masked off).
+    // Row 1: every lane reads A[i] (contiguous); rows 2 and 3 read nothing (a guarded vector load).
+    Expr lane_ok = make_binary(BinaryOp::kEQ, Expr(i), make_int(8));
+    Expr gathered = make_select(lane_ok, make_load(A, {(Expr(i) - 8) * far + 8}), make_float(0));
+    Expr row_ok = make_binary(BinaryOp::kEQ, Expr(r), make_int(1));
+    Expr contiguous = make_select(row_ok, make_load(A, {Expr(i) + (Expr(r) - 1) * far}), make_float(-1));
+    Expr value = make_select(make_binary(BinaryOp::kEQ, Expr(r), make_int(0)), gathered, contiguous);
+    Stmt body = make_for(r, make_int(0), make_int(4),
+                         make_for(i, make_int(0), make_int(16), make_store(Out, {r, i}, value), static_cast<ForKind>(kind)));
+    Func f{"guarded", {A, Out}, body};
+    Tensor a(DataType::kFloat32, {16}), out(DataType::kFloat32, {4, 16});
+    for (int64_t k = 0; k < 16; ++k) a.data<float>()[k] = static_cast<float>(k + 1);
+    std::vector<Tensor*> args{&a, &out};
+    build_module({f}, Target::parse("llvm"))->call_host(f.name, args);
+    for (int64_t row = 0; row < 4; ++row)
+      for (int64_t k = 0; k < 16; ++k) {
+        float want = row == 0 ? (k == 8 ? 9.0f : 0.0f) : row == 1 ? static_cast<float>(k + 1) : -1.0f;
+        QCOMPARE(out.data<float>()[row * 16 + k], want);
+      }
   }
 };
 
