@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c] [--shape NAME=DIMS]...",
+    .usage =
+        "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c] [--shape "
+        "NAME=DIMS]...",
     .value_options = {"-o", "--target", "--header", "--name", "--emit"},
     .repeatable_options = {"--shape"},
     .flags = {},
@@ -65,9 +67,11 @@ int run_build_command(std::span<const std::string> argv) {
   const std::string emit = args.value("--emit").value_or("so");
   if (emit != "so" && emit != "obj" && !kTextArtifacts.count(emit))
     throw UsageError("unknown --emit '" + emit + "' (choices: so, llvm, asm, obj, c)");
-  if (args.value("--header") && emit != "so") throw UsageError("--header goes with --emit so (the library it declares)");
+  if (args.value("--header") && emit != "so")
+    throw UsageError("--header goes with --emit so (the library it declares)");
   const Target target = resolve_target(args.value("--target"));
-  if (target.kind() == "ref") throw Error("build needs a code generator; the reference executor has none (try --target llvm)");
+  if (target.kind() == "ref")
+    throw Error("build needs a code generator; the reference executor has none (try --target llvm)");
 
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
@@ -102,7 +106,8 @@ int run_build_command(std::span<const std::string> argv) {
     if (it == artifacts.end()) {
       std::string has;
       for (const auto& [name, text] : artifacts) has += (has.empty() ? "" : ", ") + name;
-      throw Error("the " + target.kind() + " backend has no " + kTextArtifacts.at(emit) + " to emit (it has: " + (has.empty() ? "none" : has) + ")");
+      throw Error("the " + target.kind() + " backend has no " + kTextArtifacts.at(emit) +
+                  " to emit (it has: " + (has.empty() ? "none" : has) + ")");
     }
     write_text(out, it->second);
   }

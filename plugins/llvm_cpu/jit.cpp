@@ -16,7 +16,6 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
-#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <mutex>
 
@@ -97,45 +96,48 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   mpm.run(m, mam);
 }
 
-std::string emit_assembly(const llvm::Module& m, llvm::TargetMachine& tm) {
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
-  llvm::SmallString<4096> text;
-  llvm::raw_svector_ostream os(text);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) return "(this target cannot emit assembly)";
-  pm.run(*copy);
-  return std::string(text.str());
-}
-
-// The optimized module (as IR text) → a position-independent object file, for `tessel build`.
-// The IR is re-read into a fresh context rather than kept as a module: exporting is rare, and the
-// JIT owns the module it was given.
-void write_object_file(const std::string& ir, const JitOptions& options, const std::string& path) {
+// Re-reads the optimized IR (kept as text) into a fresh context and runs the backend on it for
+// `type`: an object file or assembly. Exporting is rare and assembly is only wanted when someone
+// looks at it, so neither costs the JIT path anything.
+//
+//   jit_compile: loop IR → LLVM IR → O3 → print (ir_) → LLJIT codegen       every compile
+//   artifacts()["asm"], save_object(): ir_ → parse → TargetMachine → text/object    on request
+void emit_from_ir(const std::string& ir, const JitOptions& options, llvm::CodeGenFileType type, llvm::raw_pwrite_stream& out,
+                  const std::string& what) {
   llvm::orc::JITTargetMachineBuilder jtmb = machine_builder(options);
-  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  if (type == llvm::CGFT_ObjectFile) jtmb.setRelocationModel(llvm::Reloc::PIC_);
   auto tm = jtmb.createTargetMachine();
-  if (!tm) throw Error(path + ": llvm: cannot create a target machine: " + error_text(tm.takeError()));
+  if (!tm) throw Error(what + ": llvm: cannot create a target machine: " + error_text(tm.takeError()));
   llvm::LLVMContext context;
   llvm::SMDiagnostic diagnostic;
   std::unique_ptr<llvm::Module> module = llvm::parseIR(llvm::MemoryBufferRef(ir, "kernels"), diagnostic, context);
-  if (!module) throw Error(path + ": llvm: cannot re-read the optimized module: " + diagnostic.getMessage().str());
+  if (!module) throw Error(what + ": llvm: cannot re-read the optimized module: " + diagnostic.getMessage().str());
   module->setDataLayout((*tm)->createDataLayout());
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, out, nullptr, type)) throw Error(what + ": llvm: this target cannot emit that kind of file");
+  pm.run(*module);
+}
+
+void write_object_file(const std::string& ir, const JitOptions& options, const std::string& path) {
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (ec) throw Error(path + ": cannot write: " + ec.message());
-  llvm::legacy::PassManager pm;
-  if ((*tm)->addPassesToEmitFile(pm, out, nullptr, llvm::CGFT_ObjectFile))
-    throw Error(path + ": llvm: this target cannot emit object files");
-  pm.run(*module);
+  emit_from_ir(ir, options, llvm::CGFT_ObjectFile, out, path);
   out.flush();
   if (out.has_error()) throw Error(path + ": cannot write: " + out.error().message());
 }
 
+std::string assembly_text(const std::string& ir, const JitOptions& options) {
+  llvm::SmallString<4096> text;
+  llvm::raw_svector_ostream os(text);
+  emit_from_ir(ir, options, llvm::CGFT_AssemblyFile, os, "assembly");
+  return std::string(text.str());
+}
+
 class LlvmModule final : public Module {
  public:
-  LlvmModule(std::unique_ptr<llvm::orc::LLJIT> jit, const std::vector<loopir::Func>& kernels, std::string ir, std::string assembly,
-             JitOptions options)
-      : jit_(std::move(jit)), ir_(std::move(ir)), asm_(std::move(assembly)), options_(std::move(options)) {
+  LlvmModule(std::unique_ptr<llvm::orc::LLJIT> jit, const std::vector<loopir::Func>& kernels, std::string ir, JitOptions options)
+      : jit_(std::move(jit)), ir_(std::move(ir)), options_(std::move(options)) {
     for (const auto& f : kernels) {
       auto address = jit_->lookup(f.name);
       if (!address) throw Error("kernel '" + f.name + "': llvm jit: " + error_text(address.takeError()));
@@ -148,7 +150,18 @@ class LlvmModule final : public Module {
   std::string target_kind() const override { return "llvm"; }
   std::map<std::string, std::string> artifacts() const override {
     std::map<std::string, std::string> a{{"llvm_ir", ir_}};
-    if (!asm_.empty()) a["asm"] = asm_;
+    if (options_.emit_asm) {
+      // Made on the first request (a second backend run), then kept; artifacts() may be called
+      // from several threads.
+      std::call_once(asm_once_, [&] {
+        try {
+          asm_ = assembly_text(ir_, options_);
+        } catch (const Error& e) {
+          asm_ = std::string("(no assembly: ") + e.what() + ")";
+        }
+      });
+      a["asm"] = asm_;
+    }
     return a;
   }
   void save_object(const std::string& path) const override { write_object_file(ir_, options_, path); }
@@ -159,8 +172,10 @@ class LlvmModule final : public Module {
  private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::vector<void (*)(void* const*)> entries_;
-  std::string ir_, asm_;
+  std::string ir_;
   JitOptions options_;
+  mutable std::once_flag asm_once_;
+  mutable std::string asm_;
 };
 
 }  // namespace
@@ -189,7 +204,6 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
   llvm::raw_string_ostream ir_os(ir);
   module->print(ir_os, nullptr);
   ir_os.flush();
-  std::string assembly = options.emit_asm ? emit_assembly(*module, **tm) : "";
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) throw Error("llvm: cannot create the JIT: " + error_text(jit.takeError()));
@@ -199,7 +213,7 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
   if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
     throw Error("llvm: cannot add the module to the JIT: " + error_text(std::move(err)));
-  return std::make_unique<LlvmModule>(std::move(*jit), kernels, std::move(ir), std::move(assembly), options);
+  return std::make_unique<LlvmModule>(std::move(*jit), kernels, std::move(ir), options);
 }
 
 std::string host_cpu_name() { return llvm::sys::getHostCPUName().str(); }

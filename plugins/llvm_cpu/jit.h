@@ -16,7 +16,7 @@ struct JitOptions {
   std::string mattr;   // "" = the host's features; else "+avx2,-avx512f" style
   int opt_level = 3;
   bool fast_math = false;
-  bool emit_asm = true;  // assembly costs a second backend run; the studio wants it, benchmarks do not
+  bool emit_asm = true;  // offer "asm" among the artifacts (made on first request: a second backend run)
 };
 
 std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, const JitOptions& options);

@@ -143,15 +143,16 @@ class EndToEndBuild : public QObject {
     QTest::addColumn<QString>("target");
     for (const char* model : {"resnet_block", "mlp", "mobilenet_block", "attention_block"})
       QTest::newRow((QString(model) + " llvm").toUtf8().constData()) << model << "llvm";
-    QTest::newRow("resnet_block c") << "resnet_block" << "c";
+    QTest::newRow("resnet_block c") << "resnet_block"
+                                    << "c";
   }
   void library_matches_numpy_reference() {
     QFETCH(QString, name);
     QFETCH(QString, target);
     QTemporaryDir work;
     const QString dir = work.path(), data = kModels + "/" + name;
-    Finished f = run_program(tessel_path(), {"build", kModels + "/" + name + ".onnx", "-o", dir + "/libmodel.so", "--header",
-                                        dir + "/model.h", "--name", "model", "--target", target});
+    Finished f = run_program(tessel_path(), {"build", kModels + "/" + name + ".onnx", "-o", dir + "/libmodel.so",
+                                             "--header", dir + "/model.h", "--name", "model", "--target", target});
     QVERIFY2(f.exit_code == 0, qPrintable("tessel build failed: " + f.err.trimmed()));
     QVERIFY(QFile::exists(dir + "/libmodel.so") && QFile::exists(dir + "/model.h"));
 
@@ -159,8 +160,8 @@ class EndToEndBuild : public QObject {
     QVERIFY(driver.open(QIODevice::WriteOnly));
     driver.write(kDriver);
     driver.close();
-    f = run_program("cc", {"-std=c11", "-Wall", "-Werror", "-o", dir + "/driver", dir + "/driver.c", "-I", dir, "-L", dir,
-                           "-lmodel", "-Wl,-rpath," + dir});
+    f = run_program("cc", {"-std=c11", "-Wall", "-Werror", "-o", dir + "/driver", dir + "/driver.c", "-I", dir, "-L",
+                           dir, "-lmodel", "-Wl,-rpath," + dir});
     QVERIFY2(f.exit_code == 0, qPrintable("compiling the driver against model.h failed: " + f.out + f.err));
 
     const int inputs = count_files(data, "input_"), outputs = count_files(data, "output_");
@@ -212,14 +213,18 @@ class EndToEndBuild : public QObject {
     QTest::addColumn<QByteArray>("marker");
     QTest::newRow("llvm") << "llvm" << QByteArray("define ");
     QTest::newRow("asm") << "asm" << QByteArray(".text");
-    QTest::newRow("obj") << "obj" << QByteArray("\x7f" "ELF");
+    QTest::newRow("obj") << "obj"
+                         << QByteArray(
+                                "\x7f"
+                                "ELF");
   }
   void emits_module_artifacts() {
     QFETCH(QString, artifact);
     QFETCH(QByteArray, marker);
     QTemporaryDir work;
     const QString out = work.path() + "/kernels." + artifact;
-    const Finished f = run_program(tessel_path(), {"build", kModels + "/resnet_block.onnx", "--emit", artifact, "-o", out});
+    const Finished f =
+        run_program(tessel_path(), {"build", kModels + "/resnet_block.onnx", "--emit", artifact, "-o", out});
     QVERIFY2(f.exit_code == 0, qPrintable(f.err));
     QFile file(out);
     QVERIFY(file.open(QIODevice::ReadOnly));
@@ -232,13 +237,18 @@ class EndToEndBuild : public QObject {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("named");
     const QString model = kModels + "/mlp.onnx";
-    QTest::newRow("unwritable library") << QStringList{"build", model, "-o", "/nonexistent-dir/m.so"} << "/nonexistent-dir/m.so";
-    QTest::newRow("unwritable object") << QStringList{"build", model, "--emit", "obj", "-o", "/nonexistent-dir/m.o"} << "/nonexistent-dir/m.o";
-    QTest::newRow("unwritable header") << QStringList{"build", model, "-o", "/tmp/never.so", "--header", "/nonexistent-dir/m.h"}
+    QTest::newRow("unwritable library") << QStringList{"build", model, "-o", "/nonexistent-dir/m.so"}
+                                        << "/nonexistent-dir/m.so";
+    QTest::newRow("unwritable object") << QStringList{"build", model, "--emit", "obj", "-o", "/nonexistent-dir/m.o"}
+                                       << "/nonexistent-dir/m.o";
+    QTest::newRow("unwritable header") << QStringList{"build",         model,      "-o",
+                                                      "/tmp/never.so", "--header", "/nonexistent-dir/m.h"}
                                        << "/nonexistent-dir/m.h";
     QTest::newRow("unknown emit") << QStringList{"build", model, "--emit", "wasm", "-o", "m.wasm"} << "wasm";
-    QTest::newRow("no object code") << QStringList{"build", model, "--target", "interp", "-o", "/tmp/never.so"} << "interp";
-    QTest::newRow("missing model") << QStringList{"build", "/nonexistent-dir/x.onnx", "-o", "/tmp/never.so"} << "x.onnx";
+    QTest::newRow("no object code") << QStringList{"build", model, "--target", "interp", "-o", "/tmp/never.so"}
+                                    << "interp";
+    QTest::newRow("missing model") << QStringList{"build", "/nonexistent-dir/x.onnx", "-o", "/tmp/never.so"}
+                                   << "x.onnx";
   }
   void reports_errors_in_one_line() {
     QFETCH(QStringList, arguments);
