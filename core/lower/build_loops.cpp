@@ -6,6 +6,7 @@
 #include "core/arith/bounds.h"
 #include "core/arith/simplify.h"
 #include "core/loopir/functor.h"
+#include "core/lower/inject_double_buffer.h"
 #include "core/support/error.h"
 
 namespace tessel::lower {
@@ -217,6 +218,10 @@ class NestBuilder {
     const auto& ax = s.axes[axis];
     Pragmas pragmas = ax.pragmas;
     if (axis == s.tensorize_axis) pragmas.emplace_back(tensorize_pragma_prefix() + s.tensor_intrinsic, 1);
+    // A double-buffered stage computed at this loop: inject_double_buffer pipelines the loop.
+    if (auto it = children_.find(s.name); it != children_.end())
+      for (auto* c : it->second)
+        if (c->double_buffer && c->attach_axis == axis) pragmas.emplace_back(double_buffer_pragma_prefix() + c->name, 1);
     return make_for(L.var[axis], make_int(0), make_int(L.extent[axis]), body, ax.kind, ax.thread_tag, pragmas);
   }
 

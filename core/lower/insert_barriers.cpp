@@ -28,15 +28,22 @@ class BarrierInserter : public IRMutator {
   }
   Stmt mutate_For(const For& n, const Stmt& self) override {
     ++loop_depth_;
+    const StmtNode* saved = loop_body_;
+    loop_body_ = n.body.get();
     Stmt s = IRMutator::mutate_For(n, self);
+    loop_body_ = saved;
     --loop_depth_;
     return s;
   }
   Stmt mutate_Seq(const Seq& n, const Stmt& self) override {
+    bool is_loop_body = &n == loop_body_;
     Stmt s = IRMutator::mutate_Seq(n, self);
     if (shared_.empty()) return s;
     auto* q = as<Seq>(s);
     if (!q) return s;
+    // A loop body that ends with a barrier is a double-buffer pipeline's steady state, which
+    // inject_double_buffer synchronized: its fetch and compute touch different halves.
+    if (loop_depth_ > 0 && !q->stmts.empty() && as<Barrier>(q->stmts.back()) && is_loop_body) return s;
     std::vector<Stmt> out;
     bool pending_write = false, inserted = false;
     bool reads_anywhere = false;
@@ -44,6 +51,7 @@ class BarrierInserter : public IRMutator {
       reads_anywhere = reads_anywhere || touches(c, shared_, false);
     }
     for (auto& c : q->stmts) {
+      if (as<Barrier>(c)) pending_write = false;  // a barrier already there orders what came before
       bool w = touches(c, shared_, true), r = touches(c, shared_, false);
       if (w && !r && !pending_write && loop_depth_ > 0 && reads_anywhere && !inserted) {
         out.push_back(make_barrier("shared"));  // the previous iteration's readers are done
@@ -63,6 +71,7 @@ class BarrierInserter : public IRMutator {
  private:
   std::set<std::string> shared_;
   int loop_depth_ = 0;
+  const StmtNode* loop_body_ = nullptr;  // the body of the innermost loop being rebuilt
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "core/arith/simplify.h"
 #include "core/loopir/printer.h"
 #include "core/lower/build_loops.h"
+#include "core/lower/inject_double_buffer.h"
 #include "core/lower/inject_virtual_thread.h"
 #include "core/lower/insert_barriers.h"
 #include "core/lower/loop_partition.h"
@@ -36,6 +37,7 @@ struct Pass {
 // After build_loop_nests (schedule -> loop nests with bound inference, see build_loops.h):
 const Pass kPasses[] = {
     {"tensorize", tensorize_loops},                     // marked nests -> tensor intrinsic calls
+    {"double_buffer", inject_double_buffer},            // fetch tile k+1 while computing on tile k
     {"simplify", simplify_program},                     // fold index arithmetic, drop proven guards
     {"loop_partition", partition_loops},                // split tails: guard-free main bodies
     {"storage_flatten", flatten_storage},               // N-d accesses -> 1-d offsets, aligned strides

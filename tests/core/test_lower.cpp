@@ -376,6 +376,15 @@ class TestLower : public QObject {
          "compute_inline(pad)\ncache_write(conv, local)\ncompute_at(conv_local, conv.y)\nvectorize(conv.fb)"},
         {"transpose through shared", kTranspose,
          "tile(T.i, T.j, 4, 3)\ncache_read(X, shared, T)\ncompute_at(X_shared, T.j.outer)"},
+        {"mm double buffer pipeline, shared A and local B", "matmul M=8 N=8 K=32",
+         "split(C.k, 4)\ncache_read(A, shared, C)\ncache_read(B, local, C)\ncompute_at(A_shared, C.k.outer)\n"
+         "compute_at(B_local, C.k.outer)\ndouble_buffer(A_shared)\ndouble_buffer(B_local)"},
+        {"mm double buffer pipeline with a k tail", "matmul M=6 N=5 K=18",
+         "split(C.k, 4)\ncache_read(B, shared, C)\ncompute_at(B_shared, C.k.outer)\ndouble_buffer(B_shared)"},
+        {"mm double buffer pipeline, bound threads", "matmul M=16 N=16 K=24",
+         "tile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\nreorder(C.i.outer, C.j.outer, C.i.inner, C.j.inner, C.k.outer, C.k.inner)\n"
+         "bind(C.i.outer, blockIdx.x)\nbind(C.i.inner, threadIdx.x)\ncache_read(A, shared, C)\n"
+         "compute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
         {"mm tensorize gemm16, init as reset call", "matmul M=64 N=64 K=64",
          "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
          "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)"},
@@ -391,6 +400,42 @@ class TestLower : public QObject {
     QFETCH(QString, spec);
     QFETCH(QString, schedule);
     check_schedule(spec.toStdString(), schedule.toStdString());
+  }
+
+  void double_buffer_prefetches_the_next_tile() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=4 N=4 K=16");
+    auto s = schedule::parse_schedule(
+        "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)");
+    std::string text = loopir::to_string(lower::lower(dag, s).func);
+    // Prologue: tile 0 into half 0, before the loop; steady state: 3 iterations, each fetching
+    // tile k+1 into the other half, then one barrier; epilogue: the last tile, from half 1.
+    size_t prologue = text.find("A_shared[ax1] = A[i * 16 + ax1]");
+    size_t loop = text.find("for k.outer in 0..3 {");
+    size_t fetch = text.find("A_shared[(k.outer + 1) % 2 * 4 + ax1] = A[i * 16 + k.outer * 4 + ax1 + 4]");
+    size_t use = text.find("A_shared[k.outer % 2 * 4 + k.inner]");
+    size_t epilogue = text.find("A_shared[k.inner + 4] * B[k.inner * 4 + j + 48]");
+    QVERIFY2(prologue < loop && loop < fetch && fetch < use && use < epilogue && epilogue != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("allocate A_shared: f32[8] shared") != std::string::npos, text.c_str());
+    // One barrier inside the steady state (after the compute), not one per access.
+    std::string steady = text.substr(loop, epilogue - loop);
+    size_t barriers = 0;
+    for (size_t p = steady.find("barrier(shared)"); p != std::string::npos; p = steady.find("barrier(shared)", p + 1))
+      ++barriers;
+    QCOMPARE(barriers, size_t(1));
+  }
+
+  void double_buffer_needs_a_serial_loop() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=8 N=4 K=8");
+    auto s = schedule::parse_schedule(
+        "cache_read(A, shared, C)\ncompute_at(A_shared, C.i)\ndouble_buffer(A_shared)\nparallel(C.i)");
+    std::string err;
+    try {
+      lower::lower(dag, s);
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("double_buffer(A_shared) at loop i: the loop is parallel") != std::string::npos, err.c_str());
   }
 
   void tensorize_replaces_the_nest_by_the_call() {

@@ -41,7 +41,7 @@ const GoldenCase kCases[] = {
     {"cache_read", "matmul M=8 N=8 K=8", "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)"},
     {"cache_write", "matmul M=4 N=4 K=4", "cache_write(C, local)\ncompute_at(C_local, C.i)"},
     {"storage_align", "matmul M=4 N=4 K=4", "cache_read(A, shared, C)\nstorage_align(A_shared.ax0, 8, 1)"},
-    {"double_buffer", "matmul M=4 N=4 K=8",
+    {"double_buffer", "matmul M=4 N=4 K=16",
      "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
     {"pragma", "matmul M=4 N=4 K=4", "split(C.k, 2)\npragma(C.j, auto_unroll_max_step=4)"},
     {"rfactor", "matmul M=4 N=4 K=8", "split(C.k, 4)\nrfactor(C.k.inner)"},
