@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QLabel>
+#include <QMimeData>
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -239,6 +240,13 @@ class SchedulePaneTest : public QObject {
     QVERIFY(pane->model()->moveRow({}, 2, {}, 1));
     QTRY_COMPARE(schedule::to_string(pane->entries()[1].step), std::string("parallel(C.i.outer)"));
     QVERIFY(!pane->entries()[2].enabled);
+    // The same through the mime data (a drop between rows): step 3 back to the front.
+    std::unique_ptr<QMimeData> drag(pane->model()->mimeData({pane->model()->index(2)}));
+    QVERIFY(pane->model()->dropMimeData(drag.get(), Qt::MoveAction, 0, 0, {}));
+    QTRY_COMPARE(schedule::to_string(pane->entries()[0].step), std::string("split(C.j, 4)"));
+    QVERIFY(!pane->entries()[0].enabled);
+    pane->undo_stack()->undo();
+    QCOMPARE(schedule::to_string(pane->entries()[2].step), std::string("split(C.j, 4)"));
     pane->remove_step(2);
     QCOMPARE(pane->entries().size(), size_t{2});
     pane->reset_to_default();

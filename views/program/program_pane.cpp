@@ -43,14 +43,15 @@ QString artifact_title(const std::string& name) {
   return q(name);
 }
 
+// Translucent, so the marks read on light and dark palettes alike.
 QColor background_of(DiffLine::Kind k) {
   switch (k) {
     case DiffLine::Kind::kAdded:
-      return QColor(214, 245, 214);
+      return QColor(40, 180, 40, 60);
     case DiffLine::Kind::kRemoved:
-      return QColor(255, 222, 222);
+      return QColor(230, 40, 40, 55);
     case DiffLine::Kind::kFiller:
-      return QColor(238, 238, 238);
+      return QColor(128, 128, 128, 40);
     default:
       return {};
   }
@@ -73,7 +74,7 @@ void show_lines(QPlainTextEdit* edit, const std::vector<DiffLine>& lines, bool p
   edit->verticalScrollBar()->setValue(scroll);
   QList<QTextEdit::ExtraSelection> marks;
   for (size_t i = 0; i < lines.size(); ++i) {
-    QColor bg = static_cast<int>(i) == picked ? QColor(255, 236, 150) : background_of(lines[i].kind);
+    QColor bg = static_cast<int>(i) == picked ? QColor(255, 200, 0, 110) : background_of(lines[i].kind);
     if (!bg.isValid()) continue;
     QTextEdit::ExtraSelection s;
     s.cursor = QTextCursor(edit->document()->findBlockByNumber(static_cast<int>(i)));

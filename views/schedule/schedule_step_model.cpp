@@ -3,6 +3,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QFont>
+#include <QMimeData>
 #include <sstream>
 
 #include "core/support/error.h"
@@ -12,6 +13,7 @@ namespace tessel::views {
 namespace {
 
 const std::string kDisabled = "# disabled: ";
+const char* const kRowMime = "application/x-tessel-schedule-row";
 
 std::string trimmed(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r");
@@ -129,8 +131,8 @@ QVariant ScheduleStepModel::data(const QModelIndex& index, int role) const {
       if (!e.enabled) return QBrush(QColor(140, 140, 140));
       return {};
     case Qt::BackgroundRole:
-      if (failed) return QBrush(QColor(255, 228, 228));
-      if (index.row() == highlight_row_) return QBrush(QColor(255, 243, 190));
+      if (failed) return QBrush(QColor(230, 40, 40, 50));
+      if (index.row() == highlight_row_) return QBrush(QColor(255, 200, 0, 90));
       return {};
     case Qt::FontRole:
       if (!e.enabled) {
@@ -180,6 +182,24 @@ bool ScheduleStepModel::moveRows(const QModelIndex& src, int row, int count, con
   entries_.insert(entries_.begin() + to, e);
   endMoveRows();
   return true;
+}
+
+QStringList ScheduleStepModel::mimeTypes() const { return {kRowMime}; }
+
+QMimeData* ScheduleStepModel::mimeData(const QModelIndexList& indexes) const {
+  if (indexes.size() != 1 || !indexes.front().isValid()) return nullptr;  // one step at a time
+  auto* data = new QMimeData;
+  data->setData(kRowMime, QByteArray::number(indexes.front().row()));
+  data->setText(QString::fromStdString(schedule::to_string(entries_[static_cast<size_t>(indexes.front().row())].step)));
+  return data;
+}
+
+bool ScheduleStepModel::dropMimeData(const QMimeData* data, Qt::DropAction action, int row, int, const QModelIndex& parent) {
+  if (!data || action != Qt::MoveAction || !data->hasFormat(kRowMime) || parent.isValid()) return false;
+  bool ok = false;
+  const int from = data->data(kRowMime).toInt(&ok);
+  if (!ok) return false;
+  return moveRows({}, from, 1, {}, row < 0 ? rowCount() : row);
 }
 
 }  // namespace tessel::views

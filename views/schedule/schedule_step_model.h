@@ -47,6 +47,11 @@ class ScheduleStepModel final : public QAbstractListModel {
   bool setData(const QModelIndex& index, const QVariant& value, int role) override;
   Qt::DropActions supportedDropActions() const override { return Qt::MoveAction; }
   bool moveRows(const QModelIndex& src, int row, int count, const QModelIndex& dst, int dst_row) override;
+  // Drag and drop by row number, for views that drop through the mime data rather than moveRow.
+  QStringList mimeTypes() const override;
+  QMimeData* mimeData(const QModelIndexList& indexes) const override;
+  bool dropMimeData(const QMimeData* data, Qt::DropAction action, int row, int column,
+                    const QModelIndex& parent) override;
 
   // The pane turns these user actions into undo commands instead of editing the rows here.
   std::function<void(int row, bool enabled)> on_toggle_requested;
