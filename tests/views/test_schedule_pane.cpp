@@ -10,6 +10,9 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTabWidget>
+#include <QTextBlock>
+#include <QTextLayout>
 #include <QUndoStack>
 #include <QtTest>
 
@@ -219,6 +222,26 @@ class SchedulePaneTest : public QObject {
     QVERIFY(pane->error_text().contains("unknown step kind 'bogus'"));
     QVERIFY(edits_.empty());  // nothing applied
     QVERIFY(pane->schedule().steps.empty());
+    // The marker: line 2 is underlined with a wave, line 1 is not.
+    auto waved = [&](int block) {
+      QTextBlock b = pane->text_edit()->document()->findBlockByNumber(block);
+      if (!b.isValid() || !b.layout()) return false;
+      for (const QTextLayout::FormatRange& r : b.layout()->formats())
+        if (r.format.underlineStyle() == QTextCharFormat::WaveUnderline) return true;
+      return false;
+    };
+    QVERIFY(waved(1));
+    QVERIFY(!waved(0));
+    // A lowering error lands on its line in the text mode too.
+    QVERIFY(pane->apply_text("split(C.i, 8)\n\n# a comment\nvectorize(C.nope)\n"));
+    QVERIFY(pane->error_text().contains("C.nope"));
+    QVERIFY(waved(3) && !waved(0) && !waved(1));
+    pane->modes()->setCurrentIndex(1);
+    pane->resize(560, 520);
+    pane->show();
+    QVERIFY(QTest::qWaitForWindowExposed(pane.get()));
+    QDir().mkpath(TESSEL_BINARY_DIR "/tests/views/screenshots");
+    QVERIFY(pane->grab().save(TESSEL_BINARY_DIR "/tests/views/screenshots/schedule_pane_text.png"));
     // Comments and disabled steps are part of the text form.
     QVERIFY(pane->apply_text("# tile first\nsplit(C.i, 8)\n# disabled: parallel(C.i.outer)\n"));
     QCOMPARE(pane->entries().size(), size_t{2});

@@ -365,6 +365,11 @@ void ScheduleEditorPane::set_step_enabled(int row, bool enabled) {
 
 bool ScheduleEditorPane::apply_text(const QString& text) {
   if (!current()) return false;
+  if (text_->toPlainText() != text) {  // applied from outside the editor: show it there too
+    syncing_ = true;
+    text_->setPlainText(text);
+    syncing_ = false;
+  }
   int line = 0;
   ScheduleEntries parsed;
   try {
@@ -376,11 +381,6 @@ bool ScheduleEditorPane::apply_text(const QString& text) {
     return false;
   }
   text_error_.clear();
-  if (text_->toPlainText() != text) {  // applied from outside the editor: show it there too
-    syncing_ = true;
-    text_->setPlainText(text);
-    syncing_ = false;
-  }
   if (parsed == entries()) {
     show_errors();
     return true;
