@@ -1,6 +1,7 @@
 #include "core/loopir/interpreter.h"
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -93,7 +94,7 @@ class Interpreter {
         return;
       case NodeKind::kEvaluate: {
         const Expr& v = as<Evaluate>(s)->value;
-        if (auto* c = as<Call>(v); c && run_tensor_intrinsic(*c)) return;
+        if (auto* c = as<Call>(v); c && (run_tensor_intrinsic(*c) || run_dependence_token(*c))) return;
         eval(v);
         return;
       }
@@ -265,6 +266,34 @@ class Interpreter {
     return true;
   }
 
+  // dep_push(from, to) / dep_pop(from, to): counted tokens between decoupled queues
+  // (inject_virtual_thread). Run in program order, a pop must find a token, or the queues would
+  // wait for each other forever.
+  bool run_dependence_token(const Call& n) {
+    bool push = n.name == "dep_push";
+    if (!push && n.name != "dep_pop") return false;
+    if (n.args.size() != 2) throw Error("interpreter: " + n.name + " takes 2 arguments (from, to)");
+    auto key = std::make_pair(eval(n.args[0]).as_int(), eval(n.args[1]).as_int());
+    int64_t& count = tokens_[key];
+    if (push) {
+      ++count;
+    } else if (count-- == 0) {
+      throw Error("interpreter: dep_pop(" + std::to_string(key.first) + ", " + std::to_string(key.second) +
+                  ") finds no token: the queues would deadlock");
+    }
+    return true;
+  }
+
+ public:
+  // Tokens still pushed at the end mean a consumer never waited for them: a broken pipeline.
+  void check_tokens_balanced() const {
+    for (auto& [key, count] : tokens_)
+      if (count != 0)
+        throw Error("interpreter: " + std::to_string(count) + " dependence token(s) from queue " +
+                    std::to_string(key.first) + " to " + std::to_string(key.second) + " are never popped");
+  }
+
+ private:
   Value eval_call(const Call& n) {
     std::vector<double> a;
     for (auto& x : n.args) a.push_back(eval(x).as_double());
@@ -310,6 +339,7 @@ class Interpreter {
   }
 
   std::unordered_map<std::string, Tensor> buffers_;
+  std::map<std::pair<int64_t, int64_t>, int64_t> tokens_;
   std::unordered_map<const Var*, Value> vars_;
 };
 
@@ -328,6 +358,7 @@ void interpret(const Func& f, const std::vector<Tensor>& args) {
     in.bind(p.name, args[i]);
   }
   in.exec(f.body);
+  in.check_tokens_balanced();
 }
 
 double evaluate_constant(const Expr& e) {

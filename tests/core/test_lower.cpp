@@ -385,6 +385,13 @@ class TestLower : public QObject {
          "tile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\nreorder(C.i.outer, C.j.outer, C.i.inner, C.j.inner, C.k.outer, C.k.inner)\n"
          "bind(C.i.outer, blockIdx.x)\nbind(C.i.inner, threadIdx.x)\ncache_read(A, shared, C)\n"
          "compute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
+        {"mm vthreads over accelerator queues with dependence tokens", "matmul M=8 N=6 K=16",
+         "cache_read(A, accel.inp, C)\ncache_read(B, accel.wgt, C)\ncache_write(C, accel.acc)\n"
+         "split(C.i, nparts=2)\ncompute_at(C_acc, C.i.outer)\nvthread(C.i.outer)\nsplit(C_acc.k, 4)\n"
+         "compute_at(A_inp, C_acc.k.outer)\ncompute_at(B_wgt, C_acc.k.outer)"},
+        {"mm vthreads over accelerator queues, vthread on j", "matmul M=4 N=8 K=12",
+         "cache_read(A, accel.inp, C)\ncache_write(C, accel.acc)\nsplit(C.j, nparts=2)\n"
+         "compute_at(C_acc, C.j.outer)\nvthread(C.j.outer)\nsplit(C_acc.k, 3)\ncompute_at(A_inp, C_acc.k.outer)"},
         {"mm tensorize gemm16, init as reset call", "matmul M=64 N=64 K=64",
          "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
          "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)"},
@@ -436,6 +443,57 @@ class TestLower : public QObject {
       err = e.what();
     }
     QVERIFY2(err.find("double_buffer(A_shared) at loop i: the loop is parallel") != std::string::npos, err.c_str());
+  }
+
+  void virtual_threads_synchronize_accelerator_queues_with_tokens() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=4 N=4 K=8");
+    auto s = schedule::parse_schedule(
+        "cache_read(A, accel.inp, C)\ncache_read(B, accel.wgt, C)\ncache_write(C, accel.acc)\nsplit(C.i, nparts=2)\n"
+        "compute_at(C_acc, C.i.outer)\nvthread(C.i.outer)\nsplit(C_acc.k, 4)\ncompute_at(A_inp, C_acc.k.outer)\n"
+        "compute_at(B_wgt, C_acc.k.outer)");
+    std::string text = loopir::to_string(lower::lower(dag, s).func);
+    // Each virtual thread has its own scratchpad copy (twice the size); its compute waits for its
+    // loads (pop(0, 1) before, push(0, 1) after the loads), the next loads wait for the compute
+    // (push(1, 0) after it), and the copy-out waits for the compute (1 -> 2).
+    for (const char* want : {"allocate A_inp: f32[8] accel.inp", "allocate C_acc: f32[16] accel.acc", "dep_push(0, 1)",
+                             "dep_pop(0, 1)", "dep_push(1, 0)", "dep_pop(1, 0)", "dep_push(1, 2)", "dep_pop(1, 2)"})
+      QVERIFY2(text.find(want) != std::string::npos, qPrintable(QString(want) + " missing in\n" + text.c_str()));
+    // Interleaved: thread 1's compute comes after thread 0's, each right after its own pop.
+    size_t ex0 = text.find("dep_pop(0, 1)\n        for k.inner");
+    size_t ex1 = text.find("dep_pop(0, 1)\n        for k.inner", ex0 + 1);
+    QVERIFY2(ex0 != std::string::npos && ex1 != std::string::npos, text.c_str());
+    // Ordinary scopes get no tokens.
+    auto plain = loopir::to_string(
+        lower::lower(dag, schedule::parse_schedule("split(C.i, nparts=2)\nvthread(C.i.outer)\ncache_read(A, local, C)"))
+            .func);
+    QVERIFY2(plain.find("dep_") == std::string::npos, plain.c_str());
+  }
+
+  void interpreter_checks_dependence_tokens() {
+    using namespace loopir;
+    auto out = make_buffer("Y", DataType::kFloat32, {1});
+    auto tok = [](const char* name) { return make_evaluate(make_call(name, {make_int(0), make_int(1)}, DataType::kInt32)); };
+    Func f{"tokens", {out}, make_seq({tok("dep_pop"), make_store(out, {make_int(0)}, make_float(1))})};
+    Tensor y(DataType::kFloat32, {1});
+    QVERIFY_THROWS_EXCEPTION(Error, interpret(f, {y}));
+    std::string err;
+    try {
+      interpret(f, {y});
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("dep_pop(0, 1) finds no token") != std::string::npos, err.c_str());
+    Func g{"tokens", {out}, make_seq({tok("dep_push"), make_store(out, {make_int(0)}, make_float(1))})};
+    try {
+      interpret(g, {y});
+      err.clear();
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("1 dependence token(s) from queue 0 to 1 are never popped") != std::string::npos, err.c_str());
+    Func h{"tokens", {out}, make_seq({tok("dep_push"), tok("dep_pop"), make_store(out, {make_int(0)}, make_float(2))})};
+    interpret(h, {y});
+    QCOMPARE(y.data<float>()[0], 2.f);
   }
 
   void tensorize_replaces_the_nest_by_the_call() {

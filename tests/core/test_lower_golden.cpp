@@ -35,6 +35,10 @@ const GoldenCase kCases[] = {
     {"parallel", "relu shape=4x4", "parallel(Y.i)"},
     {"bind", "matmul M=8 N=8 K=4", "split(C.i, 4)\nbind(C.i.outer, blockIdx.x)\nbind(C.i.inner, threadIdx.x)"},
     {"vthread", "matmul M=4 N=4 K=2", "split(C.i, nparts=2)\nvthread(C.i.outer)"},
+    {"vthread_tokens", "matmul M=4 N=4 K=8",
+     "cache_read(A, accel.inp, C)\ncache_read(B, accel.wgt, C)\ncache_write(C, accel.acc)\nsplit(C.i, nparts=2)\n"
+     "compute_at(C_acc, C.i.outer)\nvthread(C.i.outer)\nsplit(C_acc.k, 4)\ncompute_at(A_inp, C_acc.k.outer)\n"
+     "compute_at(B_wgt, C_acc.k.outer)"},
     {"compute_at", "conv2d N=1 C=1 H=4 W=4 K=1 R=3 S=3 stride=1 pad=1", "compute_at(pad, conv.y)"},
     {"compute_inline", "conv2d N=1 C=1 H=4 W=4 K=1 R=3 S=3 stride=1 pad=1", "compute_inline(pad)"},
     {"compute_root", "conv2d N=1 C=1 H=4 W=4 K=1 R=3 S=3 stride=1 pad=1", "compute_at(pad, conv.y)\ncompute_root(pad)"},
