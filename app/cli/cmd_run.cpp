@@ -5,6 +5,7 @@
 // names and renamed only once every one of them exists, so a failure leaves no partial outputs.
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <span>
 
@@ -23,10 +24,10 @@ namespace fs = std::filesystem;
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes]",
+    .usage = "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes] [--report]",
     .value_options = {"--inputs", "--out-dir", "--target"},
     .repeatable_options = {"--shape"},
-    .flags = {"--no-passes"},
+    .flags = {"--no-passes", "--report"},
     .min_positional = 1,
     .max_positional = 1,
 };
@@ -37,7 +38,9 @@ constexpr const char* kDetails =
     "  --target SPEC         'llvm' (default when its plugin is loaded), 'c', 'interp', or 'ref' (the\n"
     "                        reference executor); short form 'llvm -num_threads=2' or JSON\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
-    "  --no-passes           run the graph as imported, without the graph passes (to compare)\n";
+    "  --no-passes           run the graph as imported, without the graph passes (to compare)\n"
+    "  --report              print how many kernels were compiled, and why each other one runs with\n"
+    "                        the reference kernels\n";
 
 // Temporary output files, removed unless commit() renamed all of them into place.
 class OutputFiles {
@@ -129,6 +132,13 @@ int run_run_command(std::span<const std::string> argv) {
     outputs = compiled ? compiled->run(inputs) : run_reference(graph, inputs);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
+  }
+
+  if (args.flag("--report") && compiled) {
+    std::printf("%d of %zu kernels compiled (target %s)\n", compiled->compiled_count(), compiled->kernels().size(),
+                target.kind().c_str());
+    for (const compile::CompiledKernel& k : compiled->kernels())
+      if (!k.compiled) std::printf("reference kernels: %s: %s\n", k.name.c_str(), k.fallback_reason.c_str());
   }
 
   std::error_code ec;

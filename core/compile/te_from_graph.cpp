@@ -1,5 +1,6 @@
 #include "core/compile/te_from_graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -573,6 +574,200 @@ std::vector<te::Tensor> layout_transform(BuildContext& c) {
   })};
 }
 
+// ------------------------------------------------------------------ rounding, logic, more data movement
+
+// Rounding without a rounding intrinsic, exact for every float: truncation through int64 (the
+// loop IR's float→int cast truncates), corrected by one. Values at or above 2^mantissa are
+// integers already and pass through, as do NaN and infinities (the comparison fails).
+//
+//   x = -2.5:  t = -2   floor: x < t → -3   ceil: t = -2   round (half to even): |x-t| = .5, t even → -2
+Expr integral_limit(DataType t) { return num(t, t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0); }  // 2^52, 2^23
+Expr truncated(const Expr& x) { return te::cast(x->dtype, te::cast(DataType::kInt64, x)); }
+Expr when_fractional(const Expr& x, const Expr& rounded) {
+  return te::if_then_else(loopir::lt(te::intrinsic("abs", {x}), integral_limit(x->dtype)), rounded, x);
+}
+Expr floor_of(const Expr& x) {
+  Expr t = truncated(x);
+  return when_fractional(x, te::if_then_else(loopir::lt(x, t), t - num(x->dtype, 1), t));
+}
+Expr ceil_of(const Expr& x) {
+  Expr t = truncated(x);
+  return when_fractional(x, te::if_then_else(loopir::gt(x, t), t + num(x->dtype, 1), t));
+}
+Expr round_half_even(const Expr& x) {
+  DataType t = x->dtype;
+  Expr whole = truncated(x);
+  Expr away = whole + te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1), num(t, 1));
+  Expr fraction = te::intrinsic("abs", {x - whole});  // exact: |x - trunc(x)| < 1
+  Expr odd = loopir::ne(te::cast(DataType::kInt64, whole) % 2, make_int(0));
+  Expr up = loopir::logical_or(loopir::gt(fraction, num(t, 0.5)), loopir::logical_and(loopir::eq(fraction, num(t, 0.5)), odd));
+  return when_fractional(x, te::if_then_else(up, away, whole));
+}
+Expr sign_of(const Expr& x) {
+  DataType t = x->dtype;
+  // NaN compares false everywhere and stays NaN.
+  return te::if_then_else(loopir::gt(x, num(t, 0)), num(t, 1),
+                          te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1),
+                                           te::if_then_else(loopir::eq(x, num(t, 0)), num(t, 0), x)));
+}
+
+Builder logic(std::function<Expr(const Expr&, const Expr&)> f) {
+  return [f](BuildContext& c) {
+    if (c.input(0)->dtype != DataType::kBool) c.unsupported(std::string(dtype_name(c.input(0)->dtype)) + " operands");
+    return std::vector<te::Tensor>{elementwise(c, DataType::kBool, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
+  };
+}
+
+// out[i] = x[i mod in_shape]: Tile reads its source cyclically along every axis.
+std::vector<te::Tensor> tile(BuildContext& c) {
+  const te::Tensor& x = c.input(0);
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> src;
+    for (size_t d = 0; d < idx.size(); ++d) src.push_back(x->shape[d] == c.shape()[d] ? idx[d] : idx[d] % x->shape[d]);
+    return te::at(x, src);
+  })};
+}
+
+// Output k reads the source shifted along the axis by the lengths of the outputs before it.
+std::vector<te::Tensor> split(BuildContext& c) {
+  const te::Tensor& x = c.input(0);
+  int64_t axis = c.attrs<ops::SplitAttrs>().axis;
+  if (axis < 0) axis += static_cast<int64_t>(x->shape.size());
+  std::vector<te::Tensor> outs;
+  int64_t offset = 0;
+  for (size_t k = 0; k < c.out.size(); ++k) {
+    outs.push_back(te::compute(c.stage(std::to_string(k)), c.shape(k), [&](const std::vector<Expr>& idx) {
+      std::vector<Expr> src = idx;
+      if (offset) src[axis] = idx[axis] + offset;
+      return te::at(x, src);
+    }));
+    offset += c.shape(k)[axis];
+  }
+  return outs;
+}
+
+// out[i] = x[start + i * step] on each sliced axis, with ONNX's clamping of starts (the lengths
+// are the output's, which shape inference clamped the same way).
+std::vector<te::Tensor> slice(BuildContext& c) {
+  const te::Tensor& x = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  std::vector<int64_t> starts = c.known(1, "starts").to_int64s(), axes, steps;
+  if (c.has(3)) axes = c.known(3, "axes").to_int64s();
+  else
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (c.has(4)) steps = c.known(4, "steps").to_int64s();
+  else steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) c.unsupported("starts, axes and steps differ in length");
+  std::vector<int64_t> first(static_cast<size_t>(rank), 0), stride(static_cast<size_t>(rank), 1);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank || steps[i] == 0) c.unsupported("axis or step out of range");
+    const int64_t dim = x->shape[a];
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    first[a] = steps[i] > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
+    stride[a] = steps[i];
+  }
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> src;
+    for (size_t d = 0; d < idx.size(); ++d) src.push_back(stride[d] == 1 && first[d] == 0 ? idx[d] : idx[d] * stride[d] + first[d]);
+    return te::at(x, src);
+  })};
+}
+
+// [N, C*b*b, H, W] → [N, C, H*b, W*b]; DCR takes the block offset from the high channel bits, CRD
+// from the low ones.
+std::vector<te::Tensor> depth_to_space(BuildContext& c) {
+  const auto& a = c.attrs<ops::DepthToSpaceAttrs>();
+  const te::Tensor& x = c.input(0);
+  if (x->shape.size() != 4) c.unsupported("rank other than 4");
+  const int64_t b = a.blocksize, channels = c.shape()[1];
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
+    Expr block = (i[2] % b) * b + i[3] % b;
+    Expr channel = a.mode == "DCR" ? block * channels + i[1] : i[1] * (b * b) + block;
+    return te::at(x, {i[0], channel, i[2] / b, i[3] / b});
+  })};
+}
+
+// [N, C, H*b, W*b] → [N, C*b*b, H, W], output channel = (row offset * b + column offset) * C + c.
+std::vector<te::Tensor> space_to_depth(BuildContext& c) {
+  const int64_t b = c.attrs<ops::SpaceToDepthAttrs>().blocksize;
+  const te::Tensor& x = c.input(0);
+  if (x->shape.size() != 4) c.unsupported("rank other than 4");
+  const int64_t channels = x->shape[1];
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
+    Expr block = i[1] / channels;
+    return te::at(x, {i[0], i[1] % channels, i[2] * b + block / b, i[3] * b + block % b});
+  })};
+}
+
+std::vector<te::Tensor> gather_elements(BuildContext& c) {
+  const te::Tensor &data = c.input(0), &indices = c.input(1);
+  int64_t axis = c.attrs<ops::GatherAttrs>().axis;
+  if (axis < 0) axis += static_cast<int64_t>(data->shape.size());
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    Expr q = convert(DataType::kInt64, te::at(indices, idx));
+    std::vector<Expr> src = idx;
+    src[axis] = te::if_then_else(loopir::lt(q, make_int(0)), q + data->shape[axis], q);
+    return te::at(data, src);
+  })};
+}
+
+// ReduceProd, ReduceLogSum and ReduceLogSumExp (max + log(sum(exp(x - max))), which never overflows).
+Builder reduce_more(const std::string& kind) {
+  return [kind](BuildContext& c) {
+    DataType t = float_operand(c);
+    const te::Tensor& x = c.input(0);
+    const int64_t rank = static_cast<int64_t>(x->shape.size());
+    const auto& a = c.attrs<ops::ReduceAttrs>();
+    std::vector<int64_t> axes = normalized_axes(c, a.axes, rank);
+    const bool keepdims = a.keepdims != 0;
+    auto id = [](const Expr& v) { return v; };
+    if (kind == "prod") {
+      std::vector<IterVar> r;
+      for (int64_t ax : axes) r.push_back(te::reduce_axis(x->shape[ax], "r" + std::to_string(ax)));
+      te::Reducer product = te::make_reducer("prod", t, [](Expr p, Expr q) { return p * q; }, num(t, 1));
+      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+        std::vector<Expr> src;
+        size_t o = 0, k = 0;
+        for (int64_t d = 0; d < rank; ++d) {
+          if (std::find(axes.begin(), axes.end(), d) != axes.end()) {
+            src.push_back(r[k++].var);
+            if (keepdims) ++o;
+          } else {
+            src.push_back(idx[o++]);
+          }
+        }
+        return te::reduce(product, te::at(x, src), r);
+      })};
+    }
+    if (kind == "logsum") {
+      te::Tensor s = reduction(c, x, axes, keepdims, "sum", id, c.stage("sum"), c.shape());
+      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::log(te::at(s, i)); })};
+    }
+    Shape kept = x->shape;
+    for (int64_t ax : axes) kept[ax] = 1;
+    te::Tensor m = reduction(c, x, axes, true, "max", id, c.stage("max"), kept);
+    te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& i) { return te::exp(te::at(x, i) - broadcast_read(m, i)); });
+    te::Tensor s = reduction(c, e, axes, true, "sum", id, c.stage("sum"), kept);
+    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+      // Output index → index of the kept-dims intermediates (0 on reduced axes).
+      std::vector<Expr> k;
+      size_t o = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+        if (reduced) {
+          k.push_back(make_int(0));
+          if (keepdims) ++o;
+        } else {
+          k.push_back(idx[o++]);
+        }
+      }
+      // A max of -inf (every element -inf) would give NaN from exp(-inf - -inf): that is the reference's answer too.
+      return te::log(te::at(s, k)) + te::at(m, k);
+    })};
+  };
+}
+
 // ------------------------------------------------------------------ the table
 
 const std::unordered_map<std::string, Builder>& builders() {
@@ -624,6 +819,25 @@ const std::unordered_map<std::string, Builder>& builders() {
          if (c.out.size() > 1) c.unsupported("the mask output");
          return std::vector<te::Tensor>{elementwise(c, c.input(0)->dtype, [](V v) { return v[0]; })};
        }},
+      {"Floor", unary([](const Expr& x, BuildContext&) { return floor_of(x); })},
+      {"Ceil", unary([](const Expr& x, BuildContext&) { return ceil_of(x); })},
+      {"Round", unary([](const Expr& x, BuildContext&) { return round_half_even(x); })},
+      {"Sign", [](BuildContext& c) {
+         DataType t = c.input(0)->dtype;
+         if (t != DataType::kFloat32 && t != DataType::kFloat64 && t != DataType::kInt32 && t != DataType::kInt64)
+           c.unsupported(std::string(dtype_name(t)) + " inputs");
+         return std::vector<te::Tensor>{elementwise(c, t, [](V v) { return sign_of(v[0]); })};
+       }},
+      {"Not", [](BuildContext& c) {
+         if (c.input(0)->dtype != DataType::kBool) c.unsupported(std::string(dtype_name(c.input(0)->dtype)) + " input");
+         return std::vector<te::Tensor>{elementwise(c, DataType::kBool, [](V v) { return loopir::make_not(v[0]); })};
+       }},
+      {"And", logic([](const Expr& a, const Expr& b) { return loopir::logical_and(a, b); })},
+      {"Or", logic([](const Expr& a, const Expr& b) { return loopir::logical_or(a, b); })},
+      {"Xor", logic([](const Expr& a, const Expr& b) { return loopir::ne(a, b); })},
+      {"CastLike", [](BuildContext& c) {
+         return std::vector<te::Tensor>{elementwise(c, c.input(0)->dtype, [&](V v) { return te::cast(c.dtype(), v[0]); })};
+       }},
       {"Cast", [](BuildContext& c) {
          return std::vector<te::Tensor>{elementwise(c, c.input(0)->dtype, [&](V v) { return te::cast(c.dtype(), v[0]); })};
        }},
@@ -664,6 +878,9 @@ const std::unordered_map<std::string, Builder>& builders() {
       {"ReduceMax", reduce_op("max")},
       {"ReduceMin", reduce_op("min")},
       {"ReduceSumSquare", reduce_op("sumsquare")},
+      {"ReduceProd", reduce_more("prod")},
+      {"ReduceLogSum", reduce_more("logsum")},
+      {"ReduceLogSumExp", reduce_more("logsumexp")},
       {"ReduceL1", reduce_op("l1")},
       {"ReduceL2", reduce_op("l2")},
       {"Softmax", softmax(false)},
@@ -689,6 +906,12 @@ const std::unordered_map<std::string, Builder>& builders() {
       {"Concat", concat},
       {"Gather", gather},
       {"Pad", pad},
+      {"Tile", tile},
+      {"Split", split},
+      {"Slice", slice},
+      {"DepthToSpace", depth_to_space},
+      {"SpaceToDepth", space_to_depth},
+      {"GatherElements", gather_elements},
       {"layout_transform", layout_transform},
   };
   return table;
