@@ -47,12 +47,17 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
   if (x_extent < 4 || lanes < 2) return t;  // too narrow to vectorize: the plain schedule does as well
   t.lanes = std::min(lanes, x_extent);
   t.vectors = 1;
-  for (int64_t v : {4, 2})
+  // About 24 accumulators; the rest of the registers hold one row of loaded vectors and a broadcast.
+  // With few rows (a GEMV: 1 x N) the tile widens instead, up to 16 vectors: fewer, longer
+  // contiguous streams through the weights, which is what a memory-bound kernel needs.
+  const bool few_rows = y_extent < 4;
+  for (int64_t v : {16, 8, 4, 2}) {
+    if (v > 4 && (!few_rows || v * y_extent > 24)) continue;
     if (x_extent % (v * lanes) == 0) {
       t.vectors = v;
       break;
     }
-  // About 24 accumulators; the rest of the registers hold one row of loaded vectors and a broadcast.
+  }
   const int64_t max_rows = std::min<int64_t>(12, 24 / t.vectors);
   t.rows = largest_divisor_at_most(y_extent, max_rows);
   if (3 * t.rows <= 2 * max_rows) t.rows = std::min(y_extent, max_rows);  // no good divisor: a tail beats a thin tile
