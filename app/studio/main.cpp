@@ -21,6 +21,11 @@ QString models_dir() {
   return env.isEmpty() ? QStringLiteral(TESSEL_SOURCE_DIR "/resources/models") : env;
 }
 
+QString lessons_dir() {
+  QString env = qEnvironmentVariable("TESSEL_LESSONS_DIR");
+  return env.isEmpty() ? QStringLiteral(TESSEL_SOURCE_DIR "/resources/lessons") : env;
+}
+
 // Selects something worth inspecting: the anchor of the biggest fusion group, else the first op.
 void select_interesting_node(tessel::studio::MainWindow& w) {
   auto snap = w.controller()->snapshot();
@@ -33,12 +38,24 @@ void select_interesting_node(tessel::studio::MainWindow& w) {
       if (group.nodes.size() > best && group.anchor >= 0) best = group.nodes.size(), pick = group.anchor;
   }
   w.selection()->set_node(QString::fromStdString(g.nodes[static_cast<size_t>(pick)].name));
+  if (snap->fusion)
+    for (const tessel::FusionGroup& group : snap->fusion->groups)
+      if (group.anchor == pick) w.selection()->set_kernel(QString::fromStdString(group.kernel_name));
+}
+
+// The kernel panes show measured results: wait for the selected kernel's lowering and measurement
+// (and for a whole-model profile when the profile or roofline pane is asked for).
+bool wait_for_kernel_results(tessel::studio::MainWindow& w, const QString& pane_name) {
+  if (pane_name == "profile" || pane_name == "roofline" || pane_name.isEmpty()) w.edit_loop()->profile_model();
+  return w.edit_loop()->wait_until_idle(120000);
 }
 
 int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, const QString& out) {
   QWidget* target = pane_name.isEmpty() ? &w : w.pane_by_name(pane_name);
   if (!target) {
-    std::fprintf(stderr, "tessel-studio: unknown pane '%s' (graph, passes, inspector, memory, diagnostics, welcome)\n",
+    std::fprintf(stderr,
+                 "tessel-studio: unknown pane '%s' (graph, passes, inspector, memory, diagnostics, welcome, "
+                 "schedule, program, roofline, profile, lesson)\n",
                  qPrintable(pane_name));
     return 2;
   }
@@ -49,6 +66,7 @@ int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, con
     }
     w.panes().graph->wait_for_layout(60000);
     select_interesting_node(w);
+    if (!wait_for_kernel_results(w, pane_name)) std::fprintf(stderr, "tessel-studio: measuring did not finish in time\n");
   }
   if (!pane_name.isEmpty()) w.reveal_pane(pane_name);
   QApplication::processEvents();
@@ -91,6 +109,7 @@ int main(int argc, char** argv) {
 
   tessel::studio::MainWindowOptions options;
   options.models_dir = models_dir();
+  options.lessons_dir = lessons_dir();
   options.recovery_path = parser.value(recovery_opt);
   options.offer_recovery = !screenshot;
   tessel::studio::MainWindow window(options);

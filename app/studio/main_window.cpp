@@ -20,7 +20,9 @@
 #include <QStyleFactory>
 #include <QToolBar>
 #include <QToolButton>
+#include <QUndoGroup>
 #include <QVBoxLayout>
+#include <memory>
 
 #include "app/studio/command_palette.h"
 #include "core/plugin/plugin_manager.h"
@@ -70,6 +72,17 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   panes_.inspector = new views::InspectorPane(this);
   panes_.memory = new views::MemoryPane(selection_, this);
   panes_.diagnostics = new views::DiagnosticsPane(this);
+  panes_.schedule = new views::ScheduleEditorPane(this);
+  panes_.schedule->setObjectName("schedule");
+  panes_.program = new views::ProgramPane(this);
+  panes_.program->setObjectName("program");
+  panes_.roofline = new views::RooflinePane(this);
+  panes_.roofline->setObjectName("roofline");
+  panes_.profile = new views::ProfilePane(this);
+  panes_.profile->setObjectName("profile");
+  lesson_pane_ = new views::LessonPane(this);
+  lesson_pane_->setObjectName("lesson");
+  edit_loop_ = new views::KernelEditLoop({}, this);
   welcome_ = new views::WelcomePane(this);
   welcome_->set_samples_dir(options_.models_dir);
   welcome_->on_open = [this](const QString& path) { open_file(path); };
@@ -106,12 +119,25 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   central_layout->addWidget(center_, 1);
   setCentralWidget(central);
 
-  add_dock(panes_.passes, tr("Passes"), Qt::LeftDockWidgetArea);
-  add_dock(panes_.inspector, tr("Inspector"), Qt::RightDockWidgetArea);
+  // Left: how the graph and the selected kernel are transformed; right: what they are now.
+  QDockWidget* passes = add_dock(panes_.passes, tr("Passes"), Qt::LeftDockWidgetArea);
+  QDockWidget* schedule = add_dock(panes_.schedule, tr("Schedule"), Qt::LeftDockWidgetArea);
+  tabifyDockWidget(passes, schedule);
+  passes->raise();
+  QDockWidget* inspector = add_dock(panes_.inspector, tr("Inspector"), Qt::RightDockWidgetArea);
+  QDockWidget* program = add_dock(panes_.program, tr("Program"), Qt::RightDockWidgetArea);
+  QDockWidget* roofline = add_dock(panes_.roofline, tr("Roofline"), Qt::RightDockWidgetArea);  // needs height
+  tabifyDockWidget(inspector, program);
+  tabifyDockWidget(inspector, roofline);
+  inspector->raise();
   QDockWidget* memory = add_dock(panes_.memory, tr("Memory"), Qt::BottomDockWidgetArea);
   QDockWidget* diagnostics = add_dock(panes_.diagnostics, tr("Diagnostics"), Qt::BottomDockWidgetArea);
+  QDockWidget* profile = add_dock(panes_.profile, tr("Profile"), Qt::BottomDockWidgetArea);
   tabifyDockWidget(memory, diagnostics);
+  tabifyDockWidget(memory, profile);
   memory->raise();
+  QDockWidget* lesson = add_dock(lesson_pane_, tr("Lesson"), Qt::RightDockWidgetArea);
+  lesson->hide();
 
   // Status bar: what the worker is doing, and a way to stop it.
   progress_label_ = new QLabel(this);
@@ -127,13 +153,28 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   statusBar()->addPermanentWidget(cancel_button_);
   connect(cancel_button_, &QToolButton::clicked, controller_, &views::SessionController::cancel);
 
-  mediator_ = new StudioMediator(selection_, controller_, panes_, this);
+  mediator_ = new StudioMediator(selection_, controller_, edit_loop_, panes_, this);
   mediator_->on_errors = [this](const QString& message) {
     show_banner(message, true, {{tr("Show Diagnostics"), [this] {
                                    panes_.diagnostics->parentWidget()->show();
                                    panes_.diagnostics->parentWidget()->raise();
                                  }}});
   };
+  mediator_->on_status = [this](const QString& message) { statusBar()->showMessage(message, 6000); };
+  mediator_->on_measured = [this](const views::KernelMeasurement& m) {
+    if (lesson_runner_) lesson_runner_->note_measurement(m);
+  };
+  mediator_->on_profiled = [this](const views::ModelProfile& p) {
+    if (lesson_runner_) lesson_runner_->note_profile(p);
+  };
+  // Picking a kernel brings its schedule forward (the inspector beside it keeps showing the node).
+  connect(selection_, &views::Selection::kernel_changed, this, [this](const QString& kernel) {
+    if (!kernel.isEmpty()) reveal_pane("schedule");
+  });
+  // An edit brings the program forward: that is where its effect shows.
+  connect(edit_loop_, &views::KernelEditLoop::lowered, this, [this](const views::KernelLoweringPtr& r) {
+    if (!r->is_default_schedule) reveal_pane("program");
+  });
 
   connect(controller_, &views::SessionController::compile_started, this, [this] {
     progress_bar_->setValue(0);
@@ -172,9 +213,9 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
 
   QSettings settings;
   resize(1280, 820);
-  resizeDocks({findChild<QDockWidget*>("dock_passes"), findChild<QDockWidget*>("dock_inspector")}, {300, 380},
+  resizeDocks({findChild<QDockWidget*>("dock_passes"), findChild<QDockWidget*>("dock_inspector")}, {400, 420},
               Qt::Horizontal);
-  resizeDocks({memory}, {230}, Qt::Vertical);
+  resizeDocks({memory}, {210}, Qt::Vertical);
   restoreGeometry(settings.value("window/geometry").toByteArray());
   restoreState(settings.value("window/state").toByteArray());
   set_theme(static_cast<Theme>(settings.value("view/theme", 0).toInt()));
@@ -224,6 +265,14 @@ void MainWindow::build_actions_and_menus() {
   file->addSeparator();
   action(file, tr("&Quit"), QKeySequence::Quit, [this] { close(); });
 
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = panes_.schedule->undo_group()->createUndoAction(this, tr("&Undo Schedule Edit"));
+  undo->setShortcut(QKeySequence::Undo);
+  QAction* redo = panes_.schedule->undo_group()->createRedoAction(this, tr("&Redo Schedule Edit"));
+  redo->setShortcut(QKeySequence::Redo);
+  edit->addAction(undo);
+  edit->addAction(redo);
+
   QMenu* graph = menuBar()->addMenu(tr("&Graph"));
   for (QAction* a : panes_.graph->pane_actions()) {
     graph->addAction(a);
@@ -244,6 +293,8 @@ void MainWindow::build_actions_and_menus() {
       action(compile, tr("&Recompile"), QKeySequence(Qt::Key_F5), [this] { controller_->recompile(); });
   action(compile, tr("&Cancel"), QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { controller_->cancel(); });
 
+  build_kernel_menu();
+
   QMenu* view = menuBar()->addMenu(tr("&View"));
   action(view, tr("&Welcome Page"), {}, [this] { center_->setCurrentWidget(welcome_); });
   action(view, tr("&Graph"), {}, [this] { center_->setCurrentWidget(panes_.graph); });
@@ -261,6 +312,8 @@ void MainWindow::build_actions_and_menus() {
     }
   });
 
+  build_lessons_menu();
+
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   action(help, tr("&Command Palette…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P),
          [this] { palette_->open_palette(); });
@@ -269,7 +322,7 @@ void MainWindow::build_actions_and_menus() {
         this, tr("About Tessel Studio"),
         tr("<b>Tessel Studio</b> %1<br>A deep-learning compiler you can watch and steer.").arg(TESSEL_VERSION));
   });
-  for (QMenu* m : {file, compile, view, help})
+  for (QMenu* m : {file, edit, compile, view, help})
     for (QAction* a : m->actions()) addAction(a);
 
   QToolBar* bar = addToolBar(tr("Main"));
@@ -295,6 +348,117 @@ void MainWindow::build_actions_and_menus() {
   for (QAction* a : panes_.passes->pane_actions()) bar->addAction(a);
 }
 
+void MainWindow::build_kernel_menu() {
+  auto action = [this](QMenu* menu, const QString& text, QKeySequence key, std::function<void()> fn) {
+    QAction* a = menu->addAction(text);
+    a->setShortcut(key);
+    connect(a, &QAction::triggered, this, [fn = std::move(fn)] { fn(); });
+    addAction(a);
+    return a;
+  };
+  QMenu* kernel = menuBar()->addMenu(tr("&Kernel"));
+  action(kernel, tr("&Reset Schedule to Default"), {}, [this] { panes_.schedule->reset_to_default(); });
+  kernel->addSeparator();
+  action(kernel, tr("&Profile Model"), QKeySequence(Qt::Key_F6), [this] {
+    if (!controller_->snapshot()) return;
+    panes_.profile->set_profiling();
+    edit_loop_->profile_model();
+    reveal_pane("profile");
+  });
+  action(kernel, tr("&Calibrate Machine Ceilings"), {}, [this] {
+    edit_loop_->calibrate();
+    statusBar()->showMessage(tr("Calibrating in the measuring process…"), 6000);
+  });
+  kernel->addSeparator();
+  auto export_file = [this](const QString& title, const QString& suggestion, const QString& filter,
+                            std::function<bool(const QString&, QString*)> write) {
+    QString path = QFileDialog::getSaveFileName(this, title, suggestion, filter);
+    if (path.isEmpty()) return;
+    QString error;
+    if (write(path, &error))
+      statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+    else
+      show_banner(error.isEmpty() ? tr("%1: cannot write").arg(path) : error, true);
+  };
+  action(kernel, tr("Export Roofline as &PNG…"), {}, [this, export_file] {
+    export_file(tr("Export Roofline"), "roofline.png", "PNG (*.png)",
+                [this](const QString& p, QString*) { return panes_.roofline->export_png(p); });
+  });
+  action(kernel, tr("Export Roofline as &SVG…"), {}, [this, export_file] {
+    export_file(tr("Export Roofline"), "roofline.svg", "SVG (*.svg)",
+                [this](const QString& p, QString*) { return panes_.roofline->export_svg(p); });
+  });
+  action(kernel, tr("Export Profile as Chrome &Trace…"), {}, [this, export_file] {
+    export_file(tr("Export Profile"), "profile.json", "Chrome trace (*.json)",
+                [this](const QString& p, QString* e) { return panes_.profile->export_chrome_trace(p, e); });
+  });
+  action(kernel, tr("Export Profile as &CSV…"), {}, [this, export_file] {
+    export_file(tr("Export Profile"), "profile.csv", "CSV (*.csv)",
+                [this](const QString& p, QString* e) { return panes_.profile->export_csv(p, e); });
+  });
+}
+
+void MainWindow::build_lessons_menu() {
+  QMenu* lessons = menuBar()->addMenu(tr("&Lessons"));
+  for (const std::string& file : views::lesson_files(options_.lessons_dir.toStdString())) {
+    QString path = QString::fromStdString(file);
+    QString title = QFileInfo(path).completeBaseName();
+    try {
+      title = QString::fromStdString(views::load_lesson(file).title);
+    } catch (const std::exception& e) {
+      panes_.diagnostics->model()->add({views::Diagnostic::Severity::kWarning, "lessons", e.what()});
+      continue;
+    }
+    QAction* a = lessons->addAction(title);
+    connect(a, &QAction::triggered, this, [this, path] { start_lesson(path); });
+  }
+  lessons->setEnabled(!lessons->actions().isEmpty());
+}
+
+// A lesson drives the real panes: its pages open models, pick kernels, set schedules and profile
+// through the same controller, selection and edit loop the user's clicks go through. Actions that
+// need the page's model wait for its compile (StudioMediator::after_compile).
+void MainWindow::start_lesson(const QString& path) {
+  views::Lesson lesson;
+  try {
+    lesson = views::load_lesson(path.toStdString());
+  } catch (const std::exception& e) {
+    show_banner(QString::fromStdString(e.what()), true);
+    return;
+  }
+  if (controller_->is_modified()) save_session(false);  // nothing of the user's session is lost
+  views::LessonActions actions;
+  actions.open_model = [this](const QString& model, const nlohmann::json& options) {
+    views::SessionDocument doc;
+    doc.model_path = QFileInfo(model).absoluteFilePath().toStdString();
+    doc.pass_options = options;
+    doc.target = controller_->has_document() ? controller_->document().target : "ref";
+    controller_->open_document(doc, {}, false);
+    center_->setCurrentWidget(panes_.graph);
+  };
+  actions.select_kernel = [this](const QString& kernel) {
+    mediator_->after_compile([this, kernel] { selection_->set_kernel(kernel); });
+  };
+  actions.set_schedule = [this](const QString& kernel, const schedule::Schedule& s) {
+    mediator_->after_compile([this, kernel, s] { mediator_->apply_schedule(kernel, s); });
+  };
+  actions.reset_schedule = [this](const QString& kernel) {
+    mediator_->after_compile([this, kernel] { mediator_->reset_schedule(kernel); });
+  };
+  actions.profile = [this] {
+    mediator_->after_compile([this] {
+      panes_.profile->set_profiling();
+      edit_loop_->profile_model();
+    });
+  };
+  lesson_runner_ = std::make_unique<views::LessonRunner>(std::move(lesson), std::move(actions));
+  lesson_runner_->on_result = [this](int) { lesson_pane_->refresh(); };
+  lesson_pane_->set_runner(lesson_runner_.get());
+  lesson_runner_->go_to(0);
+  lesson_pane_->refresh();
+  reveal_pane("lesson");
+}
+
 void MainWindow::refresh_targets() {
   QSignalBlocker block(target_combo_);
   target_combo_->clear();
@@ -308,6 +472,11 @@ QWidget* MainWindow::pane_by_name(const QString& name) const {
   if (name == "memory") return panes_.memory;
   if (name == "diagnostics") return panes_.diagnostics;
   if (name == "welcome") return welcome_;
+  if (name == "schedule") return panes_.schedule;
+  if (name == "program") return panes_.program;
+  if (name == "roofline") return panes_.roofline;
+  if (name == "profile") return panes_.profile;
+  if (name == "lesson") return lesson_pane_;
   return nullptr;
 }
 

@@ -7,6 +7,8 @@
 #include <optional>
 
 #include "app/studio/mediator.h"
+#include "views/lessons/lesson_pane.h"
+#include "views/lessons/lesson_runner.h"
 #include "views/welcome/welcome_pane.h"
 
 class QComboBox;
@@ -22,6 +24,7 @@ class CommandPalette;
 
 struct MainWindowOptions {
   QString models_dir;     // the bundled samples (resources/models)
+  QString lessons_dir;    // the bundled lessons (resources/lessons)
   QString recovery_path;  // autosave file; empty: SessionController::default_recovery_path()
   bool offer_recovery = true;
 };
@@ -35,16 +38,23 @@ class MainWindow final : public QMainWindow {
   void open_file(const QString& path);
   views::SessionController* controller() const { return controller_; }
   views::Selection* selection() const { return selection_; }
+  views::KernelEditLoop* edit_loop() const { return edit_loop_; }
+  StudioMediator* mediator() const { return mediator_; }
   const StudioPanes& panes() const { return panes_; }
   views::WelcomePane* welcome() const { return welcome_; }
   CommandPalette* command_palette() const { return palette_; }
-  QWidget* pane_by_name(const QString& name) const;  // graph, passes, inspector, memory, diagnostics, welcome
+  // graph, passes, inspector, memory, diagnostics, welcome, schedule, program, roofline, profile, lesson
+  QWidget* pane_by_name(const QString& name) const;
   // Brings a pane to the front: its dock shown and raised, or the centre page switched to it.
   void reveal_pane(const QString& name);
   QString banner_text() const;
   // Restores what a killed studio left in the recovery file; false when there was nothing.
   bool restore_recovered();
   bool has_recovery_offer() const { return recovered_.has_value(); }
+
+  // Starts the lesson in `path` (resources/lessons/*.json) on its first page; errors go to the banner.
+  void start_lesson(const QString& path);
+  views::LessonRunner* lesson_runner() const { return lesson_runner_.get(); }
 
   enum class Theme { kSystem, kLight, kDark };
   void set_theme(Theme theme);
@@ -55,6 +65,8 @@ class MainWindow final : public QMainWindow {
 
  private:
   void build_actions_and_menus();
+  void build_kernel_menu();
+  void build_lessons_menu();
   QDockWidget* add_dock(QWidget* pane, const QString& title, Qt::DockWidgetArea area);
   void show_banner(const QString& text, bool error,
                    std::vector<std::pair<QString, std::function<void()>>> buttons = {});
@@ -70,7 +82,10 @@ class MainWindow final : public QMainWindow {
   MainWindowOptions options_;
   views::Selection* selection_;
   views::SessionController* controller_;
+  views::KernelEditLoop* edit_loop_;
   StudioPanes panes_;
+  views::LessonPane* lesson_pane_;
+  std::unique_ptr<views::LessonRunner> lesson_runner_;
   StudioMediator* mediator_;
   views::WelcomePane* welcome_;
   QStackedWidget* center_;

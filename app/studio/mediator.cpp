@@ -1,10 +1,33 @@
 #include "app/studio/mediator.h"
 
+#include "core/schedule/default_schedule.h"
+#include "core/support/error.h"
+#include "core/target/target.h"
+#include "views/edit/kernel_lowering.h"
+
 namespace tessel::studio {
 
-StudioMediator::StudioMediator(views::Selection* selection, views::SessionController* controller, StudioPanes panes,
-                               QObject* parent)
-    : QObject(parent), selection_(selection), panes_(panes) {
+namespace {
+
+// The session's target compiles the graph; kernels are measured with a code-generating target
+// (the reference target `ref` has no code generator, so its sessions measure with `llvm`).
+QString measuring_target(const std::string& session_target) {
+  if (session_target.empty() || session_target.rfind("ref", 0) == 0) return "llvm";
+  return QString::fromStdString(session_target);
+}
+
+bool has_kernel(const views::StudioSnapshot& snap, const QString& kernel) {
+  if (!snap.fusion) return false;
+  for (const FusionGroup& g : snap.fusion->groups)
+    if (QString::fromStdString(g.kernel_name) == kernel) return true;
+  return false;
+}
+
+}  // namespace
+
+StudioMediator::StudioMediator(views::Selection* selection, views::SessionController* controller,
+                               views::KernelEditLoop* loop, StudioPanes panes, QObject* parent)
+    : QObject(parent), selection_(selection), controller_(controller), loop_(loop), panes_(panes) {
   connect(controller, &views::SessionController::compiled, this,
           [this](const views::StudioSnapshotPtr& snap) { show_snapshot(snap); });
   connect(selection, &views::Selection::pass_changed, this, [this](int pass) {
@@ -19,13 +42,83 @@ StudioMediator::StudioMediator(views::Selection* selection, views::SessionContro
     panes_.memory->highlight_node(node);
     refresh_inspector();
   });
-  connect(selection, &views::Selection::kernel_changed, this, [this] {
-    if (!distributing_) refresh_inspector();
+  connect(selection, &views::Selection::kernel_changed, this, [this](const QString& kernel) {
+    if (distributing_) return;
+    refresh_inspector();
+    show_kernel(kernel);
   });
+  connect_kernel_panes();
+}
+
+void StudioMediator::connect_kernel_panes() {
+  // Edits go to the edit loop and, as text, into the session (autosaved).
+  panes_.schedule->on_schedule_edited = [this](const QString& kernel, const schedule::Schedule& s) {
+    loop_->set_schedule(kernel, s);
+    save_session_schedules();
+  };
+  panes_.schedule->on_copy_schedule = panes_.schedule->on_schedule_edited;
+  panes_.schedule->on_reset = [this](const QString& kernel) {
+    loop_->reset_to_default(kernel);
+    save_session_schedules();
+  };
+  panes_.schedule->same_shape_kernels = [this](const QString& kernel) {
+    return snapshot_ ? views::same_shape_kernels_in(*snapshot_, kernel.toStdString()) : QStringList{};
+  };
+  panes_.schedule->on_step_selected = [this](int step) { panes_.program->highlight_step(step); };
+  panes_.program->on_step_picked = [this](int step) { panes_.schedule->highlight_step(step); };
+  panes_.roofline->on_kernel_clicked = [this](const QString& k) { selection_->set_kernel(k); };
+  panes_.roofline->on_calibrate_requested = [this] { loop_->calibrate(); };
+  panes_.profile->on_kernel_selected = [this](const QString& k) { selection_->set_kernel(k); };
+  panes_.profile->on_profile_requested = [this] {
+    panes_.profile->set_profiling();
+    loop_->profile_model();
+  };
+
+  connect(loop_, &views::KernelEditLoop::lowered, this, [this](const views::KernelLoweringPtr& r) {
+    panes_.schedule->show_lowering(r);
+    panes_.program->show_lowering(r);
+  });
+  connect(loop_, &views::KernelEditLoop::measuring, this,
+          [this](const QString& kernel) { panes_.schedule->show_measuring(kernel); });
+  connect(loop_, &views::KernelEditLoop::measured, this, [this](const views::KernelMeasurementPtr& m) {
+    panes_.schedule->show_measurement(m);
+    panes_.program->show_measurement(m);
+    panes_.roofline->set_measurement(m);
+    on_measured(*m);
+  });
+  connect(loop_, &views::KernelEditLoop::profiled, this, [this](const views::ModelProfilePtr& p) {
+    panes_.profile->set_profile(p);
+    panes_.roofline->set_profile(p);
+    on_profiled(*p);
+  });
+  connect(loop_, &views::KernelEditLoop::ceilings_ready, this, [this](const views::CeilingsResultPtr& c) {
+    panes_.roofline->set_ceilings(c->ceilings);
+    if (!c->error.empty()) panes_.roofline->set_calibration_error(QString::fromStdString(c->error));
+  });
+}
+
+void StudioMediator::after_compile(std::function<void()> action) {
+  if (controller_->is_busy() || !snapshot_)
+    after_compile_.push_back(std::move(action));
+  else
+    action();
+}
+
+void StudioMediator::apply_schedule(const QString& kernel, const schedule::Schedule& s) {
+  loop_->set_schedule(kernel, s);
+  save_session_schedules();
+  if (kernel == selection_->kernel()) show_kernel(kernel);
+}
+
+void StudioMediator::reset_schedule(const QString& kernel) {
+  loop_->reset_to_default(kernel);
+  save_session_schedules();
+  if (kernel == selection_->kernel()) show_kernel(kernel);
 }
 
 void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
   snapshot_ = snap;
+  const QString kept_kernel = selection_->kernel();
   // Selection first (quietly), so every pane below sees the new snapshot with a valid selection.
   distributing_ = true;
   selection_->clear();
@@ -42,6 +135,79 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
       on_errors(QString::fromStdString(d.message));
       break;
     }
+
+  // The kernel side: the edit loop measures for this snapshot, with the session's schedules.
+  const views::SessionDocument& doc = controller_->document();
+  loop_->set_target(measuring_target(doc.target));
+  loop_->set_pass_options(doc.pass_options);
+  load_session_schedules();
+  loop_->set_snapshot(snap);
+  panes_.roofline->clear();
+  panes_.profile->clear();
+  loop_->request_ceilings();
+  if (!kept_kernel.isEmpty() && has_kernel(*snap, kept_kernel)) selection_->set_kernel(kept_kernel);
+
+  std::vector<std::function<void()>> pending;
+  pending.swap(after_compile_);
+  for (auto& action : pending) action();
+}
+
+void StudioMediator::show_kernel(const QString& kernel) {
+  panes_.roofline->set_selected_kernel(kernel);
+  panes_.profile->set_selected_kernel(kernel);
+  if (kernel.isEmpty() || !snapshot_) return;
+  std::string why;
+  std::optional<te::ComputeDag> dag = views::kernel_dag(*snapshot_, kernel.toStdString(), &why);
+  if (!dag) {
+    on_status(QString::fromStdString(why));
+    return;
+  }
+  int64_t lanes = 8;
+  try {
+    lanes = target_vector_floats(Target::parse(loop_->target().toStdString()));
+  } catch (const Error&) {
+    // The target's plugin is not loaded: the measuring process reports it; schedule for 8 lanes.
+  }
+  schedule::Schedule fallback = schedule::default_cpu_schedule(*dag, lanes);
+  auto hand = loop_->hand_schedules().find(kernel.toStdString());
+  schedule::Schedule current = hand != loop_->hand_schedules().end() ? hand->second : fallback;
+  panes_.schedule->set_kernel(kernel, std::move(*dag), std::move(current), std::move(fallback));
+  loop_->open_kernel(kernel);
+  if (auto lowering = loop_->lowering(kernel)) {
+    panes_.schedule->show_lowering(lowering);
+    panes_.program->show_lowering(lowering);
+  }
+  if (auto measurement = loop_->measurement(kernel)) {
+    panes_.schedule->show_measurement(measurement);
+    panes_.program->show_measurement(measurement);
+  }
+}
+
+// The session's schedule texts → the edit loop (parsed) and the schedule editor (as written, so
+// disabled steps come back). Only when the session differs from what the loop holds: the loop is
+// the source of truth while the user edits.
+void StudioMediator::load_session_schedules() {
+  const auto& texts = controller_->document().schedules;
+  std::map<std::string, schedule::Schedule> parsed;
+  for (const auto& [kernel, text] : texts) {
+    try {
+      parsed[kernel] = schedule::parse_schedule(text);
+    } catch (const Error& e) {
+      on_errors(QString::fromStdString("session schedule of kernel " + kernel + ": " + e.what()));
+    }
+  }
+  if (parsed == loop_->hand_schedules()) return;
+  for (const auto& [kernel, s] : parsed) panes_.schedule->restore_text(QString::fromStdString(kernel), texts.at(kernel));
+  loop_->set_hand_schedules(std::move(parsed));
+}
+
+void StudioMediator::save_session_schedules() {
+  std::map<std::string, std::string> texts;
+  for (const auto& [kernel, s] : loop_->hand_schedules()) {
+    std::string text = panes_.schedule->text_form(QString::fromStdString(kernel));
+    texts[kernel] = text.empty() ? schedule::to_text(s) : text;
+  }
+  controller_->set_schedules(std::move(texts));
 }
 
 void StudioMediator::refresh_inspector() {

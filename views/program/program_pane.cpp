@@ -99,13 +99,16 @@ ProgramPane::ProgramPane(QWidget* parent) : QWidget(parent), model_(new ProgramS
   setObjectName("program");
   title_ = new QLabel(tr("No kernel selected"), this);
   title_->setStyleSheet("font-weight: bold");
+  // Long kernel names must not widen the dock: the label is cut, its tooltip holds the name.
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   source_box_ = new QComboBox(this);
   source_box_->addItem(tr("Schedule steps"));
   source_box_->addItem(tr("Lowering passes"));
   mode_box_ = new QComboBox(this);
   mode_box_->addItem(tr("Inline diff"));
   mode_box_->addItem(tr("Side by side"));
-  hide_ = new QCheckBox(tr("Hide steps that changed nothing"), this);
+  hide_ = new QCheckBox(tr("Hide unchanged"), this);
+  hide_->setToolTip(tr("Hide steps that changed nothing"));
   slider_ = new QSlider(Qt::Horizontal, this);
   slider_->setRange(0, 0);
   slider_->setPageStep(1);
@@ -198,6 +201,7 @@ void ProgramPane::show_lowering(KernelLoweringPtr lowering) {
   }
   lowering_ = std::move(lowering);
   title_->setText(q(lowering_->kernel));
+  title_->setToolTip(title_->text());
   rebuild_source();
   view_ = static_cast<int>(views().size()) - 1;  // the newest program: what the edit made
   picked_step_ = -2;

@@ -80,6 +80,12 @@ void SessionController::set_pass_option(const QString& key, const nlohmann::json
   start_compile();
 }
 
+void SessionController::set_schedules(std::map<std::string, std::string> schedules) {
+  if (schedules == doc_.schedules) return;
+  doc_.schedules = std::move(schedules);
+  changed(true);
+}
+
 void SessionController::recompile() {
   if (has_document()) start_compile();
 }

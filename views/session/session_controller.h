@@ -40,6 +40,9 @@ class SessionController : public QObject {
   void open_document(const SessionDocument& doc, const QString& session_path, bool modified);
   void set_target(const QString& target);
   void set_pass_option(const QString& key, const nlohmann::json& value);
+  // The kernels' hand schedules (text form): an edit that is autosaved at once but needs no new
+  // graph compile (the edit loop lowers the one kernel).
+  void set_schedules(std::map<std::string, std::string> schedules);
   void recompile();
   void cancel();
   // Throws Error when the file cannot be written.
