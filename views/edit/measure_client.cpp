@@ -14,10 +14,14 @@ MeasureClient::MeasureClient(QString program) : program_(program.isEmpty() ? def
 MeasureClient::~MeasureClient() {
   queue_.clear();
   current_.reset();
-  if (process_ && process_->state() != QProcess::NotRunning) {
-    killing_ = true;
-    process_->closeWriteChannel();  // a well process exits at end of input
-    if (!process_->waitForFinished(300)) kill_process();
+  if (!process_) return;
+  QObject::disconnect(process_.get(), nullptr, nullptr, nullptr);  // no handler may run on a half-destroyed client
+  if (process_->state() != QProcess::NotRunning) {
+    process_->closeWriteChannel();  // a healthy process exits at the end of its input
+    if (!process_->waitForFinished(300)) {
+      process_->kill();
+      process_->waitForFinished(3000);
+    }
   }
 }
 
@@ -120,11 +124,17 @@ void MeasureClient::on_finished(int code, QProcess::ExitStatus status) {
   if (!current_) return;  // died between jobs: the next job restarts it
   timer_.stop();
   std::string last_words = QString::fromUtf8(stderr_tail_).trimmed().section('\n', -1).toStdString();
-  std::string failure = "measuring process " +
+  const std::string failure = "measuring process " +
                         (status == QProcess::CrashExit ? "crashed (signal " + std::to_string(code) + ")"
                                                        : "exited with status " + std::to_string(code)) +
                         " on " + current_->what + (last_words.empty() ? "" : ": " + last_words);
-  finish_current(nullptr, failure);
+  // Report (and start the next job, which restarts the process) once this signal has returned:
+  // restarting a QProcess from inside its own `finished` handler is asking for trouble.
+  ++deferred_;
+  QTimer::singleShot(0, &context_, [this, failure, id = current_->id] {
+    --deferred_;
+    if (current_ && current_->id == id) finish_current(nullptr, failure);  // not canceled meanwhile
+  });
 }
 
 void MeasureClient::on_timeout() {

@@ -42,7 +42,7 @@ class MeasureClient {
   void submit(const std::string& key, nlohmann::json request, int timeout_ms, const std::string& what, Callback done);
   // Drops the queued or in-flight job with this key (no callback).
   void cancel(const std::string& key);
-  bool idle() const { return !current_ && queue_.empty(); }
+  bool idle() const { return !current_ && queue_.empty() && deferred_ == 0; }
   int restarts() const { return restarts_; }  // processes started after the first (tests)
   // The measuring program next to the running executable, or in the build tree's app/measure.
   static QString default_program();
@@ -64,6 +64,7 @@ class MeasureClient {
   void finish_current(const nlohmann::json* reply, const std::string& failure);
 
   QString program_;
+  QObject context_;  // receiver of deferred calls: they die with the client
   std::unique_ptr<QProcess> process_;
   QTimer timer_;
   std::deque<Job> queue_;
@@ -72,6 +73,7 @@ class MeasureClient {
   QByteArray stderr_tail_;
   int64_t next_id_ = 1;
   int starts_ = 0, restarts_ = 0;
+  int deferred_ = 0;      // crash reports waiting for the event loop
   bool killing_ = false;  // our own kill: its `finished` is not a crash
 };
 

@@ -66,6 +66,7 @@ ProfilePane::ProfilePane(QWidget* parent) : QWidget(parent) {
   QObject::connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
     if (selecting_ || !current.isValid()) return;
     const QString kernel = model_->kernel_at(proxy_->mapToSource(current).row());
+    selected_ = kernel;
     timeline_->set_selected_kernel(kernel);
     if (on_kernel_selected) on_kernel_selected(kernel);
   });
@@ -105,7 +106,6 @@ void ProfilePane::set_profile(ModelProfilePtr profile) {
     status_->setText(tr("Profiling failed: %1").arg(QString::fromStdString(profile->error)));
     return;
   }
-  const QString selected = timeline_->property("selected").toString();
   model_->set_profile(profile);
   timeline_->set_lanes(timeline_lanes(profile->profile));
   const auto& p = profile->profile;
@@ -115,11 +115,11 @@ void ProfilePane::set_profile(ModelProfilePtr profile) {
                        .arg(QString::fromStdString(p.target))
                        .arg(p.threads)
                        .arg(profile->ceilings ? QString() : tr("; no ceilings: calibrate for the attainable column")));
-  if (!selected.isEmpty()) select_row_of(selected);
+  if (!selected_.isEmpty()) select_row_of(selected_);
 }
 
 void ProfilePane::set_selected_kernel(const QString& kernel) {
-  timeline_->setProperty("selected", kernel);
+  selected_ = kernel;
   timeline_->set_selected_kernel(kernel);
   select_row_of(kernel);
 }

@@ -62,6 +62,7 @@ class ProfilePane : public QWidget {
   TimelineWidget* timeline_ = nullptr;
   QLabel* status_ = nullptr;
   QPushButton* profile_button_ = nullptr;
+  QString selected_;
   bool selecting_ = false;  // set_selected_kernel in progress: do not call back
 };
 

@@ -131,7 +131,8 @@ void RooflinePane::set_profile(ModelProfilePtr profile) {
 }
 
 void RooflinePane::set_measurement(KernelMeasurementPtr m) {
-  if (!m || m->verdict == KernelMeasurement::Verdict::kFailed || m->verdict == KernelMeasurement::Verdict::kPending) return;
+  // Only a verified kernel has a speed worth plotting: a wrong one may skip most of its work.
+  if (!m || m->verdict != KernelMeasurement::Verdict::kCorrect) return;
   RooflinePoint p = roofline_point(*m, ceilings_);
   if (!is_plottable(p)) return;
   const QString name = QString::fromStdString(p.kernel);

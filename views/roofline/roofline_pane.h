@@ -42,6 +42,7 @@ class RooflinePane : public QWidget {
   // A whole-model profile: replaces every point (and the ceilings when the profile has them).
   void set_profile(ModelProfilePtr profile);
   // One kernel measured after an edit: moves (or adds) its point; the old position gets an arrow.
+  // Only kCorrect measurements move points (a failed or wrong kernel's time means nothing).
   void set_measurement(KernelMeasurementPtr m);
   void set_ceilings(const std::optional<compile::MachineCeilings>& ceilings);
   void set_calibration_error(const QString& error);  // shown in the message bar
