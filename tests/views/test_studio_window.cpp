@@ -185,7 +185,9 @@ class StudioWindowTest : public QObject {
       int min_colors;
     };
     for (const Expect& e : {Expect{"", 16}, Expect{"graph", 16}, Expect{"passes", 4}, Expect{"inspector", 4},
-                            Expect{"memory", 6}, Expect{"diagnostics", 2}, Expect{"welcome", 4}}) {
+                            Expect{"memory", 6}, Expect{"diagnostics", 2}, Expect{"welcome", 4},
+                            Expect{"schedule", 6}, Expect{"program", 6}, Expect{"roofline", 6},
+                            Expect{"profile", 6}}) {
       QString out = home.filePath("shot_" + (e.pane.isEmpty() ? QString("window") : e.pane) + ".png");
       QProcess studio;
       studio.setEnvironment(test::child_environment(home.path()));
