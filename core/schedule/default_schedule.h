@@ -6,7 +6,7 @@
 //                                              (rows x vectors*lanes) over its last two axes, the
 //                                              local accumulator computed per tile with the
 //                                              reduction loops outside an unrolled micro-kernel
-//                                              (innermost reduction unrolled by 4, rows unrolled,
+//                                              (a lone reduction axis unrolled by 4, rows unrolled,
 //                                              vectors unrolled, lanes vectorized), so LLVM keeps
 //                                              the accumulators in vector registers; parallel the
 //                                              outermost loop. Too narrow for vectors (last axis

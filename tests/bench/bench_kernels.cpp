@@ -8,7 +8,7 @@
 //   bench_kernels --op SPEC [--schedule FILE] [--threads N] [--repeat N] [--dump PREFIX]
 //                                    one kernel (e.g. --op "matmul M=1024 N=1024 K=1024") with the
 //                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
-//                                    --dump writes the generated IR and assembly to PREFIX.<kind>
+//                                    --dump writes the schedule, IR and assembly to PREFIX.<kind>
 //
 // The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/.
 #include <cblas.h>
@@ -168,10 +168,17 @@ int run_one(int argc, char** argv) {
   schedule::Schedule sched =
       file.empty() ? schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32) : schedule::parse_schedule(read_text(file));
   double flops = reduction_flops(dag);
+  {
+    // Lowering + code generation + JIT of this kernel (the studio's edit loop pays it per edit).
+    auto t0 = std::chrono::steady_clock::now();
+    auto module = build_module({lower::lower(dag, sched).func}, target);
+    std::printf("compile (lower + codegen + jit): %.1f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
   if (!dump.empty()) {
     // The code generator's artifacts (LLVM IR, assembly), one file each: DUMP.<artifact>.
     auto module = build_module({lower::lower(dag, sched).func}, target);
     for (const auto& [kind, text] : module->artifacts()) std::ofstream(dump + "." + kind) << text;
+    std::ofstream(dump + ".sched") << schedule::to_text(sched);
   }
   if (spec.rfind("matmul", 0) == 0) {
     // A[M, K] x B[K, N]: OpenBLAS on the same shape, timed in alternation with ours.
