@@ -257,10 +257,13 @@ class Interpreter {
     if (k != n.args.size()) throw Error("interpreter: " + n.name + " takes " + std::to_string(k) + " arguments");
     if (reset) {
       // The reset fills the output: the semantics builder takes every operand, only the last is used.
-      std::vector<te::Tensor> all = in->operands();
-      buffers.insert(buffers.begin(), all.size() - 1, buffers.back());
-      base.insert(base.begin(), all.size() - 1, base.back());
-      strides.insert(strides.begin(), all.size() - 1, strides.back());
+      size_t inputs = in->operands().size() - 1;
+      Buffer out_buffer = buffers.back();
+      int64_t out_base = base.back();
+      std::vector<int64_t> out_strides = strides.back();
+      buffers.insert(buffers.begin(), inputs, out_buffer);
+      base.insert(base.begin(), inputs, out_base);
+      strides.insert(strides.begin(), inputs, out_strides);
     }
     exec(te::tensor_intrinsic_semantics(*in, reset, buffers, base, strides));
     return true;

@@ -58,8 +58,8 @@ class DoubleBufferInjector : public IRMutator {
     if (ext <= 1) return make_seq({prologue, epilogue});
     std::vector<Stmt> steady = {at(fetch_body, Expr(f->var) + 1), compute_body};
     if (scope == "shared") steady.push_back(make_barrier("shared"));
-    Stmt loop = make_for(f->var, f->min, make_int(ext - 1), make_seq(std::move(steady)), f->for_kind, f->thread_tag,
-                         kept);
+    Stmt loop =
+        make_for(f->var, f->min, make_int(ext - 1), make_seq(std::move(steady)), f->for_kind, f->thread_tag, kept);
     return make_seq({prologue, loop, epilogue});
   }
 };

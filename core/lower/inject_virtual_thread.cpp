@@ -85,8 +85,8 @@ bool conflict(const QueueAccess& a, const QueueAccess& b) {
 }
 
 Stmt token(const char* name, DepQueue from, DepQueue to) {
-  return make_evaluate(make_call(name, {make_int(static_cast<int64_t>(from)), make_int(static_cast<int64_t>(to))},
-                                 DataType::kInt32));
+  return make_evaluate(
+      make_call(name, {make_int(static_cast<int64_t>(from)), make_int(static_cast<int64_t>(to))}, DataType::kInt32));
 }
 
 class TokenInserter {
@@ -116,7 +116,8 @@ class TokenInserter {
     if (auto* q2 = as<Seq>(s)) return sync_seq(q2->stmts, nullptr, nullptr);
     if (auto* a = as<Allocate>(s)) return make_allocate(a->buffer, sync(a->body));
     if (auto* l = as<LetStmt>(s)) return make_let(l->var, l->value, sync(l->body));
-    if (auto* i = as<IfThenElse>(s)) return make_if(i->cond, sync(i->then_case), i->else_case ? sync(i->else_case) : nullptr);
+    if (auto* i = as<IfThenElse>(s))
+      return make_if(i->cond, sync(i->then_case), i->else_case ? sync(i->else_case) : nullptr);
     return s;
   }
 

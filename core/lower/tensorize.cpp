@@ -97,14 +97,16 @@ class Tensorizer : public IRMutator {
         if (seen_update) throw Error("the nest initializes " + st.buffer->name + " after updating it");
         std::string why = te::match_tensor_intrinsic_reset(in, st.buffer, st.indices, ns.loops, &m);
         if (!why.empty()) throw Error(why);
-        calls.push_back(make_evaluate(make_call(in.reset_call, call_args(in, {decl_tensor(in)}, m, ns.loops), DataType::kInt32)));
+        calls.push_back(
+            make_evaluate(make_call(in.reset_call, call_args(in, {decl_tensor(in)}, m, ns.loops), DataType::kInt32)));
         continue;
       }
       if (seen_update) throw Error("the nest holds more than one update");
       seen_update = true;
       std::string why = te::match_tensor_intrinsic(in, st.buffer, st.indices, st.value, ns.loops, &m);
       if (!why.empty()) throw Error(why);
-      calls.push_back(make_evaluate(make_call(in.update_call, call_args(in, in.operands(), m, ns.loops), DataType::kInt32)));
+      calls.push_back(
+          make_evaluate(make_call(in.update_call, call_args(in, in.operands(), m, ns.loops), DataType::kInt32)));
     }
     if (calls.empty()) throw Error("the nest under loop " + n.var->name + " stores nothing");
     return make_seq(std::move(calls));

@@ -18,9 +18,11 @@ TensorIntrinsic declare_gemm(int64_t n) {
   Tensor a = placeholder("A", {n, n});
   Tensor b = placeholder("B", {n, n});
   IterVar k = reduce_axis(n, "k");
-  Tensor c = compute(
-      "C", {n, n}, [&](const std::vector<Expr>& i) { return sum(at(a, {i[0], k.var}) * at(b, {k.var, i[1]}), {k}); },
-      {"i", "j"});
+  Tensor c = compute("C", {n, n},
+                     [&](const std::vector<Expr>& i) {
+                       return sum(at(a, {i[0], k.var}) * at(b, {k.var, i[1]}), {k});
+                     },
+                     {"i", "j"});
   std::string size = std::to_string(n);
   TensorIntrinsic in;
   in.name = "gemm_" + size + "x" + size + "x" + size + "_f32";
@@ -106,13 +108,12 @@ class Matcher {
       const Var* prog_var = walked[w++];
       const Var*& slot = m_->axis_vars[static_cast<size_t>(axis)];
       if (slot && slot != prog_var)
-        return fail(access_text(prog, prog_idx) + " does not match " + in_.name + "'s " +
-                    access_text(pat, pat_idx) + ": " + pv->name + " would be both " + names_.at(slot) + " and " +
-                    names_.at(prog_var));
+        return fail(access_text(prog, prog_idx) + " does not match " + in_.name + "'s " + access_text(pat, pat_idx) +
+                    ": " + pv->name + " would be both " + names_.at(slot) + " and " + names_.at(prog_var));
       for (size_t other = 0; other < m_->axis_vars.size(); ++other)
         if (static_cast<int>(other) != axis && m_->axis_vars[other] == prog_var)
-          return fail(access_text(prog, prog_idx) + " does not match " + in_.name + "'s " +
-                      access_text(pat, pat_idx) + ": loop " + names_.at(prog_var) + " would be two axes");
+          return fail(access_text(prog, prog_idx) + " does not match " + in_.name + "'s " + access_text(pat, pat_idx) +
+                      ": loop " + names_.at(prog_var) + " would be two axes");
       slot = prog_var;
       acc.walk[d] = axis;
     }
@@ -269,8 +270,7 @@ std::vector<IterVar> intrinsic_axes(const TensorIntrinsic& in) {
 }
 
 std::string match_tensor_intrinsic(const TensorIntrinsic& in, const Buffer& out, const std::vector<Expr>& out_idx,
-                                   const Expr& value, const std::vector<TensorizedLoop>& loops,
-                                   IntrinsicMatch* match) {
+                                   const Expr& value, const std::vector<TensorizedLoop>& loops, IntrinsicMatch* match) {
   *match = IntrinsicMatch{};
   Matcher m(in, loops, match);
   const OperationNode& decl = in.output();

@@ -86,8 +86,7 @@ std::string match_tensor_intrinsic_reset(const TensorIntrinsic& in, const loopir
 // declared computation with operand t read at `base[t] + sum(index_d * strides[t][d])`. The
 // interpreter runs tensor intrinsic calls through it, so they mean what the declaration says.
 loopir::Stmt tensor_intrinsic_semantics(const TensorIntrinsic& in, bool reset,
-                                        const std::vector<loopir::Buffer>& buffers,
-                                        const std::vector<int64_t>& base,
+                                        const std::vector<loopir::Buffer>& buffers, const std::vector<int64_t>& base,
                                         const std::vector<std::vector<int64_t>>& strides);
 
 }  // namespace tessel::te

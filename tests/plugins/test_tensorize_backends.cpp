@@ -2,7 +2,6 @@
 // computation, the llvm and c backends call libtessel_core's tessel_intrin_* functions; all three
 // must equal a plain reference loop written here.
 #include <QtTest>
-
 #include <random>
 
 #include "core/loopir/interpreter.h"
