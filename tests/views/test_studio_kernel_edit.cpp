@@ -182,6 +182,43 @@ class StudioKernelEditTest : public QObject {
     QCOMPARE(next->verdict, KernelMeasurement::Verdict::kCorrect);
     QVERIFY(w->edit_loop()->measuring_process_restarts() >= 1);
   }
+
+  // Lessons > "Optimize a matmul step by step" drives the real panes: its pages open the model,
+  // pick the kernel and set each schedule in the editor; each page is measured.
+  void the_matmul_lesson_drives_the_real_panes() {
+    studio::MainWindowOptions options;
+    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
+    options.lessons_dir = QFileInfo(options.models_dir + "/../lessons").absoluteFilePath();
+    options.recovery_path = home_.filePath("recovery-lesson.tessel");
+    options.offer_recovery = false;
+    MainWindow w(options);
+    w.resize(1280, 820);
+    w.show();
+    w.start_lesson(options.lessons_dir + "/optimize_matmul.json");
+    LessonRunner* runner = w.lesson_runner();
+    QVERIFY(runner);
+    QVERIFY(w.controller()->wait_until_idle(60000));
+    QVERIFY(w.edit_loop()->wait_until_idle(kWaitMs));
+    const QString kernel = QString::fromStdString(runner->page().kernel);
+    QCOMPARE(w.selection()->kernel(), kernel);
+    QCOMPARE(w.panes().schedule->kernel(), kernel);
+    QVERIFY(w.panes().schedule->schedule().steps.empty());  // page 1: the naive loops
+    while (runner->next()) {
+      QVERIFY(w.controller()->wait_until_idle(60000));
+      QVERIFY(w.edit_loop()->wait_until_idle(kWaitMs));
+      const LessonPage& page = runner->page();
+      if (page.schedule_action == LessonPage::ScheduleAction::kHand)
+        QCOMPARE(w.panes().schedule->schedule(), page.schedule);
+      QVERIFY2(!runner->result_text(runner->page_index()).empty(), page.title.c_str());
+    }
+    // The parallel page is faster than the naive loops it compares against.
+    int parallel_page = -1;
+    for (int k = 0; k < runner->page_count(); ++k)
+      if (runner->lesson().pages[static_cast<size_t>(k)].title == "Parallel") parallel_page = k;
+    QVERIFY(parallel_page > 0);
+    QVERIFY(runner->speedup(parallel_page).has_value());
+    QVERIFY(*runner->speedup(parallel_page) > 1.0);
+  }
 };
 
 QTEST_MAIN(StudioKernelEditTest)
