@@ -36,9 +36,9 @@ struct Pass {
 
 // After build_loop_nests (schedule -> loop nests with bound inference, see build_loops.h):
 const Pass kPasses[] = {
+    {"simplify", simplify_program},                     // fold index arithmetic, drop proven guards
     {"tensorize", tensorize_loops},                     // marked nests -> tensor intrinsic calls
     {"double_buffer", inject_double_buffer},            // fetch tile k+1 while computing on tile k
-    {"simplify", simplify_program},                     // fold index arithmetic, drop proven guards
     {"loop_partition", partition_loops},                // split tails: guard-free main bodies
     {"storage_flatten", flatten_storage},               // N-d accesses -> 1-d offsets, aligned strides
     {"storage_rewrite", rewrite_storage},               // dead intermediates hand their storage on

@@ -590,17 +590,20 @@ void apply_tensorize(ScheduleState& st, const Args& a) {
   if (s.tensorize_axis >= 0) throw Error(s.name + " is already tensorized at " + s.name + "." + s.axes[s.tensorize_axis].name);
   const loopir::Reduce* red = s.op->reduction();
   if (!red) throw Error(s.name + " is not a reduction, but " + in->name + " computes one");
-  // Extents of every axis, as lowering computes them for a stage at the root.
+  // Extents of every axis, as lowering computes them for a stage at the root. A stage computed at
+  // a loop covers a region known only when lowering (-1 here); the tensorize pass checks those.
   std::vector<int64_t> extent(s.axes.size(), 0);
   int spatial = static_cast<int>(s.op->axes.size());
   for (int q = 0; q < s.num_root; ++q)
-    extent[q] = q < spatial ? s.op->axes[q].extent : red->axes[q - spatial].extent;
+    extent[q] = q >= spatial ? red->axes[q - spatial].extent : s.attach == Attach::kAt ? -1 : s.op->axes[q].extent;
   for (auto& rel : s.relations) {
     if (rel.kind == Relation::Kind::kFuse) {
-      extent[rel.fused] = extent[rel.outer] * extent[rel.inner];
+      bool known = extent[rel.outer] >= 0 && extent[rel.inner] >= 0;
+      extent[rel.fused] = known ? extent[rel.outer] * extent[rel.inner] : -1;
       continue;
     }
-    int64_t parts = (extent[rel.parent] + rel.factor - 1) / rel.factor;
+    int64_t parent = extent[rel.parent];
+    int64_t parts = parent < 0 ? -1 : (parent + rel.factor - 1) / rel.factor;
     extent[rel.outer] = rel.by_nparts ? rel.factor : parts;
     extent[rel.inner] = rel.by_nparts ? parts : rel.factor;
   }
@@ -629,7 +632,7 @@ void apply_tensorize(ScheduleState& st, const Args& a) {
       if (up->kind == Relation::Kind::kFuse || up->outer == cur)
         throw Error(s.name + "." + s.axes[leaf].name +
                     " does not walk its data with step 1 (only the inner parts of splits can be tensorized)");
-      if (extent[up->outer] * extent[up->inner] != extent[up->parent])
+      if (extent[up->parent] >= 0 && extent[up->outer] * extent[up->inner] != extent[up->parent])
         throw Error("the split of " + s.name + "." + s.axes[up->parent].name + " has a tail; " + in->name +
                     " needs whole tiles");
       cur = up->parent;

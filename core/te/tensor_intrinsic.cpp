@@ -164,7 +164,7 @@ class Matcher {
       const Var* v = m_->axis_vars[a];
       if (!v) return fail("no tensorized loop walks " + in_.name + "'s axis " + axes[a].var->name);
       int64_t ext = loops_.at(v);
-      if (ext != axes[a].extent)
+      if (ext >= 0 && ext != axes[a].extent)
         return fail("loop " + names_.at(v) + " has extent " + std::to_string(ext) + ", but " + in_.name + "'s axis " +
                     axes[a].var->name + " has extent " + std::to_string(axes[a].extent));
     }

@@ -65,8 +65,8 @@ std::vector<loopir::IterVar> intrinsic_axes(const TensorIntrinsic& in);
 
 struct TensorizedLoop {
   loopir::VarRef var;
-  int64_t extent = 0;
-  std::string name;  // how errors name the loop (the variable's name when empty)
+  int64_t extent = 0;  // -1: not known yet (a stage computed at a loop; checked when lowering)
+  std::string name;    // how errors name the loop (the variable's name when empty)
 };
 
 // Matches one update `out[out_idx] = value` of a program against the intrinsic. `loops` are the

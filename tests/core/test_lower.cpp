@@ -397,6 +397,9 @@ class TestLower : public QObject {
          "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)"},
         {"mm tensorize gemm16, init in the nest, parallel", "matmul M=64 N=48 K=16",
          "tile(C.i, C.j, 16, 16)\ntensorize(C.i.inner, gemm_16x16x16_f32)\nparallel(C.i.outer)"},
+        {"mm tensorize a local accumulator computed at the tile", "matmul M=32 N=48 K=32",
+         "cache_write(C, local)\ntile(C.i, C.j, 16, 16)\ncompute_at(C_local, C.j.outer)\nsplit(C_local.k, 16)\n"
+         "reorder(C_local.k.outer, C_local.i, C_local.j, C_local.k.inner)\ntensorize(C_local.i, gemm_16x16x16_f32)"},
         {"mm tensorize gemm8 on a local B tile", "matmul M=32 N=24 K=32",
          "cache_read(B, local, C)\ntile(C.i, C.j, 8, 8)\nsplit(C.k, 8)\nreorder(C.i.outer, C.j.outer, C.k.outer, "
          "C.i.inner, C.j.inner, C.k.inner)\ncompute_at(B_local, C.k.outer)\ntensorize(C.i.inner, gemm_8x8x8_f32)"},
@@ -527,6 +530,19 @@ class TestLower : public QObject {
     QVERIFY2(err.find("tensorize at loop i.inner with gemm_16x16x16_f32") != std::string::npos, err.c_str());
     QVERIFY2(err.find("j.inner.outer") != std::string::npos || err.find("j.inner.inner") != std::string::npos,
              err.c_str());
+    // A stage computed at a loop covers a region known only when lowering: 8x8 tiles for a 16x16
+    // intrinsic pass the step and fail in the pass, naming the loop and both extents.
+    auto at_tile = schedule::parse_schedule(
+        "cache_write(C, local)\ntile(C.i, C.j, 8, 8)\ncompute_at(C_local, C.j.outer)\n"
+        "reorder(C_local.i, C_local.j, C_local.k)\ntensorize(C_local.i, gemm_16x16x16_f32)");
+    err.clear();
+    try {
+      lower::lower(dag, at_tile);
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("lowering pass tensorize") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("has extent 8, but gemm_16x16x16_f32's axis") != std::string::npos, err.c_str());
   }
 
   void loop_partition_leaves_no_guard_in_main_body() {

@@ -29,6 +29,9 @@ const Case kCases[] = {
      "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
      "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)\nparallel(C.i.outer)"},
     {"matmul M=32 N=48 K=8", 32, 48, 8, "tile(C.i, C.j, 8, 8)\ntensorize(C.i.inner, gemm_8x8x8_f32)"},
+    {"matmul M=32 N=32 K=32", 32, 32, 32,
+     "cache_write(C, local)\ntile(C.i, C.j, 16, 16)\ncompute_at(C_local, C.j.outer)\nsplit(C_local.k, 16)\n"
+     "reorder(C_local.k.outer, C_local.i, C_local.j, C_local.k.inner)\ntensorize(C_local.i, gemm_16x16x16_f32)"},
     {"matmul M=32 N=24 K=32", 32, 24, 32,
      "cache_read(B, local, C)\ntile(C.i, C.j, 8, 8)\nsplit(C.k, 8)\nreorder(C.i.outer, C.j.outer, C.k.outer, "
      "C.i.inner, C.j.inner, C.k.inner)\ncompute_at(B_local, C.k.outer)\ntensorize(C.i.inner, gemm_8x8x8_f32)"},
