@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/loopir/functor.h"
+
 namespace tessel::schedule {
 
 namespace {
@@ -33,6 +35,7 @@ std::string parallel_axis(const Stage& s) {
 // avoids tail loops.
 struct RegisterTile {
   int64_t rows = 1, vectors = 1, lanes = 1;  // x tile = vectors * lanes
+  int rows_axis = -1;                         // which data-parallel axis the rows run along
   bool usable = false;
 };
 
@@ -88,10 +91,23 @@ void register_blocked(ScheduleState& st, Schedule& out, const std::string& out_n
                       const RegisterTile& t) {
   Stage* o = st.find(out_name);
   size_t rank = o->op->axes.size();
-  const auto& y = o->op->axes[rank - 2];
+  const auto& y = o->op->axes[static_cast<size_t>(t.rows_axis)];
   const auto& x = o->op->axes[rank - 1];
   std::string yn = y.var->name, xn = x.var->name;
-  add(st, out, step("tile", {arg(ax(*o, yn)), arg(ax(*o, xn)), arg(t.rows), arg(t.vectors * t.lanes)}));
+  if (static_cast<size_t>(t.rows_axis) == rank - 2) {
+    add(st, out, step("tile", {arg(ax(*o, yn)), arg(ax(*o, xn)), arg(t.rows), arg(t.vectors * t.lanes)}));
+  } else {
+    // Rows along an axis further out (a NCHW conv's output channels): split both, and move the
+    // axes between them outside the tile.
+    add(st, out, step("split", {arg(ax(*o, yn)), arg(t.rows)}));
+    o = st.find(out_name);
+    add(st, out, step("split", {arg(ax(*o, xn)), arg(t.vectors * t.lanes)}));
+    o = st.find(out_name);
+    std::vector<StepArg> order{arg(ax(*o, yn + ".outer"))};
+    for (size_t d = static_cast<size_t>(t.rows_axis) + 1; d + 1 < rank; ++d) order.push_back(arg(ax(*o, o->op->axes[d].var->name)));
+    for (const std::string& a : {xn + ".outer", yn + ".inner", xn + ".inner"}) order.push_back(arg(ax(*o, a)));
+    add(st, out, step("reorder", order));
+  }
   o = st.find(out_name);
   add(st, out, step("vectorize", {arg(ax(*o, xn + ".inner"))}));
   add(st, out, step("compute_at", {arg(red_name), arg(ax(*o, xn + ".outer"))}));
@@ -100,7 +116,7 @@ void register_blocked(ScheduleState& st, Schedule& out, const std::string& out_n
 
   Stage* r = st.find(red_name);
   size_t rrank = r->op->axes.size();
-  std::string ry = r->op->axes[rrank - 2].var->name, rx = r->op->axes[rrank - 1].var->name;
+  std::string ry = r->op->axes[static_cast<size_t>(t.rows_axis)].var->name, rx = r->op->axes[rrank - 1].var->name;
   std::string vec = rx;
   // A single reduction loop (matmul's k) is unrolled by 4 around the micro-kernel: fewer loop
   // branches and address updates per FMA. A conv's nest of reduction loops already amortizes
@@ -174,15 +190,43 @@ void schedule_reduction_in_place(ScheduleState& st, Schedule& out, const std::st
   add(st, out, step("parallel", {arg(ax(*s, parallel_axis(*s)))}));
 }
 
-RegisterTile register_tile_for(const Stage& s, int64_t lanes) {
-  size_t rank = s.op->axes.size();
-  if (rank < 2) return {};
-  return choose_register_tile(s.op->axes[rank - 2].extent, s.op->axes[rank - 1].extent, lanes);
+// The rows of the register tile run along the innermost data-parallel axis that the vector
+// operands (the accesses that move with x) do not depend on: each loaded vector is then reused by
+// every row, and each row adds one broadcast.
+//   matmul C[i, j] += A[i, k] * B[k, j]        B moves with j, not i          rows along i
+//   NCHW16c conv[n, f, y, x, fb]               Wt[f, .., fb] moves with fb    rows along x
+//   NCHW conv[n, f, y, x] += pad[n, c, y+ry, x+rx] * W[f, ..]                  rows along f
+// When every data-parallel axis feeds the vector operands (depthwise, pooling): the axis next to x.
+int reuse_axis(const Stage& red) {
+  const auto& axes = red.op->axes;
+  const loopir::Var* x = axes.back().var.get();
+  std::vector<bool> feeds(axes.size(), false);
+  loopir::for_each_access(red.op->body, [&](const loopir::Buffer&, const std::vector<loopir::Expr>& idx, bool) {
+    bool moves_with_x = false;
+    for (const auto& e : idx) moves_with_x = moves_with_x || loopir::uses_var(e, [x](const loopir::Var* v) { return v == x; });
+    if (!moves_with_x) return;
+    for (size_t d = 0; d < axes.size(); ++d)
+      for (const auto& e : idx)
+        if (loopir::uses_var(e, [&](const loopir::Var* v) { return v == axes[d].var.get(); })) feeds[d] = true;
+  });
+  for (size_t d = axes.size() - 1; d-- > 0;)
+    if (!feeds[d] && axes[d].extent >= 4) return static_cast<int>(d);
+  return static_cast<int>(axes.size()) - 2;
+}
+
+// `out` holds the values, `red` the reduction (the same stage for a plain reduction output).
+RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes) {
+  size_t rank = out.op->axes.size();
+  if (rank < 2 || red.op->axes.size() != rank) return {};
+  int rows_axis = reuse_axis(red);
+  RegisterTile t = choose_register_tile(out.op->axes[static_cast<size_t>(rows_axis)].extent, out.op->axes[rank - 1].extent, lanes);
+  t.rows_axis = rows_axis;
+  return t;
 }
 
 // A reduction output: accumulate in a local register tile (cache_write), copy out per tile.
 void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
-  RegisterTile t = register_tile_for(*st.find(name), lanes);
+  RegisterTile t = register_tile_for(*st.find(name), *st.find(name), lanes);
   if (!t.usable) return schedule_reduction_in_place(st, out, name, lanes);
   add(st, out, step("cache_write", {arg(name), arg("local")}));
   // cache_write inserts the accumulating stage just before `name`, named NAME_local.
@@ -259,7 +303,7 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
       if (readers.size() == 1 && readers[0] == s) fused_reduction = m;
     }
     if (candidates == 1 && !fused_reduction.empty()) {
-      RegisterTile t = register_tile_for(*s, lanes);
+      RegisterTile t = register_tile_for(*s, *st.find(fused_reduction), lanes);
       if (t.usable) {
         register_blocked(st, out, n, fused_reduction, t);
         continue;

@@ -143,6 +143,7 @@ class TestFastSchedules : public QObject {
     QTest::newRow("matmul narrow") << "matmul M=5 N=3 K=7";
     QTest::newRow("gemv") << "matmul M=1 N=128 K=40";
     QTest::newRow("conv nchw") << "conv2d N=1 C=3 H=12 W=12 K=8 R=3 S=3 stride=1 pad=1";
+    QTest::newRow("conv stride 2 wide") << "conv2d N=1 C=3 H=40 W=40 K=8 R=7 S=7 stride=2 pad=3";
     QTest::newRow("conv bias relu") << "conv2d_bias_relu N=1 C=4 H=10 W=18 K=5 R=3 S=3 stride=2 pad=1";
     QTest::newRow("conv nchw16c") << "conv2d_nchwc N=1 C=32 H=9 W=9 K=32 R=3 S=3 stride=1 pad=1 block=16";
     QTest::newRow("depthwise") << "depthwise_conv2d N=1 C=20 H=9 W=21 R=3 S=3 stride=1 pad=1";
@@ -171,7 +172,7 @@ class TestFastSchedules : public QObject {
     using namespace loopir;
     const int64_t far = int64_t{1} << 30;
     auto A = make_buffer("A", DataType::kFloat32, {16});
-    auto Out = make_buffer("Out", DataType::kFloat32, {4, 16});
+    auto Out = make_buffer("Out", DataType::kFloat32, {5, 16});
     auto r = make_var("r"), i = make_var("i");
     // Row 0: lane 8 reads A[8], the others are 0 (a gather whose far lanes are masked off).
     // Row 1: every lane reads A[i] (contiguous); rows 2 and 3 read nothing (a guarded vector load).
@@ -179,17 +180,23 @@ class TestFastSchedules : public QObject {
     Expr gathered = make_select(lane_ok, make_load(A, {(Expr(i) - 8) * far + 8}), make_float(0));
     Expr row_ok = make_binary(BinaryOp::kEQ, Expr(r), make_int(1));
     Expr contiguous = make_select(row_ok, make_load(A, {Expr(i) + (Expr(r) - 1) * far}), make_float(-1));
-    Expr value = make_select(make_binary(BinaryOp::kEQ, Expr(r), make_int(0)), gathered, contiguous);
-    Stmt body = make_for(r, make_int(0), make_int(4),
+    // Row 4: lanes below 8 read A[2 i] (a stride-2 load, masked per lane), the others are -2.
+    Expr strided = make_select(make_binary(BinaryOp::kLT, Expr(i), make_int(8)), make_load(A, {Expr(i) * 2}), make_float(-2));
+    Expr value = make_select(make_binary(BinaryOp::kEQ, Expr(r), make_int(0)), gathered,
+                             make_select(make_binary(BinaryOp::kEQ, Expr(r), make_int(4)), strided, contiguous));
+    Stmt body = make_for(r, make_int(0), make_int(5),
                          make_for(i, make_int(0), make_int(16), make_store(Out, {r, i}, value), static_cast<ForKind>(kind)));
     Func f{"guarded", {A, Out}, body};
-    Tensor a(DataType::kFloat32, {16}), out(DataType::kFloat32, {4, 16});
+    Tensor a(DataType::kFloat32, {16}), out(DataType::kFloat32, {5, 16});
     for (int64_t k = 0; k < 16; ++k) a.data<float>()[k] = static_cast<float>(k + 1);
     std::vector<Tensor*> args{&a, &out};
     build_module({f}, Target::parse("llvm"))->call_host(f.name, args);
-    for (int64_t row = 0; row < 4; ++row)
+    for (int64_t row = 0; row < 5; ++row)
       for (int64_t k = 0; k < 16; ++k) {
-        float want = row == 0 ? (k == 8 ? 9.0f : 0.0f) : row == 1 ? static_cast<float>(k + 1) : -1.0f;
+        float want = row == 0   ? (k == 8 ? 9.0f : 0.0f)
+                     : row == 1 ? static_cast<float>(k + 1)
+                     : row == 4 ? (k < 8 ? static_cast<float>(2 * k + 1) : -2.0f)
+                                : -1.0f;
         QCOMPARE(out.data<float>()[row * 16 + k], want);
       }
   }
