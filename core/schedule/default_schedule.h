@@ -1,9 +1,13 @@
 #pragma once
 // Default CPU schedules, derived from the shape of the computation rather than from op names:
 //
-//   injective intermediates (pad, bias_add)   compute_inline
+//   injective intermediates (bias_add)        compute_inline
+//   padding read by a reduction (a select)     computed once into its own buffer (vectorized,
+//                                              parallel): the reduction then loads unguarded
 //   a reduction output (matmul, conv)          register blocking: cache_write(C, local); C tiled
-//                                              (rows x vectors*lanes) over its last two axes, the
+//                                              rows x (vectors*lanes) over its last axis and the
+//                                              innermost axis the vector operand does not depend
+//                                              on (matmul i, NCHW conv's channels), the
 //                                              local accumulator computed per tile with the
 //                                              reduction loops outside an unrolled micro-kernel
 //                                              (a lone reduction axis unrolled by 4, rows unrolled,
