@@ -20,6 +20,7 @@
 #include "core/te/op_builders.h"
 #include "studio_fixtures.h"
 #include "views/program/find_bar.h"
+#include "views/edit/kernel_lowering.h"
 #include "views/program/program_diff.h"
 #include "views/program/program_pane.h"
 #include "views/program/program_step_model.h"
@@ -289,7 +290,7 @@ class ProgramPaneTest : public QObject {
         break;
       }
     QVERIFY(!kernel.empty());
-    std::optional<te::ComputeDag> dag = find_kernel_dag(*snap, kernel, &why);
+    std::optional<te::ComputeDag> dag = kernel_dag(*snap, kernel, &why);
     QVERIFY2(dag, why.c_str());
     schedule::Schedule def = schedule::default_cpu_schedule(*dag);
     QElapsedTimer t;

@@ -21,6 +21,7 @@
 #include "core/te/op_builders.h"
 #include "studio_fixtures.h"
 #include "views/schedule/schedule_editor_pane.h"
+#include "views/edit/kernel_lowering.h"
 #include "views/schedule/step_choices.h"
 #include "views/schedule/step_form.h"
 
@@ -314,19 +315,19 @@ class SchedulePaneTest : public QObject {
     int kernels_with_dags = 0;
     for (const FusionGroup& g : snap->fusion->groups) {
       std::string why;
-      std::optional<te::ComputeDag> dag = find_kernel_dag(*snap, g.kernel_name, &why);
+      std::optional<te::ComputeDag> dag = kernel_dag(*snap, g.kernel_name, &why);
       if (!dag) continue;
       ++kernels_with_dags;
       QStringList same = same_shape_kernels_in(*snap, g.kernel_name);
       QVERIFY(!same.contains(QString::fromStdString(g.kernel_name)));
       for (const QString& other : same) {  // symmetric, and really the same shape
         QVERIFY(same_shape_kernels_in(*snap, other.toStdString()).contains(QString::fromStdString(g.kernel_name)));
-        QVERIFY(same_shape(*dag, *find_kernel_dag(*snap, other.toStdString(), &why)));
+        QVERIFY(same_shape(*dag, *kernel_dag(*snap, other.toStdString(), &why)));
       }
     }
     QVERIFY(kernels_with_dags > 0);
     std::string why;
-    QVERIFY(!find_kernel_dag(*snap, "no_such_kernel", &why));
+    QVERIFY(!kernel_dag(*snap, "no_such_kernel", &why));
     QVERIFY(why.find("no_such_kernel") != std::string::npos);
   }
 

@@ -10,6 +10,7 @@
 #include "studio_fixtures.h"
 #include "core/schedule/default_schedule.h"
 #include "views/schedule/schedule_editor_pane.h"
+#include "views/edit/kernel_lowering.h"
 #include "views/session/session_controller.h"
 
 using namespace tessel;
@@ -79,7 +80,7 @@ class SessionTest : public QObject {
     QVERIFY(snap && snap->fusion && !snap->fusion->groups.empty());
     const std::string kernel = snap->fusion->groups.front().kernel_name;
     std::string why;
-    std::optional<te::ComputeDag> dag = find_kernel_dag(*snap, kernel, &why);
+    std::optional<te::ComputeDag> dag = kernel_dag(*snap, kernel, &why);
     QVERIFY2(dag.has_value(), why.c_str());
     schedule::Schedule def = schedule::default_cpu_schedule(*dag);
     QVERIFY(!def.steps.empty());

@@ -1,5 +1,7 @@
 #include "views/schedule/schedule_editor_pane.h"
 
+#include "views/edit/kernel_lowering.h"
+
 #include <QAction>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
@@ -68,18 +70,6 @@ int line_of_row(const QString& text, int row) {
 
 }  // namespace
 
-std::optional<te::ComputeDag> find_kernel_dag(const StudioSnapshot& snapshot, const std::string& kernel,
-                                              std::string* why) {
-  if (!snapshot.fusion || !snapshot.optimized) {
-    if (why) *why = "the model has no fusion result (the graph pipeline did not get that far)";
-    return std::nullopt;
-  }
-  for (const FusionGroup& g : snapshot.fusion->groups)
-    if (g.kernel_name == kernel) return compile::build_group_dag(*snapshot.optimized, g, why);
-  if (why) *why = "no kernel named '" + kernel + "' in " + snapshot.model_path;
-  return std::nullopt;
-}
-
 bool same_shape(const te::ComputeDag& a, const te::ComputeDag& b) {
   if (a.ops.size() != b.ops.size() || a.outputs.size() != b.outputs.size()) return false;
   auto reduce_extents = [](const te::Tensor& t) {
@@ -100,7 +90,7 @@ bool same_shape(const te::ComputeDag& a, const te::ComputeDag& b) {
 QStringList same_shape_kernels_in(const StudioSnapshot& snapshot, const std::string& kernel) {
   QStringList out;
   std::string why;
-  std::optional<te::ComputeDag> mine = find_kernel_dag(snapshot, kernel, &why);
+  std::optional<te::ComputeDag> mine = kernel_dag(snapshot, kernel, &why);
   if (!mine) return out;
   for (const FusionGroup& g : snapshot.fusion->groups) {
     if (g.kernel_name == kernel) continue;

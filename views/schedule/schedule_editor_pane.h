@@ -12,7 +12,8 @@
 //   pane->same_shape_kernels = [snap](const QString& k) { return same_shape_kernels_in(*snap, k.toStdString()); };
 //   pane->on_copy_schedule = [loop](const QString& k, const schedule::Schedule& s) { loop->set_schedule(k, s); };
 //   pane->on_step_selected = [program](int step) { program->highlight_step(step); };
-//   selection kernel changed -> pane->set_kernel(k, *find_kernel_dag(*snap, k), current, default_cpu_schedule(dag));
+//   selection kernel changed -> pane->set_kernel(k, *kernel_dag(*snap, k, &why), current, default_cpu_schedule(dag));
+//     (kernel_dag: views/edit/kernel_lowering.h)
 //   loop lowered  -> pane->show_lowering(r);   loop measuring -> pane->show_measuring(k);
 //   loop measured -> pane->show_measurement(m);
 //   edit menu: pane->undo_group()->createUndoAction(menu) / createRedoAction(menu)
@@ -42,11 +43,6 @@ namespace tessel::views {
 
 class ScheduleHighlighter;
 class StepForm;
-
-// The compute DAG of a fusion kernel of the snapshot (nullopt with *why set when the kernel is
-// unknown or has no tensor expression).
-std::optional<te::ComputeDag> find_kernel_dag(const StudioSnapshot& snapshot, const std::string& kernel,
-                                              std::string* why);
 
 // Whether a schedule of `a` applies to `b`: the same tensors in the same order, with the same
 // names (schedules name stages), shapes, types and reduction extents.
