@@ -117,7 +117,9 @@ Builder compare(std::function<Expr(const Expr&, const Expr&)> f) {
 
 Builder variadic(std::function<Expr(const Expr&, const Expr&)> f, bool mean) {
   return [f, mean](BuildContext& c) {
-    DataType t = float_operand(c);
+    // Min, Max and Sum also take int32/int64 (Mean divides: floats only).
+    DataType t = c.input(0)->dtype;
+    if (mean || (t != DataType::kInt32 && t != DataType::kInt64)) t = float_operand(c);
     return std::vector<te::Tensor>{elementwise(c, t, [&](const std::vector<Expr>& v) {
       Expr acc = v[0];
       for (size_t i = 1; i < v.size(); ++i) acc = f(acc, v[i]);
@@ -230,7 +232,6 @@ Builder softmax(bool log) {
 }
 
 std::vector<te::Tensor> layer_norm(BuildContext& c) {
-  if (c.out.size() > 1) c.unsupported("Mean/InvStdDev outputs");
   DataType t = float_operand(c);
   const te::Tensor& x = c.input(0);
   int64_t rank = static_cast<int64_t>(x->shape.size());
@@ -247,11 +248,19 @@ std::vector<te::Tensor> layer_norm(BuildContext& c) {
     return te::at(x, i) - broadcast_read(mean, i);
   });
   te::Tensor var = reduction(c, centered, axes, true, "sum", [](const Expr& v) { return v * v; }, c.stage("var"), kept);
-  return {te::compute(c.stage(), x->shape, [&](const std::vector<Expr>& i) {
+  std::vector<te::Tensor> outs{te::compute(c.stage(), x->shape, [&](const std::vector<Expr>& i) {
     Expr inv = te::intrinsic("rsqrt", {broadcast_read(var, i) / num(t, n) + num(t, a.epsilon)});
     Expr y = te::at(centered, i) * inv * broadcast_read(c.input(1), i);
     return c.has(2) ? y + broadcast_read(c.in[2], i) : y;
   })};
+  // The optional Mean and InvStdDev outputs (training's saved statistics), shaped like `kept`.
+  if (c.out.size() > 1)
+    outs.push_back(te::compute(c.stage("mean_out"), c.shape(1), [&](const std::vector<Expr>& i) { return convert(c.dtype(1), te::at(mean, i)); }));
+  if (c.out.size() > 2)
+    outs.push_back(te::compute(c.stage("inv_std_dev"), c.shape(2), [&](const std::vector<Expr>& i) {
+      return convert(c.dtype(2), te::intrinsic("rsqrt", {te::at(var, i) / num(t, n) + num(t, a.epsilon)}));
+    }));
+  return outs;
 }
 
 std::vector<te::Tensor> batch_norm(BuildContext& c) {
@@ -768,6 +777,143 @@ Builder reduce_more(const std::string& kind) {
   };
 }
 
+// ArgMax / ArgMin as three reductions along the axis (the loop IR's reducers carry one value, not
+// a value and its index), matching the reference kernel: the first (or last) index holding the
+// extreme value, and a NaN, when there is one, wins over every number.
+//
+//   x = [3 7 7 1]   extreme = max = 7   first index with x == 7 → 1   (select_last_index: 2)
+Builder arg_extreme(bool is_max) {
+  return [is_max](BuildContext& c) {
+    float_operand(c);
+    const te::Tensor& x = c.input(0);
+    const int64_t rank = static_cast<int64_t>(x->shape.size());
+    const auto& a = c.attrs<ops::ArgAttrs>();
+    const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+    const bool keepdims = a.keepdims != 0, last = a.select_last_index != 0;
+    Shape kept = x->shape;
+    kept[axis] = 1;
+    auto id = [](const Expr& v) { return v; };
+    te::Tensor extreme = reduction(c, x, {axis}, true, is_max ? "max" : "min", id, c.stage("extreme"), kept);
+    // Index of the first (min) or last (max) element satisfying `hit`; `none` when there is none.
+    const int64_t none = last ? -1 : x->shape[axis];
+    auto position = [&](const std::string& name, const std::function<Expr(const Expr& v, const Expr& e)>& hit) {
+      IterVar r = te::reduce_axis(x->shape[axis], "r");
+      return te::compute(c.stage(name), kept, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> src = i;
+        src[axis] = r.var;
+        Expr found = te::if_then_else(hit(te::at(x, src), te::at(extreme, i)), Expr(r.var), make_int(none));
+        return last ? te::max_reduce(found, {r}) : te::min_reduce(found, {r});
+      });
+    };
+    te::Tensor nan_at = position("nan", [](const Expr& v, const Expr&) { return loopir::ne(v, v); });
+    te::Tensor extreme_at = position("at", [](const Expr& v, const Expr& e) { return loopir::eq(v, e); });
+    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+      std::vector<Expr> k = idx;
+      if (!keepdims) k.insert(k.begin() + axis, make_int(0));
+      else k[axis] = make_int(0);
+      Expr n = te::at(nan_at, k);
+      return convert(c.dtype(), te::if_then_else(loopir::ne(n, make_int(none)), n, te::at(extreme_at, k)));
+    })};
+  };
+}
+
+// Resize, nearest and linear, as the reference computes it (shape_resize.cpp) but with each
+// output coordinate's input position written as an expression in float64, in the reference's
+// operation order so that positions that land exactly on an input element do so here too:
+//
+//   half_pixel, scale 2, x = 3:  x_in = (3 + 0.5) / 2 - 0.5 = 1.25   lower = 1, ratio = 0.25
+//   nearest (round_prefer_floor): element 1          linear: x[1]·0.75 + x[2]·0.25
+//
+// Axes that map every output position to the same input position (scale 1) read it directly.
+std::vector<te::Tensor> resize(BuildContext& c) {
+  const auto& a = c.attrs<ops::ResizeAttrs>();
+  const te::Tensor& x = c.input(0);
+  const Shape& in = x->shape;
+  const Shape& out = c.shape();
+  const size_t rank = in.size();
+  const std::string& mode = a.coordinate_transformation_mode;
+  if (a.mode != "nearest" && a.mode != "linear") c.unsupported("mode " + a.mode);
+  if (mode == "tf_crop_and_resize") c.unsupported("coordinate_transformation_mode tf_crop_and_resize");
+  if (a.exclude_outside) c.unsupported("exclude_outside");
+  if (a.mode == "linear") float_operand(c);
+  auto given = [&](size_t i) { return c.has(i) && c.known(i, i == 2 ? "scales" : "sizes").numel() > 0; };
+  std::vector<double> scale(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    if (in[k] == 0) c.unsupported("an empty axis");
+    scale[k] = given(2) ? c.known(2, "scales").get_double(static_cast<int64_t>(k)) : static_cast<double>(out[k]) / static_cast<double>(in[k]);
+  }
+  const DataType f64 = DataType::kFloat64;
+  auto d = [&](double v) { return num(f64, v); };
+  // x_in of output coordinate `o` on axis k (ONNX's coordinate_transformation_mode).
+  auto input_coordinate = [&](size_t k, const Expr& o) -> Expr {
+    const double out_len = scale[k] * static_cast<double>(in[k]), last = static_cast<double>(in[k] - 1);
+    Expr xo = te::cast(f64, o);
+    if (mode == "half_pixel") return (xo + d(0.5)) / d(scale[k]) - d(0.5);
+    if (mode == "pytorch_half_pixel") return out_len == 1 ? d(-0.5) : (xo + d(0.5)) / d(scale[k]) - d(0.5);
+    if (mode == "align_corners") return out_len == 1 ? d(0) : xo * d(last) / d(out_len - 1);
+    if (mode == "asymmetric") return xo / d(scale[k]);
+    return (xo + d(0.5)) / d(scale[k]);  // tf_half_pixel_for_nn
+  };
+  auto clamp_index = [&](const Expr& i, int64_t n) { return loopir::max(loopir::min(i, make_int(n - 1)), make_int(0)); };
+  // The reference's two-tap window: taps first and first + 1, first = ceil(x_in) - 1 kept in [-1, n - 1].
+  struct Taps {
+    Expr first, ratio;  // int64 index of the lower tap (unclamped), float64 weight of the upper one
+  };
+  auto taps = [&](size_t k, const Expr& o) {
+    Expr x_in = input_coordinate(k, o);
+    Expr lower = floor_of(x_in);
+    Expr integral = loopir::eq(x_in, lower);
+    Expr ratio = te::if_then_else(integral, d(1), x_in - lower);
+    Expr first = te::cast(DataType::kInt64, lower) + te::if_then_else(integral, make_int(0), make_int(1)) - 1;
+    first = loopir::max(loopir::min(first, make_int(in[k] - 1)), make_int(-1));
+    return Taps{first, ratio};
+  };
+  // Identity axes: same length and scale 1, where every mode but tf_half_pixel_for_nn (which shifts
+  // by half an element) maps x to exactly x.
+  std::vector<bool> identity(rank);
+  for (size_t k = 0; k < rank; ++k) identity[k] = in[k] == out[k] && scale[k] == 1.0 && mode != "tf_half_pixel_for_nn";
+  if (a.mode == "nearest") {
+    const std::string& nm = a.nearest_mode;
+    return {te::compute(c.stage(), out, [&](const std::vector<Expr>& idx) {
+      std::vector<Expr> src;
+      for (size_t k = 0; k < rank; ++k) {
+        if (identity[k]) {
+          src.push_back(idx[k]);
+          continue;
+        }
+        Taps t = taps(k, idx[k]);
+        Expr upper = nm == "ceil" ? loopir::gt(t.ratio, d(0))
+                     : nm == "floor" ? loopir::eq(t.ratio, d(1))
+                     : nm == "round_prefer_floor" ? loopir::logical_or(loopir::eq(t.ratio, d(1)), loopir::gt(t.ratio, d(0.5)))
+                                                  : loopir::ge(t.ratio, d(0.5));
+        src.push_back(clamp_index(t.first + te::if_then_else(upper, make_int(1), make_int(0)), in[k]));
+      }
+      return te::at(x, src);
+    })};
+  }
+  // Linear: the sum over both taps of every resized axis, accumulated in float64 like the reference.
+  return {te::compute(c.stage(), out, [&](const std::vector<Expr>& idx) {
+    std::vector<size_t> resized;
+    std::vector<Taps> per_axis(rank);
+    for (size_t k = 0; k < rank; ++k)
+      if (!identity[k]) resized.push_back(k), per_axis[k] = taps(k, idx[k]);
+    Expr sum;
+    for (size_t combo = 0; combo < (size_t{1} << resized.size()); ++combo) {
+      std::vector<Expr> src = idx;
+      Expr weight = d(1);
+      for (size_t j = 0; j < resized.size(); ++j) {
+        const size_t k = resized[j];
+        const bool up = (combo >> j) & 1;
+        src[k] = clamp_index(up ? per_axis[k].first + 1 : per_axis[k].first, in[k]);
+        weight = weight * (up ? per_axis[k].ratio : d(1) - per_axis[k].ratio);
+      }
+      Expr term = weight * te::cast(f64, te::at(x, src));
+      sum = sum ? sum + term : term;
+    }
+    return te::cast(c.dtype(), sum);
+  })};
+}
+
 // ------------------------------------------------------------------ the table
 
 const std::unordered_map<std::string, Builder>& builders() {
@@ -879,6 +1025,8 @@ const std::unordered_map<std::string, Builder>& builders() {
       {"ReduceMin", reduce_op("min")},
       {"ReduceSumSquare", reduce_op("sumsquare")},
       {"ReduceProd", reduce_more("prod")},
+      {"ArgMax", arg_extreme(true)},
+      {"ArgMin", arg_extreme(false)},
       {"ReduceLogSum", reduce_more("logsum")},
       {"ReduceLogSumExp", reduce_more("logsumexp")},
       {"ReduceL1", reduce_op("l1")},
@@ -912,6 +1060,7 @@ const std::unordered_map<std::string, Builder>& builders() {
       {"DepthToSpace", depth_to_space},
       {"SpaceToDepth", space_to_depth},
       {"GatherElements", gather_elements},
+      {"Resize", resize},
       {"layout_transform", layout_transform},
   };
   return table;
