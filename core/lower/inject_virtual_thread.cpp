@@ -44,8 +44,8 @@ struct QueueAccess {
 };
 using QueueMap = std::map<DepQueue, QueueAccess>;
 
-// Which queue a store belongs to, and what it reads; nullopt for stores that touch no
-// accelerator buffer (ordinary CPU/GPU code gets no tokens).
+// Adds each store of `s` to its queue's reads and writes. A store that touches no accelerator
+// buffer belongs to no queue (ordinary CPU/GPU code gets no tokens).
 void classify(const Stmt& s, QueueMap& out) {
   class Walk : public IRVisitor {
    public:
