@@ -72,7 +72,8 @@ class Server {
   static void inject(const json& request) {
     if (!request.contains("inject")) return;
     const char* allow = std::getenv("TESSEL_MEASURE_ALLOW_INJECT");
-    if (!allow || std::string(allow) != "1") throw Error("\"inject\" is honoured only with TESSEL_MEASURE_ALLOW_INJECT=1");
+    if (!allow || std::string(allow) != "1")
+      throw Error("\"inject\" is honoured only with TESSEL_MEASURE_ALLOW_INJECT=1");
     const std::string what = request["inject"].get<std::string>();
     if (what == "crash") std::raise(SIGSEGV);
     if (what == "hang")
@@ -92,7 +93,8 @@ class Server {
 
   json measure(const json& request) {
     const Target target = target_of(request);
-    auto pipeline = models_.pipeline(required_string(request, "model"), target, request.value("pass_options", json::object()));
+    auto pipeline =
+        models_.pipeline(required_string(request, "model"), target, request.value("pass_options", json::object()));
     KernelRequest k;
     k.kernel = required_string(request, "kernel");
     k.schedule_text = request.value("schedule", "");
@@ -135,8 +137,9 @@ class Server {
       }
     auto model = compile::CompiledModel::compile(models_.imported(path), target, options);
     const auto& ceilings = cached_ceilings(target);
-    compile::Profile p = compile::profile_model(*model, compile::random_inputs(model->graph(), request.value("seed", uint64_t{1})),
-                                                request.value("warmup", 2), request.value("repeats", 10), ceilings);
+    compile::Profile p =
+        compile::profile_model(*model, compile::random_inputs(model->graph(), request.value("seed", uint64_t{1})),
+                               request.value("warmup", 2), request.value("repeats", 10), ceilings);
     json spans = json::array();
     for (auto [begin, end] : p.last_run.kernel_spans_ms) spans.push_back({begin, end});
     json reply = ceilings_reply(ceilings);
@@ -171,7 +174,8 @@ int serve() {
   if (!replies) return std::perror("tessel-measure: fdopen"), 1;
 
   for (const PluginStatus& p : PluginManager::global().load_all())
-    if (!p.loaded) std::fprintf(stderr, "tessel-measure: plugin %s skipped: %s\n", p.description_path.c_str(), p.error.c_str());
+    if (!p.loaded)
+      std::fprintf(stderr, "tessel-measure: plugin %s skipped: %s\n", p.description_path.c_str(), p.error.c_str());
 
   Server server;
   std::string line;

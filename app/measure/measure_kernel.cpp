@@ -18,7 +18,9 @@ namespace tessel::measure {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 const FusionGroup& find_group(const FusionResult& fusion, const std::string& kernel) {
   std::string names;
@@ -146,7 +148,8 @@ KernelResult measure_kernel(const GraphPipelineResult& pipeline, const Target& t
     }
     args.push_back(&compiled.at(v));
   }
-  const int threads = target.kind_info().find_option("num_threads") ? static_cast<int>(target.get_int("num_threads")) : 1;
+  const int threads =
+      target.kind_info().find_option("num_threads") ? static_cast<int>(target.get_int("num_threads")) : 1;
   ThreadPool::set_global_threads(threads);
   module->call_host(request.kernel, args);
   double max_ref = 0;

@@ -22,7 +22,7 @@ struct KernelRequest {
   std::string kernel;
   std::string schedule_text;  // schedule::to_text form
   uint64_t seed = 1;
-  double min_time_ms = 60;    // keep repeating until this much time has been measured
+  double min_time_ms = 60;  // keep repeating until this much time has been measured
 };
 
 struct KernelResult {

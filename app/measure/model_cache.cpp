@@ -24,15 +24,24 @@ PipelineOptions pipeline_options_from_json(const nlohmann::json& j) {
       if (!v.is_number_integer()) throw Error("pass option '" + key + "' must be an integer");
       field = v.get<std::remove_reference_t<decltype(field)>>();
     };
-    if (key == "fold_constants") flag(o.fold_constants);
-    else if (key == "simplify") flag(o.simplify);
-    else if (key == "transform_layout") flag(o.transform_layout);
-    else if (key == "fuse") flag(o.fuse);
-    else if (key == "plan_memory") flag(o.plan_memory);
-    else if (key == "verify") flag(o.verify);
-    else if (key == "max_fusion_depth") integer(o.max_fusion_depth);
-    else if (key == "max_kernel_arguments") integer(o.max_kernel_arguments);
-    else if (key == "memory_alignment") integer(o.memory_alignment);
+    if (key == "fold_constants")
+      flag(o.fold_constants);
+    else if (key == "simplify")
+      flag(o.simplify);
+    else if (key == "transform_layout")
+      flag(o.transform_layout);
+    else if (key == "fuse")
+      flag(o.fuse);
+    else if (key == "plan_memory")
+      flag(o.plan_memory);
+    else if (key == "verify")
+      flag(o.verify);
+    else if (key == "max_fusion_depth")
+      integer(o.max_fusion_depth);
+    else if (key == "max_kernel_arguments")
+      integer(o.max_kernel_arguments);
+    else if (key == "memory_alignment")
+      integer(o.memory_alignment);
     else if (key == "disabled_passes") {
       if (!v.is_array()) throw Error("pass option 'disabled_passes' must be a list of pass names");
       for (const auto& name : v) o.disabled_passes.insert(name.get<std::string>());
@@ -71,7 +80,7 @@ GraphPtr ModelCache::imported(const std::string& path) {
 }
 
 std::shared_ptr<const GraphPipelineResult> ModelCache::pipeline(const std::string& path, const Target& target,
-                                                                 const nlohmann::json& pass_options) {
+                                                                const nlohmann::json& pass_options) {
   GraphPtr graph = imported(path);
   const std::string key = path + "\n" + target.str() + "\n" + pass_options.dump();
   auto it = pipelines_.find(key);

@@ -6,9 +6,8 @@
 //                                           └─▶ GraphPipelineResult (cached by all three)
 #include <map>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/graph/passes/pipeline.h"
 #include "core/target/target.h"
@@ -28,7 +27,8 @@ class ModelCache {
   GraphPtr imported(const std::string& path);
   // The fused, planned graph for this target and options (fuse and plan_memory forced on, as
   // CompiledModel does). Throws Error naming the model when a pass fails.
-  std::shared_ptr<const GraphPipelineResult> pipeline(const std::string& path, const Target& target, const nlohmann::json& pass_options);
+  std::shared_ptr<const GraphPipelineResult> pipeline(const std::string& path, const Target& target,
+                                                      const nlohmann::json& pass_options);
 
  private:
   struct Imported {

@@ -32,7 +32,8 @@ double median(std::vector<double> v) {
 const char* kTiled =
     "compute_inline(conv2d_nchwc_1_pad)\ncompute_inline(conv2d_nchwc_1)\nsplit(relu_2.i3, 4)\nparallel(relu_2.i2)\n"
     "compute_at(conv2d_nchwc_1_conv, relu_2.i3.outer)\n"
-    "reorder(conv2d_nchwc_1_conv.ry, conv2d_nchwc_1_conv.rx, conv2d_nchwc_1_conv.rci, conv2d_nchwc_1_conv.i3, conv2d_nchwc_1_conv.i4)\n"
+    "reorder(conv2d_nchwc_1_conv.ry, conv2d_nchwc_1_conv.rx, conv2d_nchwc_1_conv.rci, conv2d_nchwc_1_conv.i3, "
+    "conv2d_nchwc_1_conv.i4)\n"
     "vectorize(conv2d_nchwc_1_conv.i4)\nvectorize(relu_2.i4)\n";
 const char* kUntiled =
     "compute_inline(conv2d_nchwc_1_pad)\ncompute_inline(conv2d_nchwc_1)\nparallel(relu_2.i2)\n"
@@ -50,14 +51,16 @@ int main(int argc, char** argv) {
   SessionDocument doc;
   doc.model_path = TESSEL_SOURCE_DIR "/resources/models/resnet_block.onnx";
   StudioSnapshotPtr snapshot = compile_model(doc, CompileProgress{});
-  if (snapshot->has_errors()) return std::fprintf(stderr, "bench_edit_loop: %s\n", snapshot->diagnostics[0].message.c_str()), 1;
+  if (snapshot->has_errors())
+    return std::fprintf(stderr, "bench_edit_loop: %s\n", snapshot->diagnostics[0].message.c_str()), 1;
 
   KernelEditLoop loop(QStringLiteral(TESSEL_MEASURE_EXE));
   loop.set_snapshot(snapshot);
   loop.open_kernel(kernel);  // the first request starts the process and compiles the model's pipeline
   QElapsedTimer warm;
   warm.start();
-  if (!loop.wait_until_idle(120000)) return std::fprintf(stderr, "bench_edit_loop: the first measurement did not finish\n"), 1;
+  if (!loop.wait_until_idle(120000))
+    return std::fprintf(stderr, "bench_edit_loop: the first measurement did not finish\n"), 1;
   std::printf("first open (process start, import, pipeline, codegen): %.0f ms\n", static_cast<double>(warm.elapsed()));
 
   std::vector<double> lowered, worker, measured, compile, kernel_ms, direct, round_trip;
@@ -91,10 +94,15 @@ int main(int argc, char** argv) {
   }
 
   std::printf("%d edits of %s (medians)\n", edits, qPrintable(kernel));
-  std::printf("  edit -> lowered   %8.2f ms   target 200 ms: %.3fx of budget; worker lowering %.2f ms, same lowering on this thread %.2f ms (%.2fx)\n",
-              median(lowered), median(lowered) / 200, median(worker), median(direct), median(worker) / std::max(median(direct), 1e-9));
-  std::printf("  edit -> measured  %8.2f ms   target 1000 ms: %.3fx of budget; of which codegen %.2f ms, kernel %.4f ms per run\n",
-              median(measured), median(measured) / 1000, median(compile), median(kernel_ms));
+  std::printf(
+      "  edit -> lowered   %8.2f ms   target 200 ms: %.3fx of budget; worker lowering %.2f ms, same lowering on this "
+      "thread %.2f ms (%.2fx)\n",
+      median(lowered), median(lowered) / 200, median(worker), median(direct),
+      median(worker) / std::max(median(direct), 1e-9));
+  std::printf(
+      "  edit -> measured  %8.2f ms   target 1000 ms: %.3fx of budget; of which codegen %.2f ms, kernel %.4f ms per "
+      "run\n",
+      median(measured), median(measured) / 1000, median(compile), median(kernel_ms));
   std::printf("  bare request round trip %.2f ms (%.1f%% of edit -> measured)\n", median(round_trip),
               100 * median(round_trip) / std::max(median(measured), 1e-9));
   return 0;

@@ -135,7 +135,8 @@ class EditLoopTest : public QObject {
     loop->open_kernel(other);
     QVERIFY(loop->wait_until_idle(60000));
     KernelMeasurementPtr queued = loop->measurement(other);
-    QVERIFY2(queued && queued->verdict == KernelMeasurement::Verdict::kCorrect, queued ? queued->error.c_str() : "no measurement");
+    QVERIFY2(queued && queued->verdict == KernelMeasurement::Verdict::kCorrect,
+             queued ? queued->error.c_str() : "no measurement");
     KernelMeasurementPtr m = loop->measurement(kConv);
     QVERIFY(m);
     QCOMPARE(m->verdict, KernelMeasurement::Verdict::kFailed);
@@ -158,7 +159,8 @@ class EditLoopTest : public QObject {
     KernelMeasurementPtr m = loop->measurement(kConv);
     QVERIFY(m);
     QCOMPARE(m->verdict, KernelMeasurement::Verdict::kFailed);
-    QVERIFY2(QString::fromStdString(m->error).contains("timed out after 3000 ms on kernel '" + kConv + "'"), m->error.c_str());
+    QVERIFY2(QString::fromStdString(m->error).contains("timed out after 3000 ms on kernel '" + kConv + "'"),
+             m->error.c_str());
 
     loop->set_request_extras(nlohmann::json::object());
     loop->set_measure_timeout_ms(20000);

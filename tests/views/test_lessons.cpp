@@ -52,7 +52,8 @@ struct LessonHarness {
     actions.reset_schedule = [this](const QString& k) { loop.reset_to_default(k); };
     actions.profile = [this] { loop.profile_model(); };
     runner = std::make_unique<LessonRunner>(lesson, actions);
-    QObject::connect(&loop, &KernelEditLoop::measured, [this](KernelMeasurementPtr m) { runner->note_measurement(*m); });
+    QObject::connect(&loop, &KernelEditLoop::measured,
+                     [this](KernelMeasurementPtr m) { runner->note_measurement(*m); });
     QObject::connect(&loop, &KernelEditLoop::profiled, [this](ModelProfilePtr p) { runner->note_profile(*p); });
   }
 };
@@ -106,7 +107,10 @@ class LessonsTest : public QObject {
         {"title", "Broken"},
         {"pages",
          {{{"title", "One"}, {"text", "t"}, {"open_model", {{"path", kLessons + "/matmul_256.graph"}}}},
-          {{"title", "Two"}, {"text", "t"}, {"select_kernel", "fused_mat_mul_0"}, {"schedule", {"tile(matmul_0.i0, 8"}}}}}};
+          {{"title", "Two"},
+           {"text", "t"},
+           {"select_kernel", "fused_mat_mul_0"},
+           {"schedule", {"tile(matmul_0.i0, 8"}}}}}};
     std::ofstream(path) << broken.dump();
     try {
       load_lesson(path);

@@ -92,7 +92,7 @@ class RooflineProfileTest : public QObject {
         QCOMPARE(s.x0, s.y0 / 150.0);  // starts where the best bandwidth (l2) reaches it
       } else {
         QVERIFY(std::abs(s.y0 / s.x0 - s.y1 / s.x1) < 1e-9);  // y = bandwidth · x
-        QCOMPARE(s.y1, 200.0);                                  // ends at the peak
+        QCOMPARE(s.y1, 200.0);                                // ends at the peak
       }
     }
     auto profile = fixture_profile(true);
@@ -142,7 +142,8 @@ class RooflineProfileTest : public QObject {
     QCOMPARE(pane.point_count(), with_flops);
     QCOMPARE(pane.not_shown().size(), static_cast<qsizetype>(p->profile.kernels.size()) - with_flops);
     const QString tip = pane.tooltip("fused_conv2d_nchwc_relu_1");
-    QVERIFY2(tip.contains("GFLOP/s") && tip.contains("FLOP/byte") && tip.contains("% of attainable") && tip.contains("bound by"),
+    QVERIFY2(tip.contains("GFLOP/s") && tip.contains("FLOP/byte") && tip.contains("% of attainable") &&
+                 tip.contains("bound by"),
              qPrintable(tip));
 
     ProfilePane profile;
@@ -199,7 +200,8 @@ class RooflineProfileTest : public QObject {
     QCOMPARE(pane.model()->rowCount(), 4);
     QCOMPARE(pane.kernel_at_view_row(0), QString("layout_0"));  // execution order until sorted
     double percent = 0;
-    for (int r = 0; r < 4; ++r) percent += pane.model()->data(pane.model()->index(r, ProfileTableModel::kPercent), Qt::UserRole).toDouble();
+    for (int r = 0; r < 4; ++r)
+      percent += pane.model()->data(pane.model()->index(r, ProfileTableModel::kPercent), Qt::UserRole).toDouble();
     QVERIFY(std::abs(percent - 100) < 1e-9);
 
     pane.table()->sortByColumn(ProfileTableModel::kTime, Qt::DescendingOrder);

@@ -65,7 +65,8 @@ void KernelEditLoop::set_snapshot(StudioSnapshotPtr snapshot) {
   if (snapshot_ && snapshot_->fusion)
     for (const FusionGroup& g : snapshot_->fusion->groups) names.insert(g.kernel_name);
   // A snapshot without fusion groups (a failed compile) says nothing about which kernels exist.
-  if (snapshot_ && snapshot_->fusion) std::erase_if(hand_, [&](const auto& entry) { return !names.count(entry.first); });
+  if (snapshot_ && snapshot_->fusion)
+    std::erase_if(hand_, [&](const auto& entry) { return !names.count(entry.first); });
   for (auto& [name, k] : state_->kernels) {
     state_->client.cancel(measure_key(name));
     k.generation->fetch_add(1);  // results on their way describe the old graph
@@ -120,13 +121,19 @@ void KernelEditLoop::start(const QString& kernel) {
   if (hand_it != hand_.end()) hand = hand_it->second;
   ++state_->pending_lowerings;
   QPointer<KernelEditLoop> self(this);
-  state_->pool.start([self, snapshot = snapshot_, kernel, hand, lanes = vector_lanes(), generation, latest = k.generation] {
-    // Several quick edits queue several jobs: only the newest is worth lowering.
-    KernelLoweringPtr result;
-    if (latest->load() == generation) result = lower_kernel(snapshot, kernel.toStdString(), hand, lanes, generation);
-    QMetaObject::invokeMethod(
-        self.data(), [self, kernel, result] { if (self) self->deliver_lowering(kernel, result); }, Qt::QueuedConnection);
-  });
+  state_->pool.start(
+      [self, snapshot = snapshot_, kernel, hand, lanes = vector_lanes(), generation, latest = k.generation] {
+        // Several quick edits queue several jobs: only the newest is worth lowering.
+        KernelLoweringPtr result;
+        if (latest->load() == generation)
+          result = lower_kernel(snapshot, kernel.toStdString(), hand, lanes, generation);
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, kernel, result] {
+              if (self) self->deliver_lowering(kernel, result);
+            },
+            Qt::QueuedConnection);
+      });
 }
 
 void KernelEditLoop::deliver_lowering(const QString& kernel, KernelLoweringPtr result) {
@@ -161,34 +168,40 @@ void KernelEditLoop::start_measuring(const QString& kernel, const KernelLowering
   request.update(extras_);
   Q_EMIT measuring(kernel);
   QPointer<KernelEditLoop> self(this);
-  state_->client.submit(measure_key(kernel), std::move(request), timeout_ms_, "kernel '" + lowering.kernel + "'",
-                        [self, publish, kernel = lowering.kernel, generation](const nlohmann::json* reply, const std::string& failure) {
-                          if (self) publish(measurement_from_reply(kernel, generation, reply, failure));
-                        });
+  state_->client.submit(
+      measure_key(kernel), std::move(request), timeout_ms_, "kernel '" + lowering.kernel + "'",
+      [self, publish, kernel = lowering.kernel, generation](const nlohmann::json* reply, const std::string& failure) {
+        if (self) publish(measurement_from_reply(kernel, generation, reply, failure));
+      });
 }
 
 void KernelEditLoop::profile_model() {
   QPointer<KernelEditLoop> self(this);
-  state_->client.submit("profile", profile_request(context_, hand_), std::max(timeout_ms_, 120000), "the model profile",
-                        [self](const nlohmann::json* reply, const std::string& failure) {
-                          if (self) Q_EMIT self->profiled(std::make_shared<const ModelProfile>(profile_from_reply(reply, failure)));
-                        });
+  state_->client.submit(
+      "profile", profile_request(context_, hand_), std::max(timeout_ms_, 120000), "the model profile",
+      [self](const nlohmann::json* reply, const std::string& failure) {
+        if (self) Q_EMIT self->profiled(std::make_shared<const ModelProfile>(profile_from_reply(reply, failure)));
+      });
 }
 
 void KernelEditLoop::request_ceilings() {
   QPointer<KernelEditLoop> self(this);
-  state_->client.submit("ceilings", ceilings_request(context_), timeout_ms_, "the ceilings lookup",
-                        [self](const nlohmann::json* reply, const std::string& failure) {
-                          if (self) Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
-                        });
+  state_->client.submit(
+      "ceilings", ceilings_request(context_), timeout_ms_, "the ceilings lookup",
+      [self](const nlohmann::json* reply, const std::string& failure) {
+        if (self)
+          Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
+      });
 }
 
 void KernelEditLoop::calibrate(bool quick) {
   QPointer<KernelEditLoop> self(this);
-  state_->client.submit("calibrate", calibrate_request(context_, quick), std::max(timeout_ms_, 300000), "calibration",
-                        [self](const nlohmann::json* reply, const std::string& failure) {
-                          if (self) Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
-                        });
+  state_->client.submit(
+      "calibrate", calibrate_request(context_, quick), std::max(timeout_ms_, 300000), "calibration",
+      [self](const nlohmann::json* reply, const std::string& failure) {
+        if (self)
+          Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
+      });
 }
 
 KernelLoweringPtr KernelEditLoop::lowering(const QString& kernel) const {

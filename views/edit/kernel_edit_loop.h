@@ -26,7 +26,6 @@
 #include <QString>
 #include <map>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "views/common/kernel_results.h"

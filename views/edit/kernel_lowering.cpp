@@ -28,7 +28,8 @@ std::optional<te::ComputeDag> kernel_dag(const StudioSnapshot& snapshot, const s
 }
 
 KernelLoweringPtr lower_kernel(const StudioSnapshotPtr& snapshot, const std::string& kernel,
-                               const std::optional<schedule::Schedule>& hand, int64_t vector_lanes, int64_t generation) {
+                               const std::optional<schedule::Schedule>& hand, int64_t vector_lanes,
+                               int64_t generation) {
   const auto start = std::chrono::steady_clock::now();
   auto result = std::make_shared<KernelLowering>();
   result->kernel = kernel;

@@ -64,14 +64,16 @@ bool MeasureClient::ensure_process(std::string* error) {
       stderr_tail_ += process_->readAllStandardError();
       if (stderr_tail_.size() > 4096) stderr_tail_ = stderr_tail_.right(4096);
     });
-    QObject::connect(process_.get(), &QProcess::finished, [this](int code, QProcess::ExitStatus status) { on_finished(code, status); });
+    QObject::connect(process_.get(), &QProcess::finished,
+                     [this](int code, QProcess::ExitStatus status) { on_finished(code, status); });
   }
   pending_output_.clear();
   stderr_tail_.clear();
   killing_ = false;
   process_->start();
   if (!process_->waitForStarted(10000)) {
-    *error = "cannot start the measuring process '" + program_.toStdString() + "': " + process_->errorString().toStdString();
+    *error =
+        "cannot start the measuring process '" + program_.toStdString() + "': " + process_->errorString().toStdString();
     return false;
   }
   if (starts_++ > 0) ++restarts_;
@@ -125,9 +127,9 @@ void MeasureClient::on_finished(int code, QProcess::ExitStatus status) {
   timer_.stop();
   std::string last_words = QString::fromUtf8(stderr_tail_).trimmed().section('\n', -1).toStdString();
   const std::string failure = "measuring process " +
-                        (status == QProcess::CrashExit ? "crashed (signal " + std::to_string(code) + ")"
-                                                       : "exited with status " + std::to_string(code)) +
-                        " on " + current_->what + (last_words.empty() ? "" : ": " + last_words);
+                              (status == QProcess::CrashExit ? "crashed (signal " + std::to_string(code) + ")"
+                                                             : "exited with status " + std::to_string(code)) +
+                              " on " + current_->what + (last_words.empty() ? "" : ": " + last_words);
   // Report (and start the next job, which restarts the process) once this signal has returned:
   // restarting a QProcess from inside its own `finished` handler is asking for trouble.
   ++deferred_;
@@ -139,7 +141,8 @@ void MeasureClient::on_finished(int code, QProcess::ExitStatus status) {
 
 void MeasureClient::on_timeout() {
   if (!current_) return;
-  const std::string failure = "measuring process timed out after " + std::to_string(current_->timeout_ms) + " ms on " + current_->what;
+  const std::string failure =
+      "measuring process timed out after " + std::to_string(current_->timeout_ms) + " ms on " + current_->what;
   kill_process();
   finish_current(nullptr, failure);
 }

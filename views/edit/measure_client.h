@@ -12,17 +12,17 @@
 // Not a QObject (moc is slow): QProcess and QTimer signals are connected with lambdas.
 // Usage:
 //   MeasureClient client("/build/app/measure/tessel-measure");
-//   client.submit("measure:K", request, 20000, "kernel 'K'", [](const nlohmann::json* reply, const std::string& failure) {...});
+//   client.submit("measure:K", request, 20000, "kernel 'K'", [](const nlohmann::json* reply, const std::string&
+//   failure) {...});
 #include <QProcess>
 #include <QString>
 #include <QTimer>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace tessel::views {
 

@@ -67,7 +67,8 @@ KernelMeasurement measurement_from_reply(const std::string& kernel, int64_t gene
     m.attainable_gflops = r.value("attainable_gflops", 0.0);
     m.bound = r.value("bound", "");
     m.compile_ms = r.value("compile_ms", 0.0);
-    for (const json& a : r.value("artifacts", json::array())) m.artifacts.emplace_back(a.at(0).get<std::string>(), a.at(1).get<std::string>());
+    for (const json& a : r.value("artifacts", json::array()))
+      m.artifacts.emplace_back(a.at(0).get<std::string>(), a.at(1).get<std::string>());
     if (r.value("verdict", "") == "correct") {
       m.verdict = KernelMeasurement::Verdict::kCorrect;
     } else {
@@ -114,8 +115,10 @@ ModelProfile profile_from_reply(const json* reply, const std::string& failure) {
   m.error = failure_text(reply, failure);
   if (!m.error.empty()) return m;
   try {
-    m.profile = profile_from_json(reply->at("profile"), reply->value("last_run", json::object()), reply->value("threads", 1));
-    if (reply->contains("ceilings") && !(*reply)["ceilings"].is_null()) m.ceilings = compile::ceilings_from_json((*reply)["ceilings"]);
+    m.profile =
+        profile_from_json(reply->at("profile"), reply->value("last_run", json::object()), reply->value("threads", 1));
+    if (reply->contains("ceilings") && !(*reply)["ceilings"].is_null())
+      m.ceilings = compile::ceilings_from_json((*reply)["ceilings"]);
   } catch (const json::exception& e) {
     m.error = std::string("malformed profile from the measuring process: ") + e.what();
   }
@@ -127,7 +130,8 @@ CeilingsResult ceilings_from_reply(const json* reply, const std::string& failure
   c.error = failure_text(reply, failure);
   if (!c.error.empty()) return c;
   try {
-    if (reply->contains("ceilings") && !(*reply)["ceilings"].is_null()) c.ceilings = compile::ceilings_from_json((*reply)["ceilings"]);
+    if (reply->contains("ceilings") && !(*reply)["ceilings"].is_null())
+      c.ceilings = compile::ceilings_from_json((*reply)["ceilings"]);
   } catch (const json::exception& e) {
     c.error = std::string("malformed ceilings from the measuring process: ") + e.what();
   }

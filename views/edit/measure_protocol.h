@@ -6,10 +6,9 @@
 //   measure_request(...) ──▶ {"op": "measure", ...} ──▶ tessel-measure ──▶ reply ──▶ measurement_from_reply
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "views/common/kernel_results.h"
 
@@ -29,8 +28,10 @@ struct MeasureContext {
   nlohmann::json pass_options = nlohmann::json::object();
 };
 
-nlohmann::json measure_request(const MeasureContext& c, const std::string& kernel, const schedule::Schedule& s, uint64_t seed = 1);
-nlohmann::json profile_request(const MeasureContext& c, const std::map<std::string, schedule::Schedule>& hand_schedules);
+nlohmann::json measure_request(const MeasureContext& c, const std::string& kernel, const schedule::Schedule& s,
+                               uint64_t seed = 1);
+nlohmann::json profile_request(const MeasureContext& c,
+                               const std::map<std::string, schedule::Schedule>& hand_schedules);
 nlohmann::json ceilings_request(const MeasureContext& c);
 nlohmann::json calibrate_request(const MeasureContext& c, bool quick);
 

@@ -13,11 +13,10 @@
 //
 // Usage:
 //   for (const std::string& f : lesson_files(dir)) { Lesson l = load_lesson(f); menu.add(l.title); }
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/schedule/schedule.h"
 
@@ -28,9 +27,9 @@ struct LessonPage {
   std::string text;
   std::optional<std::string> model_path;  // absolute; set when the page opens a model
   nlohmann::json pass_options = nlohmann::json::object();
-  std::string kernel;                     // the kernel to select; empty: none
+  std::string kernel;  // the kernel to select; empty: none
   enum class ScheduleAction { kNone, kHand, kDefault } schedule_action = ScheduleAction::kNone;
-  schedule::Schedule schedule;            // kHand
+  schedule::Schedule schedule;  // kHand
   bool profile = false;
   bool baseline = false;
 };

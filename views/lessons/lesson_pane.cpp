@@ -63,7 +63,8 @@ void LessonPane::refresh() {
   position_->setText(tr("page %1 of %2").arg(runner_->page_index() + 1).arg(runner_->page_count()));
   QString text = QString::fromStdString(p.text).toHtmlEscaped();
   if (p.schedule_action == LessonPage::ScheduleAction::kHand) {
-    text += "<p><b>" + tr("Schedule of %1:").arg(QString::fromStdString(p.kernel)) + "</b></p><pre style=\"white-space: pre-wrap\">" +
+    text += "<p><b>" + tr("Schedule of %1:").arg(QString::fromStdString(p.kernel)) +
+            "</b></p><pre style=\"white-space: pre-wrap\">" +
             QString::fromStdString(schedule::to_text(p.schedule)).toHtmlEscaped() + "</pre>";
     if (p.schedule.steps.empty()) text += "<p><i>" + tr("(no steps: the plain loops)") + "</i></p>";
   }

@@ -12,7 +12,8 @@ std::string format(const char* pattern, double v) {
   return buf;
 }
 std::string bytes_text(int64_t bytes) {
-  return bytes >= 1 << 20 ? format("%.2f MB", static_cast<double>(bytes) / (1 << 20)) : format("%.1f KB", static_cast<double>(bytes) / 1024);
+  return bytes >= 1 << 20 ? format("%.2f MB", static_cast<double>(bytes) / (1 << 20))
+                          : format("%.1f KB", static_cast<double>(bytes) / 1024);
 }
 }  // namespace
 
@@ -40,8 +41,10 @@ void LessonRunner::go_to(int index) {
   }
   const QString kernel = QString::fromStdString(p.kernel);
   if (!kernel.isEmpty() && actions_.select_kernel) actions_.select_kernel(kernel);
-  if (p.schedule_action == LessonPage::ScheduleAction::kHand && actions_.set_schedule) actions_.set_schedule(kernel, p.schedule);
-  if (p.schedule_action == LessonPage::ScheduleAction::kDefault && actions_.reset_schedule) actions_.reset_schedule(kernel);
+  if (p.schedule_action == LessonPage::ScheduleAction::kHand && actions_.set_schedule)
+    actions_.set_schedule(kernel, p.schedule);
+  if (p.schedule_action == LessonPage::ScheduleAction::kDefault && actions_.reset_schedule)
+    actions_.reset_schedule(kernel);
   if (p.profile && actions_.profile) actions_.profile();
 }
 
@@ -104,7 +107,8 @@ std::string LessonRunner::result_text(int page) const {
   if (page == base) {
     s += " — the baseline";
   } else if (up) {
-    s += *up >= 1 ? format(" — %.1f× faster than ", *up) + base_title : format(" — %.2f× the speed of ", *up) + base_title;
+    s += *up >= 1 ? format(" — %.1f× faster than ", *up) + base_title
+                  : format(" — %.2f× the speed of ", *up) + base_title;
     const LessonPageResult& b = result(base);
     if (r.model_ms && b.model_ms && b.model_bytes > 0)
       s += format(", %.2f× its bytes", static_cast<double>(r.model_bytes) / static_cast<double>(b.model_bytes));

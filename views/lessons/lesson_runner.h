@@ -33,8 +33,8 @@ struct LessonActions {
 struct LessonPageResult {
   std::optional<double> kernel_ms;  // the page's kernel, measured correct (min time)
   std::optional<double> kernel_gflops;
-  std::optional<double> model_ms;   // the model profile's median run
-  int64_t model_bytes = 0;          // bytes moved by all kernels of that profile
+  std::optional<double> model_ms;  // the model profile's median run
+  int64_t model_bytes = 0;         // bytes moved by all kernels of that profile
   int kernels = 0;
 };
 

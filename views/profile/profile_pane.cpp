@@ -63,13 +63,14 @@ ProfilePane::ProfilePane(QWidget* parent) : QWidget(parent) {
   table_->horizontalHeader()->setSectionResizeMode(ProfileTableModel::kKernel, QHeaderView::Stretch);
   table_->setWordWrap(false);
   table_->setAlternatingRowColors(true);
-  QObject::connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-    if (selecting_ || !current.isValid()) return;
-    const QString kernel = model_->kernel_at(proxy_->mapToSource(current).row());
-    selected_ = kernel;
-    timeline_->set_selected_kernel(kernel);
-    if (on_kernel_selected) on_kernel_selected(kernel);
-  });
+  QObject::connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+                   [this](const QModelIndex& current) {
+                     if (selecting_ || !current.isValid()) return;
+                     const QString kernel = model_->kernel_at(proxy_->mapToSource(current).row());
+                     selected_ = kernel;
+                     timeline_->set_selected_kernel(kernel);
+                     if (on_kernel_selected) on_kernel_selected(kernel);
+                   });
 
   timeline_ = new TimelineWidget(this);
   timeline_->on_kernel_clicked = [this](const QString& kernel) {
@@ -157,7 +158,8 @@ void ProfilePane::export_with_dialog(bool trace) {
                                                     trace ? tr("Trace (*.json)") : tr("CSV (*.csv)"));
   if (path.isEmpty()) return;
   QString error;
-  if (!(trace ? export_chrome_trace(path, &error) : export_csv(path, &error))) QMessageBox::warning(this, tr("Export"), error);
+  if (!(trace ? export_chrome_trace(path, &error) : export_csv(path, &error)))
+    QMessageBox::warning(this, tr("Export"), error);
 }
 
 }  // namespace tessel::views

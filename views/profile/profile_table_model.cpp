@@ -40,24 +40,38 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
   const double percent = sum_ms_ > 0 ? 100 * k.ms_median / sum_ms_ : 0;
   if (role == Qt::UserRole) {  // the sort key
     switch (index.column()) {
-      case kKernel: return QString::fromStdString(k.name);
-      case kTime: return k.ms_median;
-      case kPercent: return percent;
-      case kGflops: return k.gflops;
-      case kGbps: return k.gbps;
-      case kAttainable: return k.attainable_gflops;
-      case kBound: return QString::fromStdString(k.bound);
+      case kKernel:
+        return QString::fromStdString(k.name);
+      case kTime:
+        return k.ms_median;
+      case kPercent:
+        return percent;
+      case kGflops:
+        return k.gflops;
+      case kGbps:
+        return k.gbps;
+      case kAttainable:
+        return k.attainable_gflops;
+      case kBound:
+        return QString::fromStdString(k.bound);
     }
   }
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
-      case kKernel: return QString::fromStdString(k.name) + (k.compiled ? "" : " [reference]");
-      case kTime: return QString::number(k.ms_median, 'f', 4);
-      case kPercent: return QString::number(percent, 'f', 1);
-      case kGflops: return QString::number(k.gflops, 'f', 2);
-      case kGbps: return QString::number(k.gbps, 'f', 2);
-      case kAttainable: return k.attainable_gflops > 0 ? QString::number(k.attainable_gflops, 'f', 1) : QString("—");
-      case kBound: return k.bound.empty() ? QString("—") : QString::fromStdString(k.bound);
+      case kKernel:
+        return QString::fromStdString(k.name) + (k.compiled ? "" : " [reference]");
+      case kTime:
+        return QString::number(k.ms_median, 'f', 4);
+      case kPercent:
+        return QString::number(percent, 'f', 1);
+      case kGflops:
+        return QString::number(k.gflops, 'f', 2);
+      case kGbps:
+        return QString::number(k.gbps, 'f', 2);
+      case kAttainable:
+        return k.attainable_gflops > 0 ? QString::number(k.attainable_gflops, 'f', 1) : QString("—");
+      case kBound:
+        return k.bound.empty() ? QString("—") : QString::fromStdString(k.bound);
     }
   }
   if (role == Qt::TextAlignmentRole && index.column() != kKernel && index.column() != kBound)
@@ -77,13 +91,20 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
 QVariant ProfileTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case kKernel: return QStringLiteral("Kernel");
-    case kTime: return QStringLiteral("Time (ms)");
-    case kPercent: return QStringLiteral("% of total");
-    case kGflops: return QStringLiteral("GFLOP/s");
-    case kGbps: return QStringLiteral("GB/s");
-    case kAttainable: return QStringLiteral("Attainable");
-    case kBound: return QStringLiteral("Bound");
+    case kKernel:
+      return QStringLiteral("Kernel");
+    case kTime:
+      return QStringLiteral("Time (ms)");
+    case kPercent:
+      return QStringLiteral("% of total");
+    case kGflops:
+      return QStringLiteral("GFLOP/s");
+    case kGbps:
+      return QStringLiteral("GB/s");
+    case kAttainable:
+      return QStringLiteral("Attainable");
+    case kBound:
+      return QStringLiteral("Bound");
   }
   return {};
 }
@@ -95,9 +116,9 @@ std::string profile_csv(const compile::Profile& p) {
   for (const auto& k : p.kernels) {
     char line[512];
     // Kernel names are identifiers and bounds contain no commas or quotes, but quote both anyway.
-    std::snprintf(line, sizeof line, "\"%s\",%.6f,%.6f,%.2f,%.4f,%.4f,%.4f,%.4f,\"%s\",%s\n", k.name.c_str(), k.ms_median,
-                  k.ms_min, sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity, k.attainable_gflops,
-                  k.bound.c_str(), k.compiled ? "true" : "false");
+    std::snprintf(line, sizeof line, "\"%s\",%.6f,%.6f,%.2f,%.4f,%.4f,%.4f,%.4f,\"%s\",%s\n", k.name.c_str(),
+                  k.ms_median, k.ms_min, sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity,
+                  k.attainable_gflops, k.bound.c_str(), k.compiled ? "true" : "false");
     out += line;
   }
   return out;

@@ -32,7 +32,8 @@ std::vector<TimelineLane> timeline_lanes(const compile::Profile& p) {
   TimelineLane lane;
   lane.name = "kernels";  // the calling thread; the pane's status line says how many threads the pool has
   for (size_t k = 0; k < p.kernels.size() && k < p.last_run.kernel_spans_ms.size(); ++k)
-    lane.boxes.push_back({p.kernels[k].name, p.last_run.kernel_spans_ms[k].first, p.last_run.kernel_spans_ms[k].second});
+    lane.boxes.push_back(
+        {p.kernels[k].name, p.last_run.kernel_spans_ms[k].first, p.last_run.kernel_spans_ms[k].second});
   if (lane.boxes.empty()) return {};
   return {lane};
 }
@@ -110,7 +111,8 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
       if (r.width() > 40) {
         p.setPen(Qt::black);
         p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                   p.fontMetrics().elidedText(QString::fromStdString(b.kernel), Qt::ElideRight, static_cast<int>(r.width()) - 5));
+                   p.fontMetrics().elidedText(QString::fromStdString(b.kernel), Qt::ElideRight,
+                                              static_cast<int>(r.width()) - 5));
       }
     }
   }
@@ -130,7 +132,8 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void TimelineWidget::mousePressEvent(QMouseEvent* e) {
-  if (const TimelineBox* b = box_at(e->position()); b && on_kernel_clicked) on_kernel_clicked(QString::fromStdString(b->kernel));
+  if (const TimelineBox* b = box_at(e->position()); b && on_kernel_clicked)
+    on_kernel_clicked(QString::fromStdString(b->kernel));
 }
 
 }  // namespace tessel::views

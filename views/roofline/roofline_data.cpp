@@ -9,7 +9,8 @@ namespace tessel::views {
 namespace {
 
 void complete(RooflinePoint& p, const std::optional<compile::MachineCeilings>& ceilings) {
-  if (p.attainable_gflops <= 0 && ceilings && p.intensity > 0) p.attainable_gflops = ceilings->attainable(p.intensity, &p.bound);
+  if (p.attainable_gflops <= 0 && ceilings && p.intensity > 0)
+    p.attainable_gflops = ceilings->attainable(p.intensity, &p.bound);
 }
 
 std::string format(const char* pattern, double v) {
@@ -37,7 +38,8 @@ RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<com
 
 bool is_plottable(const RooflinePoint& p) { return p.intensity > 0 && p.gflops > 0 && std::isfinite(p.gflops); }
 
-RooflineData roofline_from_profile(const compile::Profile& profile, const std::optional<compile::MachineCeilings>& ceilings) {
+RooflineData roofline_from_profile(const compile::Profile& profile,
+                                   const std::optional<compile::MachineCeilings>& ceilings) {
   RooflineData d;
   d.ceilings = ceilings;
   for (const compile::KernelProfile& k : profile.kernels) {
@@ -64,7 +66,8 @@ std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, 
     // y = bw · x from the left edge to where it reaches the peak (or the right edge).
     double x_end = peak > 0 ? std::min(peak / b.value, r.x_max) : r.x_max;
     double x_start = std::min(r.x_min, x_end);
-    out.push_back({b.name + " " + format("%.0f", b.value) + " GB/s", false, x_start, b.value * x_start, x_end, b.value * x_end});
+    out.push_back(
+        {b.name + " " + format("%.0f", b.value) + " GB/s", false, x_start, b.value * x_start, x_end, b.value * x_end});
   }
   return out;
 }
@@ -88,10 +91,11 @@ AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::option
 }
 
 std::string point_tooltip(const RooflinePoint& p) {
-  std::string s = p.kernel + "\n" + format("%.2f GFLOP/s", p.gflops) + "\n" + format("intensity %.2f FLOP/byte", p.intensity);
+  std::string s =
+      p.kernel + "\n" + format("%.2f GFLOP/s", p.gflops) + "\n" + format("intensity %.2f FLOP/byte", p.intensity);
   if (p.attainable_gflops > 0)
-    s += "\n" + format("%.1f%% of attainable ", p.percent_of_attainable()) + format("(%.1f GFLOP/s)", p.attainable_gflops) +
-         "\nbound by " + p.bound;
+    s += "\n" + format("%.1f%% of attainable ", p.percent_of_attainable()) +
+         format("(%.1f GFLOP/s)", p.attainable_gflops) + "\nbound by " + p.bound;
   else
     s += "\nno machine ceilings (calibrate to see what bounds it)";
   return s;

@@ -33,7 +33,7 @@ struct RooflinePoint {
 };
 
 struct CeilingSegment {
-  std::string label;             // "fma_512 256 GFLOP/s", "dram 28 GB/s"
+  std::string label;  // "fma_512 256 GFLOP/s", "dram 28 GB/s"
   bool is_compute = true;
   double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 };

@@ -61,7 +61,8 @@ RooflinePane::RooflinePane(QWidget* parent) : QWidget(parent) {
   message_bar_ = new QWidget(this);
   auto* bar = new QHBoxLayout(message_bar_);
   bar->setContentsMargins(6, 2, 6, 2);
-  message_ = new QLabel(tr("No machine ceilings for this target yet: calibrate once to see what bounds each kernel."), message_bar_);
+  message_ = new QLabel(tr("No machine ceilings for this target yet: calibrate once to see what bounds each kernel."),
+                        message_bar_);
   message_->setWordWrap(true);
   calibrate_ = new QPushButton(tr("Calibrate"), message_bar_);
   calibrate_->setObjectName("calibrate");
@@ -137,7 +138,8 @@ void RooflinePane::set_measurement(KernelMeasurementPtr m) {
   if (!is_plottable(p)) return;
   const QString name = QString::fromStdString(p.kernel);
   auto it = points_.find(name);
-  if (it != points_.end() && (it->second.gflops != p.gflops || it->second.intensity != p.intensity)) previous_ = it->second;
+  if (it != points_.end() && (it->second.gflops != p.gflops || it->second.intensity != p.intensity))
+    previous_ = it->second;
   points_[name] = std::move(p);
   std::erase(not_shown_, m->kernel);
   rebuild();
@@ -148,7 +150,8 @@ void RooflinePane::set_ceilings(const std::optional<compile::MachineCeilings>& c
   calibrate_->setEnabled(true);
   // Points measured without ceilings learn what bounds them now.
   for (auto& [name, p] : points_)
-    if (p.attainable_gflops <= 0 && ceilings_ && p.intensity > 0) p.attainable_gflops = ceilings_->attainable(p.intensity, &p.bound);
+    if (p.attainable_gflops <= 0 && ceilings_ && p.intensity > 0)
+      p.attainable_gflops = ceilings_->attainable(p.intensity, &p.bound);
   rebuild();
 }
 
@@ -204,7 +207,8 @@ void RooflinePane::rebuild() {
 
   kernels_ = scatter(tr("kernels"), kPointColor, 10, false);
   selected_series_ = scatter(tr("selected"), kSelectedColor, 15, false);
-  for (const auto& [name, p] : points_) (name == selected_ ? selected_series_ : kernels_)->append(p.intensity, p.gflops);
+  for (const auto& [name, p] : points_)
+    (name == selected_ ? selected_series_ : kernels_)->append(p.intensity, p.gflops);
   if (previous_) {
     previous_series_ = scatter(tr("before the edit"), kSelectedColor, 12, true);
     previous_series_->append(previous_->intensity, previous_->gflops);
@@ -224,11 +228,14 @@ void RooflinePane::rebuild() {
   for (QScatterSeries* s : {kernels_, selected_series_}) {
     QObject::connect(s, &QScatterSeries::hovered, this, [this](const QPointF& value, bool state) {
       const RooflinePoint* p = point_near(value);
-      if (state && p) QToolTip::showText(QCursor::pos(), QString::fromStdString(point_tooltip(*p)), view_);
-      else QToolTip::hideText();
+      if (state && p)
+        QToolTip::showText(QCursor::pos(), QString::fromStdString(point_tooltip(*p)), view_);
+      else
+        QToolTip::hideText();
     });
     QObject::connect(s, &QScatterSeries::clicked, this, [this](const QPointF& value) {
-      if (const RooflinePoint* p = point_near(value); p && on_kernel_clicked) on_kernel_clicked(QString::fromStdString(p->kernel));
+      if (const RooflinePoint* p = point_near(value); p && on_kernel_clicked)
+        on_kernel_clicked(QString::fromStdString(p->kernel));
     });
   }
   // Only the ceilings and the point kinds need a legend entry; the arrow explains itself.
