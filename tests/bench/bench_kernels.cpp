@@ -11,6 +11,8 @@
 //                                    --dump writes the schedule, IR and assembly to PREFIX.<kind>
 //
 // The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/.
+// The 2-thread block prints its own calibrated peak: on a shared machine the second core is often
+// busy, and then that peak (and every 2-thread figure) is no higher than the 1-thread one.
 #include <cblas.h>
 
 #include <algorithm>
