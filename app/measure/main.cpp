@@ -16,6 +16,9 @@
 // (views/edit/measure_client.h) reports it and starts a new one. Tests make that happen on purpose
 // with "inject": "crash" | "hang", honoured only when TESSEL_MEASURE_ALLOW_INJECT=1.
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <chrono>
 #include <csignal>
@@ -166,6 +169,11 @@ class Server {
 }  // namespace
 
 int serve() {
+#ifdef __linux__
+  // A kernel stuck in an endless loop must not outlive the studio that started it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 0;  // the parent died before the line above
+#endif
   // Replies go to a private copy of stdout; fd 1 becomes stderr, so anything a plugin or library
   // prints cannot corrupt the reply stream.
   const int reply_fd = dup(STDOUT_FILENO);
