@@ -7,6 +7,7 @@
 #include <numbers>
 #include <unordered_map>
 
+#include "core/compile/te_builder_support.h"
 #include "core/graph/layout.h"
 #include "core/graph/ops/elementwise.h"
 #include "core/graph/ops/layout_ops.h"
@@ -17,49 +18,8 @@
 
 namespace tessel::compile {
 
-namespace {
-
-using loopir::Expr;
-using loopir::IterVar;
-using loopir::make_const;
-using loopir::make_int;
-
-// Thrown by a builder that cannot express this node (its attributes, types or rank); caught by
-// build_group_dag, which reports the reason.
-struct Unsupported {
-  std::string why;
-};
-
-struct BuildContext {
-  const Graph& g;
-  const Node& node;
-  NodeId id;
-  std::vector<te::Tensor> in;   // nullptr for an omitted optional input
-  std::vector<TensorType> out;  // output types
-
-  [[noreturn]] void unsupported(const std::string& why) const { throw Unsupported{node.op->name + ": " + why}; }
-  bool has(size_t i) const { return i < in.size() && in[i] != nullptr; }
-  const te::Tensor& input(size_t i) const {
-    if (!has(i)) unsupported("input " + std::to_string(i) + " is absent");
-    return in[i];
-  }
-  // The compile-time value of input i (a constant or a value inference computed).
-  const Tensor& known(size_t i, const char* what) const {
-    ValueId v = i < node.inputs.size() ? node.inputs[i] : kNoValue;
-    if (v == kNoValue || !g.value(v).value.defined()) unsupported(std::string(what) + " is not known at compile time");
-    return g.value(v).value;
-  }
-  template <class A> const A& attrs() const { return attrs_as<A>(node.attrs); }
-  DataType dtype(size_t k = 0) const { return out[k].dtype; }
-  const Shape& shape(size_t k = 0) const { return out[k].shape; }
-  std::string stage(const std::string& suffix = "") const {
-    std::string op;
-    for (char c : node.op->name) op += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return op + "_" + std::to_string(id) + (suffix.empty() ? "" : "_" + suffix);
-  }
-};
-
-using Builder = std::function<std::vector<te::Tensor>(BuildContext&)>;
+// The shared helpers, declared in te_builder_support.h.
+namespace te_builder {
 
 Expr convert(DataType t, const Expr& e) { return e->dtype == t ? e : te::cast(t, e); }
 Expr num(DataType t, double v) { return make_const(t, v); }
@@ -89,6 +49,47 @@ DataType float_operand(BuildContext& c) {
   if (t != DataType::kFloat32 && t != DataType::kFloat64) c.unsupported(std::string(dtype_name(t)) + " inputs");
   return t;
 }
+
+std::vector<int64_t> normalized_axes(const BuildContext& c, std::vector<int64_t> axes, int64_t rank) {
+  if (axes.empty())
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  for (auto& a : axes) a = a < 0 ? a + rank : a;
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.unsupported("repeated axes");
+  return axes;
+}
+
+// out[kept...] = reduce(f(x[...])) over `axes` (kept as size-1 dims when keepdims).
+te::Tensor reduction(BuildContext&, const te::Tensor& x, const std::vector<int64_t>& axes, bool keepdims,
+                     const std::string& kind, const std::function<Expr(const Expr&)>& pre, const std::string& name,
+                     const Shape& out_shape) {
+  int64_t rank = static_cast<int64_t>(x->shape.size());
+  std::vector<IterVar> r;
+  for (int64_t a : axes) r.push_back(te::reduce_axis(x->shape[a], "r" + std::to_string(a)));
+  return te::compute(name, out_shape, [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> src;
+    size_t o = 0, k = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+      if (reduced) {
+        src.push_back(r[k++].var);
+        if (keepdims) ++o;
+      } else {
+        src.push_back(idx[o++]);
+      }
+    }
+    Expr v = pre(te::at(x, src));
+    if (kind == "max") return te::max_reduce(v, r);
+    if (kind == "min") return te::min_reduce(v, r);
+    return te::sum(v, r);
+  });
+}
+
+}  // namespace te_builder
+
+namespace {
+
+using namespace te_builder;
 
 Builder unary(std::function<Expr(const Expr&, BuildContext&)> f) {
   return [f](BuildContext& c) {
@@ -131,41 +132,6 @@ Builder variadic(std::function<Expr(const Expr&, const Expr&)> f, bool mean) {
 Expr relu(const Expr& x) { return loopir::max(x, num(x->dtype, 0)); }
 
 // ------------------------------------------------------------------ reductions and normalization
-
-std::vector<int64_t> normalized_axes(const BuildContext& c, std::vector<int64_t> axes, int64_t rank) {
-  if (axes.empty())
-    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-  for (auto& a : axes) a = a < 0 ? a + rank : a;
-  std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.unsupported("repeated axes");
-  return axes;
-}
-
-// out[kept...] = reduce(f(x[...])) over `axes` (kept as size-1 dims when keepdims).
-te::Tensor reduction(BuildContext&, const te::Tensor& x, const std::vector<int64_t>& axes, bool keepdims,
-                     const std::string& kind, const std::function<Expr(const Expr&)>& pre, const std::string& name,
-                     const Shape& out_shape) {
-  int64_t rank = static_cast<int64_t>(x->shape.size());
-  std::vector<IterVar> r;
-  for (int64_t a : axes) r.push_back(te::reduce_axis(x->shape[a], "r" + std::to_string(a)));
-  return te::compute(name, out_shape, [&](const std::vector<Expr>& idx) {
-    std::vector<Expr> src;
-    size_t o = 0, k = 0;
-    for (int64_t d = 0; d < rank; ++d) {
-      bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
-      if (reduced) {
-        src.push_back(r[k++].var);
-        if (keepdims) ++o;
-      } else {
-        src.push_back(idx[o++]);
-      }
-    }
-    Expr v = pre(te::at(x, src));
-    if (kind == "max") return te::max_reduce(v, r);
-    if (kind == "min") return te::min_reduce(v, r);
-    return te::sum(v, r);
-  });
-}
 
 int64_t count_of(const te::Tensor& x, const std::vector<int64_t>& axes) {
   int64_t n = 1;
@@ -580,337 +546,6 @@ std::vector<te::Tensor> layout_transform(BuildContext& c) {
       inside = inside ? loopir::logical_and(inside, ok) : ok;
     }
     return te::if_then_else(inside, te::at(x, s), num(c.dtype(), 0));
-  })};
-}
-
-// ------------------------------------------------------------------ rounding, logic, more data movement
-
-// Rounding without a rounding intrinsic, exact for every float: truncation through int64 (the
-// loop IR's float→int cast truncates), corrected by one. Values at or above 2^mantissa are
-// integers already and pass through, as do NaN and infinities (the comparison fails).
-//
-//   x = -2.5:  t = -2   floor: x < t → -3   ceil: t = -2   round (half to even): |x-t| = .5, t even → -2
-Expr integral_limit(DataType t) { return num(t, t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0); }  // 2^52, 2^23
-Expr truncated(const Expr& x) { return te::cast(x->dtype, te::cast(DataType::kInt64, x)); }
-Expr when_fractional(const Expr& x, const Expr& rounded) {
-  return te::if_then_else(loopir::lt(te::intrinsic("abs", {x}), integral_limit(x->dtype)), rounded, x);
-}
-Expr floor_of(const Expr& x) {
-  Expr t = truncated(x);
-  return when_fractional(x, te::if_then_else(loopir::lt(x, t), t - num(x->dtype, 1), t));
-}
-Expr ceil_of(const Expr& x) {
-  Expr t = truncated(x);
-  return when_fractional(x, te::if_then_else(loopir::gt(x, t), t + num(x->dtype, 1), t));
-}
-Expr round_half_even(const Expr& x) {
-  DataType t = x->dtype;
-  Expr whole = truncated(x);
-  Expr away = whole + te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1), num(t, 1));
-  Expr fraction = te::intrinsic("abs", {x - whole});  // exact: |x - trunc(x)| < 1
-  Expr odd = loopir::ne(te::cast(DataType::kInt64, whole) % 2, make_int(0));
-  Expr up = loopir::logical_or(loopir::gt(fraction, num(t, 0.5)), loopir::logical_and(loopir::eq(fraction, num(t, 0.5)), odd));
-  return when_fractional(x, te::if_then_else(up, away, whole));
-}
-Expr sign_of(const Expr& x) {
-  DataType t = x->dtype;
-  // NaN compares false everywhere and stays NaN.
-  return te::if_then_else(loopir::gt(x, num(t, 0)), num(t, 1),
-                          te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1),
-                                           te::if_then_else(loopir::eq(x, num(t, 0)), num(t, 0), x)));
-}
-
-Builder logic(std::function<Expr(const Expr&, const Expr&)> f) {
-  return [f](BuildContext& c) {
-    if (c.input(0)->dtype != DataType::kBool) c.unsupported(std::string(dtype_name(c.input(0)->dtype)) + " operands");
-    return std::vector<te::Tensor>{elementwise(c, DataType::kBool, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
-  };
-}
-
-// out[i] = x[i mod in_shape]: Tile reads its source cyclically along every axis.
-std::vector<te::Tensor> tile(BuildContext& c) {
-  const te::Tensor& x = c.input(0);
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    std::vector<Expr> src;
-    for (size_t d = 0; d < idx.size(); ++d) src.push_back(x->shape[d] == c.shape()[d] ? idx[d] : idx[d] % x->shape[d]);
-    return te::at(x, src);
-  })};
-}
-
-// Output k reads the source shifted along the axis by the lengths of the outputs before it.
-std::vector<te::Tensor> split(BuildContext& c) {
-  const te::Tensor& x = c.input(0);
-  int64_t axis = c.attrs<ops::SplitAttrs>().axis;
-  if (axis < 0) axis += static_cast<int64_t>(x->shape.size());
-  std::vector<te::Tensor> outs;
-  int64_t offset = 0;
-  for (size_t k = 0; k < c.out.size(); ++k) {
-    outs.push_back(te::compute(c.stage(std::to_string(k)), c.shape(k), [&](const std::vector<Expr>& idx) {
-      std::vector<Expr> src = idx;
-      if (offset) src[axis] = idx[axis] + offset;
-      return te::at(x, src);
-    }));
-    offset += c.shape(k)[axis];
-  }
-  return outs;
-}
-
-// out[i] = x[start + i * step] on each sliced axis, with ONNX's clamping of starts (the lengths
-// are the output's, which shape inference clamped the same way).
-std::vector<te::Tensor> slice(BuildContext& c) {
-  const te::Tensor& x = c.input(0);
-  const int64_t rank = static_cast<int64_t>(x->shape.size());
-  std::vector<int64_t> starts = c.known(1, "starts").to_int64s(), axes, steps;
-  if (c.has(3)) axes = c.known(3, "axes").to_int64s();
-  else
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (c.has(4)) steps = c.known(4, "steps").to_int64s();
-  else steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) c.unsupported("starts, axes and steps differ in length");
-  std::vector<int64_t> first(static_cast<size_t>(rank), 0), stride(static_cast<size_t>(rank), 1);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (a < 0 || a >= rank || steps[i] == 0) c.unsupported("axis or step out of range");
-    const int64_t dim = x->shape[a];
-    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-    first[a] = steps[i] > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
-    stride[a] = steps[i];
-  }
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    std::vector<Expr> src;
-    for (size_t d = 0; d < idx.size(); ++d) src.push_back(stride[d] == 1 && first[d] == 0 ? idx[d] : idx[d] * stride[d] + first[d]);
-    return te::at(x, src);
-  })};
-}
-
-// [N, C*b*b, H, W] → [N, C, H*b, W*b]; DCR takes the block offset from the high channel bits, CRD
-// from the low ones.
-std::vector<te::Tensor> depth_to_space(BuildContext& c) {
-  const auto& a = c.attrs<ops::DepthToSpaceAttrs>();
-  const te::Tensor& x = c.input(0);
-  if (x->shape.size() != 4) c.unsupported("rank other than 4");
-  const int64_t b = a.blocksize, channels = c.shape()[1];
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
-    Expr block = (i[2] % b) * b + i[3] % b;
-    Expr channel = a.mode == "DCR" ? block * channels + i[1] : i[1] * (b * b) + block;
-    return te::at(x, {i[0], channel, i[2] / b, i[3] / b});
-  })};
-}
-
-// [N, C, H*b, W*b] → [N, C*b*b, H, W], output channel = (row offset * b + column offset) * C + c.
-std::vector<te::Tensor> space_to_depth(BuildContext& c) {
-  const int64_t b = c.attrs<ops::SpaceToDepthAttrs>().blocksize;
-  const te::Tensor& x = c.input(0);
-  if (x->shape.size() != 4) c.unsupported("rank other than 4");
-  const int64_t channels = x->shape[1];
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
-    Expr block = i[1] / channels;
-    return te::at(x, {i[0], i[1] % channels, i[2] * b + block / b, i[3] * b + block % b});
-  })};
-}
-
-std::vector<te::Tensor> gather_elements(BuildContext& c) {
-  const te::Tensor &data = c.input(0), &indices = c.input(1);
-  int64_t axis = c.attrs<ops::GatherAttrs>().axis;
-  if (axis < 0) axis += static_cast<int64_t>(data->shape.size());
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    Expr q = convert(DataType::kInt64, te::at(indices, idx));
-    std::vector<Expr> src = idx;
-    src[axis] = te::if_then_else(loopir::lt(q, make_int(0)), q + data->shape[axis], q);
-    return te::at(data, src);
-  })};
-}
-
-// ReduceProd, ReduceLogSum and ReduceLogSumExp (max + log(sum(exp(x - max))), which never overflows).
-Builder reduce_more(const std::string& kind) {
-  return [kind](BuildContext& c) {
-    DataType t = float_operand(c);
-    const te::Tensor& x = c.input(0);
-    const int64_t rank = static_cast<int64_t>(x->shape.size());
-    const auto& a = c.attrs<ops::ReduceAttrs>();
-    std::vector<int64_t> axes = normalized_axes(c, a.axes, rank);
-    const bool keepdims = a.keepdims != 0;
-    auto id = [](const Expr& v) { return v; };
-    if (kind == "prod") {
-      std::vector<IterVar> r;
-      for (int64_t ax : axes) r.push_back(te::reduce_axis(x->shape[ax], "r" + std::to_string(ax)));
-      te::Reducer product = te::make_reducer("prod", t, [](Expr p, Expr q) { return p * q; }, num(t, 1));
-      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-        std::vector<Expr> src;
-        size_t o = 0, k = 0;
-        for (int64_t d = 0; d < rank; ++d) {
-          if (std::find(axes.begin(), axes.end(), d) != axes.end()) {
-            src.push_back(r[k++].var);
-            if (keepdims) ++o;
-          } else {
-            src.push_back(idx[o++]);
-          }
-        }
-        return te::reduce(product, te::at(x, src), r);
-      })};
-    }
-    if (kind == "logsum") {
-      te::Tensor s = reduction(c, x, axes, keepdims, "sum", id, c.stage("sum"), c.shape());
-      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::log(te::at(s, i)); })};
-    }
-    Shape kept = x->shape;
-    for (int64_t ax : axes) kept[ax] = 1;
-    te::Tensor m = reduction(c, x, axes, true, "max", id, c.stage("max"), kept);
-    te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& i) { return te::exp(te::at(x, i) - broadcast_read(m, i)); });
-    te::Tensor s = reduction(c, e, axes, true, "sum", id, c.stage("sum"), kept);
-    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-      // Output index → index of the kept-dims intermediates (0 on reduced axes).
-      std::vector<Expr> k;
-      size_t o = 0;
-      for (int64_t d = 0; d < rank; ++d) {
-        bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
-        if (reduced) {
-          k.push_back(make_int(0));
-          if (keepdims) ++o;
-        } else {
-          k.push_back(idx[o++]);
-        }
-      }
-      // A max of -inf (every element -inf) would give NaN from exp(-inf - -inf): that is the reference's answer too.
-      return te::log(te::at(s, k)) + te::at(m, k);
-    })};
-  };
-}
-
-// ArgMax / ArgMin as three reductions along the axis (the loop IR's reducers carry one value, not
-// a value and its index), matching the reference kernel: the first (or last) index holding the
-// extreme value, and a NaN, when there is one, wins over every number.
-//
-//   x = [3 7 7 1]   extreme = max = 7   first index with x == 7 → 1   (select_last_index: 2)
-Builder arg_extreme(bool is_max) {
-  return [is_max](BuildContext& c) {
-    float_operand(c);
-    const te::Tensor& x = c.input(0);
-    const int64_t rank = static_cast<int64_t>(x->shape.size());
-    const auto& a = c.attrs<ops::ArgAttrs>();
-    const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
-    const bool keepdims = a.keepdims != 0, last = a.select_last_index != 0;
-    Shape kept = x->shape;
-    kept[axis] = 1;
-    auto id = [](const Expr& v) { return v; };
-    te::Tensor extreme = reduction(c, x, {axis}, true, is_max ? "max" : "min", id, c.stage("extreme"), kept);
-    // Index of the first (min) or last (max) element satisfying `hit`; `none` when there is none.
-    const int64_t none = last ? -1 : x->shape[axis];
-    auto position = [&](const std::string& name, const std::function<Expr(const Expr& v, const Expr& e)>& hit) {
-      IterVar r = te::reduce_axis(x->shape[axis], "r");
-      return te::compute(c.stage(name), kept, [&](const std::vector<Expr>& i) {
-        std::vector<Expr> src = i;
-        src[axis] = r.var;
-        Expr found = te::if_then_else(hit(te::at(x, src), te::at(extreme, i)), Expr(r.var), make_int(none));
-        return last ? te::max_reduce(found, {r}) : te::min_reduce(found, {r});
-      });
-    };
-    te::Tensor nan_at = position("nan", [](const Expr& v, const Expr&) { return loopir::ne(v, v); });
-    te::Tensor extreme_at = position("at", [](const Expr& v, const Expr& e) { return loopir::eq(v, e); });
-    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-      std::vector<Expr> k = idx;
-      if (!keepdims) k.insert(k.begin() + axis, make_int(0));
-      else k[axis] = make_int(0);
-      Expr n = te::at(nan_at, k);
-      return convert(c.dtype(), te::if_then_else(loopir::ne(n, make_int(none)), n, te::at(extreme_at, k)));
-    })};
-  };
-}
-
-// Resize, nearest and linear, as the reference computes it (shape_resize.cpp) but with each
-// output coordinate's input position written as an expression in float64, in the reference's
-// operation order so that positions that land exactly on an input element do so here too:
-//
-//   half_pixel, scale 2, x = 3:  x_in = (3 + 0.5) / 2 - 0.5 = 1.25   lower = 1, ratio = 0.25
-//   nearest (round_prefer_floor): element 1          linear: x[1]·0.75 + x[2]·0.25
-//
-// Axes that map every output position to the same input position (scale 1) read it directly.
-std::vector<te::Tensor> resize(BuildContext& c) {
-  const auto& a = c.attrs<ops::ResizeAttrs>();
-  const te::Tensor& x = c.input(0);
-  const Shape& in = x->shape;
-  const Shape& out = c.shape();
-  const size_t rank = in.size();
-  const std::string& mode = a.coordinate_transformation_mode;
-  if (a.mode != "nearest" && a.mode != "linear") c.unsupported("mode " + a.mode);
-  if (mode == "tf_crop_and_resize") c.unsupported("coordinate_transformation_mode tf_crop_and_resize");
-  if (a.exclude_outside) c.unsupported("exclude_outside");
-  if (a.mode == "linear") float_operand(c);
-  auto given = [&](size_t i) { return c.has(i) && c.known(i, i == 2 ? "scales" : "sizes").numel() > 0; };
-  std::vector<double> scale(rank);
-  for (size_t k = 0; k < rank; ++k) {
-    if (in[k] == 0) c.unsupported("an empty axis");
-    scale[k] = given(2) ? c.known(2, "scales").get_double(static_cast<int64_t>(k)) : static_cast<double>(out[k]) / static_cast<double>(in[k]);
-  }
-  const DataType f64 = DataType::kFloat64;
-  auto d = [&](double v) { return num(f64, v); };
-  // x_in of output coordinate `o` on axis k (ONNX's coordinate_transformation_mode).
-  auto input_coordinate = [&](size_t k, const Expr& o) -> Expr {
-    const double out_len = scale[k] * static_cast<double>(in[k]), last = static_cast<double>(in[k] - 1);
-    Expr xo = te::cast(f64, o);
-    if (mode == "half_pixel") return (xo + d(0.5)) / d(scale[k]) - d(0.5);
-    if (mode == "pytorch_half_pixel") return out_len == 1 ? d(-0.5) : (xo + d(0.5)) / d(scale[k]) - d(0.5);
-    if (mode == "align_corners") return out_len == 1 ? d(0) : xo * d(last) / d(out_len - 1);
-    if (mode == "asymmetric") return xo / d(scale[k]);
-    return (xo + d(0.5)) / d(scale[k]);  // tf_half_pixel_for_nn
-  };
-  auto clamp_index = [&](const Expr& i, int64_t n) { return loopir::max(loopir::min(i, make_int(n - 1)), make_int(0)); };
-  // The reference's two-tap window: taps first and first + 1, first = ceil(x_in) - 1 kept in [-1, n - 1].
-  struct Taps {
-    Expr first, ratio;  // int64 index of the lower tap (unclamped), float64 weight of the upper one
-  };
-  auto taps = [&](size_t k, const Expr& o) {
-    Expr x_in = input_coordinate(k, o);
-    Expr lower = floor_of(x_in);
-    Expr integral = loopir::eq(x_in, lower);
-    Expr ratio = te::if_then_else(integral, d(1), x_in - lower);
-    Expr first = te::cast(DataType::kInt64, lower) + te::if_then_else(integral, make_int(0), make_int(1)) - 1;
-    first = loopir::max(loopir::min(first, make_int(in[k] - 1)), make_int(-1));
-    return Taps{first, ratio};
-  };
-  // Identity axes: same length and scale 1, where every mode but tf_half_pixel_for_nn (which shifts
-  // by half an element) maps x to exactly x.
-  std::vector<bool> identity(rank);
-  for (size_t k = 0; k < rank; ++k) identity[k] = in[k] == out[k] && scale[k] == 1.0 && mode != "tf_half_pixel_for_nn";
-  if (a.mode == "nearest") {
-    const std::string& nm = a.nearest_mode;
-    return {te::compute(c.stage(), out, [&](const std::vector<Expr>& idx) {
-      std::vector<Expr> src;
-      for (size_t k = 0; k < rank; ++k) {
-        if (identity[k]) {
-          src.push_back(idx[k]);
-          continue;
-        }
-        Taps t = taps(k, idx[k]);
-        Expr upper = nm == "ceil" ? loopir::gt(t.ratio, d(0))
-                     : nm == "floor" ? loopir::eq(t.ratio, d(1))
-                     : nm == "round_prefer_floor" ? loopir::logical_or(loopir::eq(t.ratio, d(1)), loopir::gt(t.ratio, d(0.5)))
-                                                  : loopir::ge(t.ratio, d(0.5));
-        src.push_back(clamp_index(t.first + te::if_then_else(upper, make_int(1), make_int(0)), in[k]));
-      }
-      return te::at(x, src);
-    })};
-  }
-  // Linear: the sum over both taps of every resized axis, accumulated in float64 like the reference.
-  return {te::compute(c.stage(), out, [&](const std::vector<Expr>& idx) {
-    std::vector<size_t> resized;
-    std::vector<Taps> per_axis(rank);
-    for (size_t k = 0; k < rank; ++k)
-      if (!identity[k]) resized.push_back(k), per_axis[k] = taps(k, idx[k]);
-    Expr sum;
-    for (size_t combo = 0; combo < (size_t{1} << resized.size()); ++combo) {
-      std::vector<Expr> src = idx;
-      Expr weight = d(1);
-      for (size_t j = 0; j < resized.size(); ++j) {
-        const size_t k = resized[j];
-        const bool up = (combo >> j) & 1;
-        src[k] = clamp_index(up ? per_axis[k].first + 1 : per_axis[k].first, in[k]);
-        weight = weight * (up ? per_axis[k].ratio : d(1) - per_axis[k].ratio);
-      }
-      Expr term = weight * te::cast(f64, te::at(x, src));
-      sum = sum ? sum + term : term;
-    }
-    return te::cast(c.dtype(), sum);
   })};
 }
 

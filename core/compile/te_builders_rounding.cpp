@@ -1,0 +1,149 @@
+// Tensor-expression builders: rounding without a rounding intrinsic, boolean logic, and the
+// reductions whose result is not a plain sum/max/min (products, logs, indices).
+#include <algorithm>
+
+#include "core/compile/te_builder_support.h"
+#include "core/graph/ops/reduce.h"
+
+namespace tessel::compile::te_builder {
+
+
+// Rounding without a rounding intrinsic, exact for every float: truncation through int64 (the
+// loop IR's float→int cast truncates), corrected by one. Values at or above 2^mantissa are
+// integers already and pass through, as do NaN and infinities (the comparison fails).
+//
+//   x = -2.5:  t = -2   floor: x < t → -3   ceil: t = -2   round (half to even): |x-t| = .5, t even → -2
+Expr integral_limit(DataType t) { return num(t, t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0); }  // 2^52, 2^23
+Expr truncated(const Expr& x) { return te::cast(x->dtype, te::cast(DataType::kInt64, x)); }
+Expr when_fractional(const Expr& x, const Expr& rounded) {
+  return te::if_then_else(loopir::lt(te::intrinsic("abs", {x}), integral_limit(x->dtype)), rounded, x);
+}
+Expr floor_of(const Expr& x) {
+  Expr t = truncated(x);
+  return when_fractional(x, te::if_then_else(loopir::lt(x, t), t - num(x->dtype, 1), t));
+}
+Expr ceil_of(const Expr& x) {
+  Expr t = truncated(x);
+  return when_fractional(x, te::if_then_else(loopir::gt(x, t), t + num(x->dtype, 1), t));
+}
+Expr round_half_even(const Expr& x) {
+  DataType t = x->dtype;
+  Expr whole = truncated(x);
+  Expr away = whole + te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1), num(t, 1));
+  Expr fraction = te::intrinsic("abs", {x - whole});  // exact: |x - trunc(x)| < 1
+  Expr odd = loopir::ne(te::cast(DataType::kInt64, whole) % 2, make_int(0));
+  Expr up = loopir::logical_or(loopir::gt(fraction, num(t, 0.5)), loopir::logical_and(loopir::eq(fraction, num(t, 0.5)), odd));
+  return when_fractional(x, te::if_then_else(up, away, whole));
+}
+Expr sign_of(const Expr& x) {
+  DataType t = x->dtype;
+  // NaN compares false everywhere and stays NaN.
+  return te::if_then_else(loopir::gt(x, num(t, 0)), num(t, 1),
+                          te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1),
+                                           te::if_then_else(loopir::eq(x, num(t, 0)), num(t, 0), x)));
+}
+
+Builder logic(std::function<Expr(const Expr&, const Expr&)> f) {
+  return [f](BuildContext& c) {
+    if (c.input(0)->dtype != DataType::kBool) c.unsupported(std::string(dtype_name(c.input(0)->dtype)) + " operands");
+    return std::vector<te::Tensor>{elementwise(c, DataType::kBool, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
+  };
+}
+
+// ReduceProd, ReduceLogSum and ReduceLogSumExp (max + log(sum(exp(x - max))), which never overflows).
+Builder reduce_more(const std::string& kind) {
+  return [kind](BuildContext& c) {
+    DataType t = float_operand(c);
+    const te::Tensor& x = c.input(0);
+    const int64_t rank = static_cast<int64_t>(x->shape.size());
+    const auto& a = c.attrs<ops::ReduceAttrs>();
+    std::vector<int64_t> axes = normalized_axes(c, a.axes, rank);
+    const bool keepdims = a.keepdims != 0;
+    auto id = [](const Expr& v) { return v; };
+    if (kind == "prod") {
+      std::vector<IterVar> r;
+      for (int64_t ax : axes) r.push_back(te::reduce_axis(x->shape[ax], "r" + std::to_string(ax)));
+      te::Reducer product = te::make_reducer("prod", t, [](Expr p, Expr q) { return p * q; }, num(t, 1));
+      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+        std::vector<Expr> src;
+        size_t o = 0, k = 0;
+        for (int64_t d = 0; d < rank; ++d) {
+          if (std::find(axes.begin(), axes.end(), d) != axes.end()) {
+            src.push_back(r[k++].var);
+            if (keepdims) ++o;
+          } else {
+            src.push_back(idx[o++]);
+          }
+        }
+        return te::reduce(product, te::at(x, src), r);
+      })};
+    }
+    if (kind == "logsum") {
+      te::Tensor s = reduction(c, x, axes, keepdims, "sum", id, c.stage("sum"), c.shape());
+      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::log(te::at(s, i)); })};
+    }
+    Shape kept = x->shape;
+    for (int64_t ax : axes) kept[ax] = 1;
+    te::Tensor m = reduction(c, x, axes, true, "max", id, c.stage("max"), kept);
+    te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& i) { return te::exp(te::at(x, i) - broadcast_read(m, i)); });
+    te::Tensor s = reduction(c, e, axes, true, "sum", id, c.stage("sum"), kept);
+    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+      // Output index → index of the kept-dims intermediates (0 on reduced axes).
+      std::vector<Expr> k;
+      size_t o = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+        if (reduced) {
+          k.push_back(make_int(0));
+          if (keepdims) ++o;
+        } else {
+          k.push_back(idx[o++]);
+        }
+      }
+      // A max of -inf (every element -inf) would give NaN from exp(-inf - -inf): that is the reference's answer too.
+      return te::log(te::at(s, k)) + te::at(m, k);
+    })};
+  };
+}
+
+// ArgMax / ArgMin as three reductions along the axis (the loop IR's reducers carry one value, not
+// a value and its index), matching the reference kernel: the first (or last) index holding the
+// extreme value, and a NaN, when there is one, wins over every number.
+//
+//   x = [3 7 7 1]   extreme = max = 7   first index with x == 7 → 1   (select_last_index: 2)
+Builder arg_extreme(bool is_max) {
+  return [is_max](BuildContext& c) {
+    float_operand(c);
+    const te::Tensor& x = c.input(0);
+    const int64_t rank = static_cast<int64_t>(x->shape.size());
+    const auto& a = c.attrs<ops::ArgAttrs>();
+    const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+    const bool keepdims = a.keepdims != 0, last = a.select_last_index != 0;
+    Shape kept = x->shape;
+    kept[axis] = 1;
+    auto id = [](const Expr& v) { return v; };
+    te::Tensor extreme = reduction(c, x, {axis}, true, is_max ? "max" : "min", id, c.stage("extreme"), kept);
+    // Index of the first (min) or last (max) element satisfying `hit`; `none` when there is none.
+    const int64_t none = last ? -1 : x->shape[axis];
+    auto position = [&](const std::string& name, const std::function<Expr(const Expr& v, const Expr& e)>& hit) {
+      IterVar r = te::reduce_axis(x->shape[axis], "r");
+      return te::compute(c.stage(name), kept, [&](const std::vector<Expr>& i) {
+        std::vector<Expr> src = i;
+        src[axis] = r.var;
+        Expr found = te::if_then_else(hit(te::at(x, src), te::at(extreme, i)), Expr(r.var), make_int(none));
+        return last ? te::max_reduce(found, {r}) : te::min_reduce(found, {r});
+      });
+    };
+    te::Tensor nan_at = position("nan", [](const Expr& v, const Expr&) { return loopir::ne(v, v); });
+    te::Tensor extreme_at = position("at", [](const Expr& v, const Expr& e) { return loopir::eq(v, e); });
+    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+      std::vector<Expr> k = idx;
+      if (!keepdims) k.insert(k.begin() + axis, make_int(0));
+      else k[axis] = make_int(0);
+      Expr n = te::at(nan_at, k);
+      return convert(c.dtype(), te::if_then_else(loopir::ne(n, make_int(none)), n, te::at(extreme_at, k)));
+    })};
+  };
+}
+
+}  // namespace tessel::compile::te_builder
