@@ -9,18 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/frontend/load_model.h"
 #include "core/graph/passes/pipeline.h"
+#include "core/graph/passes/pipeline_options_json.h"
 #include "core/target/target.h"
 
 namespace tessel::measure {
-
-// The studio's pass options ({"fuse": false, "max_fusion_depth": 1, ...}) as PipelineOptions;
-// unknown keys or wrong types throw Error naming the key.
-PipelineOptions pipeline_options_from_json(const nlohmann::json& j);
-
-// `.onnx` through the ONNX frontend, anything else as Tessel's graph text format (the lessons'
-// small models are written in it). Errors name the file.
-Graph load_model_file(const std::string& path);
 
 class ModelCache {
  public:

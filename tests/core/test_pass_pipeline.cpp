@@ -10,6 +10,7 @@
 #include "core/frontend/onnx_import.h"
 #include "core/graph/op_table.h"
 #include "core/graph/passes/pipeline.h"
+#include "core/graph/passes/pipeline_options_json.h"
 #include "core/graph/text_format.h"
 #include "core/runtime/reference_executor.h"
 
@@ -145,6 +146,25 @@ class TestPassPipeline : public QObject {
   }
 
  private Q_SLOTS:
+  // Sessions, lessons and the measuring process pass the pipeline's options as JSON.
+  void pipeline_options_from_json_reads_every_key_and_names_bad_ones() {
+    std::vector<std::string> unknown;
+    PipelineOptions o = pipeline_options_from_json(
+        {{"fuse", false}, {"max_fusion_depth", 1}, {"disabled_passes", {"fold_constants"}}, {"zoom", 2}}, &unknown);
+    QCOMPARE(o.fuse, false);
+    QCOMPARE(o.max_fusion_depth, 1);
+    QVERIFY(o.disabled_passes.count("fold_constants"));
+    QCOMPARE(unknown, std::vector<std::string>{"zoom"});
+    QCOMPARE(pipeline_options_from_json(nullptr).fuse, PipelineOptions{}.fuse);
+    try {
+      pipeline_options_from_json({{"fuse", "yes"}});
+      QFAIL("a string for a flag must be refused");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("'fuse'") != std::string::npos, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(Error, pipeline_options_from_json(nlohmann::json::array()));
+  }
+
   void resnet_block_keeps_its_outputs_after_every_pass() {
     GraphPipelineResult r = check_semantics(kResNetBlock, avx512());
     QVERIFY(!QTest::currentTestFailed());

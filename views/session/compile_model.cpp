@@ -1,12 +1,11 @@
 #include "views/session/compile_model.h"
 
 #include <QElapsedTimer>
-#include <QFile>
 #include <QFileInfo>
 
-#include "core/frontend/onnx_import.h"
+#include "core/frontend/load_model.h"
 #include "core/graph/passes/pipeline.h"
-#include "core/graph/text_format.h"
+#include "core/graph/passes/pipeline_options_json.h"
 #include "core/target/target.h"
 
 namespace tessel::views {
@@ -32,57 +31,11 @@ class ProgressInstrument final : public PassInstrument {
 };
 
 PipelineOptions pipeline_options(const nlohmann::json& j, std::vector<Diagnostic>& diagnostics) {
-  PipelineOptions o;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& key = it.key();
-    const nlohmann::json& v = it.value();
-    auto set_bool = [&](bool& field) {
-      if (!v.is_boolean()) throw Error("pass option '" + key + "' must be true or false");
-      field = v.get<bool>();
-    };
-    auto set_int = [&](auto& field) {
-      if (!v.is_number_integer()) throw Error("pass option '" + key + "' must be an integer");
-      field = v.get<std::remove_reference_t<decltype(field)>>();
-    };
-    if (key == "fold_constants")
-      set_bool(o.fold_constants);
-    else if (key == "simplify")
-      set_bool(o.simplify);
-    else if (key == "transform_layout")
-      set_bool(o.transform_layout);
-    else if (key == "fuse")
-      set_bool(o.fuse);
-    else if (key == "plan_memory")
-      set_bool(o.plan_memory);
-    else if (key == "verify")
-      set_bool(o.verify);
-    else if (key == "max_fusion_depth")
-      set_int(o.max_fusion_depth);
-    else if (key == "max_kernel_arguments")
-      set_int(o.max_kernel_arguments);
-    else if (key == "memory_alignment")
-      set_int(o.memory_alignment);
-    else if (key == "disabled_passes" && v.is_array()) {
-      for (const auto& name : v)
-        if (name.is_string()) o.disabled_passes.insert(name.get<std::string>());
-    } else {
-      diagnostics.push_back({Diagnostic::Severity::kWarning, "session", "unknown pass option '" + key + "' ignored"});
-    }
-  }
+  std::vector<std::string> unknown;
+  PipelineOptions o = pipeline_options_from_json(j, &unknown);
+  for (const std::string& key : unknown)
+    diagnostics.push_back({Diagnostic::Severity::kWarning, "session", "unknown pass option '" + key + "' ignored"});
   return o;
-}
-
-// `.onnx` goes through the ONNX frontend; anything else is read as Tessel's graph text format
-// (what the tests' fixtures are written in).
-Graph load_graph(const std::string& path) {
-  if (QFileInfo(QString::fromStdString(path)).suffix().toLower() == "onnx") return import_onnx(path);
-  QFile f(QString::fromStdString(path));
-  if (!f.open(QIODevice::ReadOnly)) throw Error(path + ": cannot read the file");
-  try {
-    return parse_graph(f.readAll().toStdString());
-  } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
-  }
 }
 
 double elapsed_ms(const QElapsedTimer& t) { return static_cast<double>(t.nsecsElapsed()) / 1e6; }
@@ -110,7 +63,7 @@ StudioSnapshotPtr compile_model(const SessionDocument& doc, const CompileProgres
   QElapsedTimer timer;
   timer.start();
   try {
-    snap->imported = std::make_shared<const Graph>(load_graph(doc.model_path));
+    snap->imported = std::make_shared<const Graph>(load_model_file(doc.model_path));
   } catch (const Error& e) {
     error("import", e.what());
     return snap;
