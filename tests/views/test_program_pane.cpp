@@ -33,21 +33,10 @@ using schedule::step;
 
 namespace {
 
+// What the edit loop publishes for one edit: the program after every step, the passes, the error.
 KernelLoweringPtr lower_kernel(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
                                int64_t generation) {
-  auto r = std::make_shared<KernelLowering>();
-  r->kernel = kernel;
-  r->generation = generation;
-  r->tensor_expression = te::to_string(dag);
-  r->schedule = s;
-  r->steps = lower::program_after_each_step(dag, s);
-  if (!r->steps.empty() && r->steps.back().record.failed()) {
-    r->error = r->steps.back().record.error;
-    r->error_step = static_cast<int>(r->steps.size()) - 2;
-  } else {
-    r->passes = lower::program_after_each_pass(dag, s);
-  }
-  return r;
+  return lower_schedule(kernel, dag, s, false, generation);
 }
 
 bool any_line(const QStringList& lines, const QString& needle) {

@@ -22,7 +22,12 @@ namespace tessel::views {
 // no tensor expression exists).
 std::optional<te::ComputeDag> kernel_dag(const StudioSnapshot& snapshot, const std::string& kernel, std::string* why);
 
-// Never throws: every failure lands in `error` (and `error_step` when a step is to blame).
+// The program after every step and every pass of `s` on `dag`. Never throws: every failure lands in
+// `error` (and `error_step` when a step is to blame).
+KernelLoweringPtr lower_schedule(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
+                                 bool is_default_schedule, int64_t generation);
+
+// The kernel of the snapshot with its hand schedule, or the default one. Never throws.
 KernelLoweringPtr lower_kernel(const StudioSnapshotPtr& snapshot, const std::string& kernel,
                                const std::optional<schedule::Schedule>& hand, int64_t vector_lanes, int64_t generation);
 
