@@ -143,12 +143,10 @@ class Server {
     compile::Profile p =
         compile::profile_model(*model, compile::random_inputs(model->graph(), request.value("seed", uint64_t{1})),
                                request.value("warmup", 2), request.value("repeats", 10), ceilings);
-    json spans = json::array();
-    for (auto [begin, end] : p.last_run.kernel_spans_ms) spans.push_back({begin, end});
     json reply = ceilings_reply(ceilings);
     reply["profile"] = compile::profile_json(p);
     reply["threads"] = p.threads;
-    reply["last_run"] = {{"kernel_ms", p.last_run.kernel_ms}, {"spans", spans}, {"total_ms", p.last_run.total_ms}};
+    reply["last_run"] = compile::run_times_json(p.last_run);
     return reply;
   }
 

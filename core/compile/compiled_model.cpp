@@ -157,6 +157,14 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTim
   }
 
   auto run_start = Clock::now();
+  ThreadPool& pool = ThreadPool::global();
+  // Chunk spans only when times are asked for; off again however the run ends.
+  struct Tracing {
+    ThreadPool& pool;
+    ~Tracing() { pool.set_tracing(false); }
+  } tracing{pool};
+  pool.set_tracing(times != nullptr);
+  pool.take_trace();  // nothing of an earlier run
   for (const CompiledKernel& k : kernels_) {
     auto start = Clock::now();
     if (k.compiled) {
@@ -175,6 +183,10 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTim
       double ms = ms_since(start);
       times->kernel_ms.push_back(ms);
       times->kernel_spans_ms.emplace_back(begin, begin + ms);
+      const int index = static_cast<int>(times->kernel_ms.size()) - 1;
+      for (const ThreadPool::ChunkSpan& c : pool.take_trace())
+        times->thread_spans.push_back({index, c.thread, std::chrono::duration<double, std::milli>(c.begin - run_start).count(),
+                                       std::chrono::duration<double, std::milli>(c.end - run_start).count()});
     }
   }
   if (times) times->total_ms = ms_since(run_start);

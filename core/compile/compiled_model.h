@@ -46,6 +46,13 @@ struct CompileOptions {
 struct RunTimes {
   std::vector<double> kernel_ms;
   std::vector<std::pair<double, double>> kernel_spans_ms;  // start, end from the run's start
+  // What each pool thread did inside the kernels' parallel loops: one span per chunk.
+  struct ThreadSpan {
+    int kernel = 0;  // index into kernel_ms
+    int thread = 0;  // 0: the calling thread (the one running the kernels); k: pool worker k
+    double begin_ms = 0, end_ms = 0;
+  };
+  std::vector<ThreadSpan> thread_spans;
   double total_ms = 0;
 };
 

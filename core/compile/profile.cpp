@@ -81,11 +81,37 @@ nlohmann::json profile_json(const Profile& p) {
   return j;
 }
 
+nlohmann::json run_times_json(const RunTimes& r) {
+  nlohmann::json spans = nlohmann::json::array(), threads = nlohmann::json::array();
+  for (auto [begin, end] : r.kernel_spans_ms) spans.push_back({begin, end});
+  for (const RunTimes::ThreadSpan& t : r.thread_spans) threads.push_back({t.kernel, t.thread, t.begin_ms, t.end_ms});
+  return {{"kernel_ms", r.kernel_ms}, {"spans", spans}, {"thread_spans", threads}, {"total_ms", r.total_ms}};
+}
+
+RunTimes run_times_from_json(const nlohmann::json& j) {
+  RunTimes r;
+  r.kernel_ms = j.value("kernel_ms", std::vector<double>{});
+  for (const nlohmann::json& span : j.value("spans", nlohmann::json::array()))
+    r.kernel_spans_ms.emplace_back(span.at(0).get<double>(), span.at(1).get<double>());
+  for (const nlohmann::json& t : j.value("thread_spans", nlohmann::json::array()))
+    r.thread_spans.push_back({t.at(0).get<int>(), t.at(1).get<int>(), t.at(2).get<double>(), t.at(3).get<double>()});
+  r.total_ms = j.value("total_ms", 0.0);
+  return r;
+}
+
 std::string chrome_trace(const Profile& p) {
-  // Kernels run one after another on the calling thread; parallel loops inside them use the pool.
+  // Kernels run one after another on the calling thread (track 1); the chunks of their parallel
+  // loops run on the pool's threads (track 1 + thread; the calling thread's own chunk nests
+  // inside its kernel on track 1).
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "tessel " + p.target}}}});
   events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "kernels"}}}});
+  for (int t = 1; t < p.threads; ++t)
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", 1 + t},
+                      {"args", {{"name", "pool thread " + std::to_string(t)}}}});
   for (size_t k = 0; k < p.kernels.size() && k < p.last_run.kernel_spans_ms.size(); ++k) {
     auto [begin, end] = p.last_run.kernel_spans_ms[k];
     events.push_back({{"name", p.kernels[k].name},
@@ -96,6 +122,16 @@ std::string chrome_trace(const Profile& p) {
                       {"ts", begin * 1000.0},
                       {"dur", (end - begin) * 1000.0},
                       {"args", {{"flops", p.kernels[k].flops}, {"bytes", p.kernels[k].bytes}, {"gflops", p.kernels[k].gflops}}}});
+  }
+  for (const RunTimes::ThreadSpan& t : p.last_run.thread_spans) {
+    if (t.kernel < 0 || static_cast<size_t>(t.kernel) >= p.kernels.size()) continue;
+    events.push_back({{"name", p.kernels[static_cast<size_t>(t.kernel)].name},
+                      {"cat", "parallel chunk"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1 + t.thread},
+                      {"ts", t.begin_ms * 1000.0},
+                      {"dur", (t.end_ms - t.begin_ms) * 1000.0}});
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(1);
 }

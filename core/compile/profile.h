@@ -37,7 +37,12 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
                       const std::optional<MachineCeilings>& ceilings);
 
 nlohmann::json profile_json(const Profile& p);
-// Chrome trace-event JSON: one complete event ("ph": "X") per kernel of the last run.
+// A run's times as JSON and back (the measuring process sends the last run to the studio):
+//   {"kernel_ms": [...], "spans": [[b, e], ...], "thread_spans": [[kernel, thread, b, e], ...], "total_ms": t}
+nlohmann::json run_times_json(const RunTimes& r);
+RunTimes run_times_from_json(const nlohmann::json& j);
+// Chrome trace-event JSON: one complete event ("ph": "X") per kernel of the last run on the calling
+// thread's track, and one per parallel-loop chunk on the track of the pool thread that ran it.
 std::string chrome_trace(const Profile& p);
 
 // Deterministic inputs for the model's inputs (uniform in [-1, 1) for floats, small ints otherwise).

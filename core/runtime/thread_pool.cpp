@@ -1,6 +1,7 @@
 #include "core/runtime/thread_pool.h"
 
 #include <memory>
+#include <utility>
 
 namespace tessel {
 
@@ -40,16 +41,33 @@ void ThreadPool::worker_loop(int index) {
       body = body_;
       extent = extent_;
     }
-    int64_t begin, end;
-    chunk_bounds(extent, num_threads(), index, &begin, &end);
-    t_inside_parallel = true;
-    if (begin < end) (*body)(begin, end);
-    t_inside_parallel = false;
+    run_chunk(index, extent, *body);
     {
       std::lock_guard lock(mutex_);
       if (--pending_ == 0) done_.notify_one();
     }
   }
+}
+
+void ThreadPool::run_chunk(int thread, int64_t extent, const std::function<void(int64_t, int64_t)>& body) {
+  int64_t begin, end;
+  chunk_bounds(extent, num_threads(), thread, &begin, &end);
+  if (begin >= end) return;
+  const bool tracing = tracing_.load(std::memory_order_relaxed);
+  const auto start = tracing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  t_inside_parallel = true;
+  body(begin, end);
+  t_inside_parallel = false;
+  if (tracing) {
+    const auto stop = std::chrono::steady_clock::now();
+    std::lock_guard lock(trace_mutex_);
+    trace_.push_back({thread, start, stop});
+  }
+}
+
+std::vector<ThreadPool::ChunkSpan> ThreadPool::take_trace() {
+  std::lock_guard lock(trace_mutex_);
+  return std::exchange(trace_, {});
 }
 
 void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, int64_t)>& body) {
@@ -66,11 +84,7 @@ void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, 
     ++generation_;
   }
   wake_.notify_all();
-  int64_t begin, end;
-  chunk_bounds(extent, num_threads(), 0, &begin, &end);
-  t_inside_parallel = true;
-  if (begin < end) body(begin, end);
-  t_inside_parallel = false;
+  run_chunk(0, extent, body);
   std::unique_lock lock(mutex_);
   done_.wait(lock, [&] { return pending_ == 0; });
 }

@@ -42,6 +42,27 @@ class TestThreadPool : public QObject {
     });
     QCOMPARE(sum.load(), int64_t{30});
   }
+  // The profiler's per-thread timeline: each chunk leaves a span naming its thread, only while tracing.
+  void tracing_records_one_span_per_chunk_and_thread() {
+    tessel::ThreadPool pool(3);
+    std::atomic<int> sum{0};
+    pool.parallel_for(9, [&](int64_t b, int64_t e) { sum += static_cast<int>(e - b); });
+    QVERIFY(pool.take_trace().empty());  // off by default
+    pool.set_tracing(true);
+    pool.parallel_for(9, [&](int64_t b, int64_t e) { sum += static_cast<int>(e - b); });
+    pool.parallel_for(2, [&](int64_t b, int64_t e) { sum += static_cast<int>(e - b); });  // one thread idle
+    std::vector<tessel::ThreadPool::ChunkSpan> spans = pool.take_trace();
+    QCOMPARE(spans.size(), size_t{5});
+    std::set<int> threads;
+    for (const auto& s : spans) {
+      threads.insert(s.thread);
+      QVERIFY(s.end >= s.begin);
+    }
+    QCOMPARE(threads, (std::set<int>{0, 1, 2}));
+    QVERIFY(pool.take_trace().empty());  // taken
+    QCOMPARE(sum.load(), 20);
+  }
+
   void c_entry_point_uses_global_pool() {
     ThreadPool::set_global_threads(2);
     std::vector<int> out(50, 0);

@@ -11,6 +11,9 @@
 #include "core/graph/op_table.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"
+#include "core/runtime/thread_pool.h"
+
+#include <set>
 
 using namespace tessel;
 namespace fs = std::filesystem;
@@ -74,6 +77,26 @@ class TestCompiledModel : public QObject {
     QVERIFY(reported);
     Tensor in = Tensor::from_values<float>({8}, std::vector<float>{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f});
     expect_close(compiled->run({in})[0], run_reference(g, {in})[0], 0, 0, "floor+relu");
+  }
+
+  // The profiler's per-thread timeline: with a pool of two threads, the parallel loops of the
+  // kernels leave chunk spans on both, inside their kernel's span.
+  void a_timed_run_records_what_each_pool_thread_did() {
+    std::string dir = std::string(TESSEL_SOURCE_DIR) + "/resources/models/resnet_block";
+    Graph g = import_onnx(dir + ".onnx");
+    auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("llvm -num_threads=2"));
+    compile::RunTimes times;
+    compiled->run({read_tensor_pb(dir + "/input_0.pb")}, &times);
+    std::set<int> threads;
+    for (const compile::RunTimes::ThreadSpan& t : times.thread_spans) {
+      threads.insert(t.thread);
+      QVERIFY(t.kernel >= 0 && static_cast<size_t>(t.kernel) < times.kernel_spans_ms.size());
+      auto [begin, end] = times.kernel_spans_ms[static_cast<size_t>(t.kernel)];
+      QVERIFY(t.begin_ms >= begin - 1e-3 && t.end_ms <= end + 1e-3 && t.begin_ms <= t.end_ms);
+    }
+    QCOMPARE(threads, (std::set<int>{0, 1}));
+    compiled->run({read_tensor_pb(dir + "/input_0.pb")});  // no times: nothing is traced
+    QVERIFY(ThreadPool::global().take_trace().empty());
   }
 
   void a_bad_hand_schedule_names_the_kernel() {

@@ -149,7 +149,8 @@ class RooflineProfileTest : public QObject {
     ProfilePane profile;
     profile.set_profile(p);
     QCOMPARE(profile.model()->rowCount(), static_cast<int>(p->profile.kernels.size()));
-    QCOMPARE(profile.timeline()->lanes().size(), size_t{1});
+    // One lane for the kernels, one per pool thread that ran a chunk of a parallel loop.
+    QCOMPARE(profile.timeline()->lanes().size(), static_cast<size_t>(p->profile.threads));
     QCOMPARE(profile.timeline()->lanes()[0].boxes.size(), p->profile.kernels.size());
   }
 
@@ -188,6 +189,27 @@ class RooflineProfileTest : public QObject {
     QVERIFY(svg.open(QIODevice::ReadOnly));
     const QByteArray text = svg.readAll();
     QVERIFY(text.contains("<svg") && text.size() > 2000);
+  }
+
+  // The last run per thread: the kernels on the calling thread, the pool's chunks on their own
+  // lanes (and tracks of the Chrome trace); the measuring process's JSON carries them over.
+  void timeline_has_a_lane_per_pool_thread() {
+    auto m = std::make_shared<ModelProfile>(*fixture_profile(false));
+    const auto [begin, end] = m->profile.last_run.kernel_spans_ms[1];
+    m->profile.last_run.thread_spans = {{1, 0, begin, end - 0.1}, {1, 1, begin + 0.01, end}};
+    m->profile.last_run = compile::run_times_from_json(compile::run_times_json(m->profile.last_run));
+    std::vector<TimelineLane> lanes = timeline_lanes(m->profile);
+    QCOMPARE(lanes.size(), size_t{2});
+    QCOMPARE(lanes[0].name, std::string("kernels"));
+    QCOMPARE(lanes[0].boxes.size(), size_t{4});
+    QCOMPARE(lanes[1].name, std::string("thread 1"));
+    QCOMPARE(lanes[1].boxes.size(), size_t{1});
+    QCOMPARE(lanes[1].boxes[0].kernel, std::string("conv_1"));
+    nlohmann::json trace = nlohmann::json::parse(compile::chrome_trace(m->profile));
+    int on_worker = 0;
+    for (const auto& e : trace["traceEvents"])
+      if (e["ph"] == "X" && e["tid"] == 2) on_worker += e["name"] == "conv_1" ? 1 : 100;
+    QCOMPARE(on_worker, 1);
   }
 
   void profile_table_sorts_and_selects() {

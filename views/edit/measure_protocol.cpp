@@ -103,10 +103,7 @@ compile::Profile profile_from_json(const json& profile, const json& last_run, in
     kp.attainable_gflops = k.value("attainable_gflops", 0.0);
     p.kernels.push_back(std::move(kp));
   }
-  p.last_run.kernel_ms = last_run.value("kernel_ms", std::vector<double>{});
-  for (const json& span : last_run.value("spans", json::array()))
-    p.last_run.kernel_spans_ms.emplace_back(span.at(0).get<double>(), span.at(1).get<double>());
-  p.last_run.total_ms = last_run.value("total_ms", 0.0);
+  p.last_run = compile::run_times_from_json(last_run);
   return p;
 }
 

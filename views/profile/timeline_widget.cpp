@@ -30,12 +30,23 @@ double tick_step(double range, int count) {
 
 std::vector<TimelineLane> timeline_lanes(const compile::Profile& p) {
   TimelineLane lane;
-  lane.name = "kernels";  // the calling thread; the pane's status line says how many threads the pool has
+  lane.name = "kernels";  // the calling thread runs the kernels one after another
   for (size_t k = 0; k < p.kernels.size() && k < p.last_run.kernel_spans_ms.size(); ++k)
     lane.boxes.push_back(
         {p.kernels[k].name, p.last_run.kernel_spans_ms[k].first, p.last_run.kernel_spans_ms[k].second});
   if (lane.boxes.empty()) return {};
-  return {lane};
+  // Pool threads: the chunks of parallel loops they ran, named by their kernel. The calling
+  // thread's own chunks sit inside its kernel boxes already.
+  std::vector<TimelineLane> lanes{lane};
+  for (const compile::RunTimes::ThreadSpan& t : p.last_run.thread_spans) {
+    if (t.thread <= 0 || t.kernel < 0 || static_cast<size_t>(t.kernel) >= p.kernels.size()) continue;
+    if (lanes.size() <= static_cast<size_t>(t.thread)) lanes.resize(static_cast<size_t>(t.thread) + 1);
+    TimelineLane& worker = lanes[static_cast<size_t>(t.thread)];
+    worker.name = "thread " + std::to_string(t.thread);
+    worker.boxes.push_back({p.kernels[static_cast<size_t>(t.kernel)].name, t.begin_ms, t.end_ms});
+  }
+  std::erase_if(lanes, [](const TimelineLane& l) { return l.boxes.empty(); });
+  return lanes;
 }
 
 TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {

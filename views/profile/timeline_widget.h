@@ -1,12 +1,14 @@
 #pragma once
-// The last profiled run as a timeline: one lane per thread that ran kernels (Tessel's executor
-// runs kernels one after another on the calling thread, whose parallel loops fan out to the
-// pool, so today that is one lane), each kernel a box from its start to its end. Hover shows the
-// kernel and its time; a click selects it. Painted by hand: a few dozen boxes need no scene.
+// The last profiled run as a timeline, one lane per thread: the executor runs kernels one after
+// another on the calling thread (lane "kernels", each kernel a box from its start to its end), and
+// their parallel loops fan out to the pool (lane "thread k": the chunks worker k ran, named by
+// their kernel). Hover shows the kernel and its time; a click selects it. Painted by hand: a few
+// dozen boxes need no scene.
 //
 //   0 ms        0.2         0.4         0.6
 //   ├───────────┼───────────┼───────────┤
 //   kernels  [lt][ conv2d_relu_1 ][ conv2d_add_relu_2 ][mp]...
+//   thread 1      [ conv2d_relu_1 ] [conv2d_add_relu_2]
 #include <QWidget>
 #include <functional>
 #include <string>
