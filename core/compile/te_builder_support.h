@@ -45,7 +45,10 @@ struct BuildContext {
     if (v == kNoValue || !g.value(v).value.defined()) unsupported(std::string(what) + " is not known at compile time");
     return g.value(v).value;
   }
-  template <class A> const A& attrs() const { return attrs_as<A>(node.attrs); }
+  template <class A>
+  const A& attrs() const {
+    return attrs_as<A>(node.attrs);
+  }
   DataType dtype(size_t k = 0) const { return out[k].dtype; }
   const Shape& shape(size_t k = 0) const { return out[k].shape; }
   std::string stage(const std::string& suffix = "") const {
@@ -78,8 +81,9 @@ Expr ceil_of(const Expr& x);
 Expr round_half_even(const Expr& x);
 Expr sign_of(const Expr& x);
 Builder logic(std::function<Expr(const Expr&, const Expr&)> f);  // And, Or, Xor on bool
-Builder reduce_more(const std::string& kind);                      // "prod", "logsum", "logsumexp"
-Builder arg_extreme(bool is_max);                                  // ArgMax, ArgMin
+Builder reduce_more(const std::string& kind);                    // "prod", "logsum", "logsumexp"
+Builder arg_extreme(bool is_max);                                // ArgMax, ArgMin
+std::vector<te::Tensor> hardmax(BuildContext& c);
 
 // Data movement (te_builders_data_movement.cpp).
 std::vector<te::Tensor> tile(BuildContext& c);

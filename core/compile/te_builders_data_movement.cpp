@@ -41,24 +41,30 @@ std::vector<te::Tensor> slice(BuildContext& c) {
   const te::Tensor& x = c.input(0);
   const int64_t rank = static_cast<int64_t>(x->shape.size());
   std::vector<int64_t> starts = c.known(1, "starts").to_int64s(), axes, steps;
-  if (c.has(3)) axes = c.known(3, "axes").to_int64s();
+  if (c.has(3))
+    axes = c.known(3, "axes").to_int64s();
   else
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (c.has(4)) steps = c.known(4, "steps").to_int64s();
-  else steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) c.unsupported("starts, axes and steps differ in length");
+  if (c.has(4))
+    steps = c.known(4, "steps").to_int64s();
+  else
+    steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    c.unsupported("starts, axes and steps differ in length");
   std::vector<int64_t> first(static_cast<size_t>(rank), 0), stride(static_cast<size_t>(rank), 1);
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (a < 0 || a >= rank || steps[i] == 0) c.unsupported("axis or step out of range");
     const int64_t dim = x->shape[a];
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-    first[a] = steps[i] > 0 ? std::clamp<int64_t>(start, 0, dim) : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
+    first[a] = steps[i] > 0 ? std::clamp<int64_t>(start, 0, dim)
+                            : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
     stride[a] = steps[i];
   }
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
     std::vector<Expr> src;
-    for (size_t d = 0; d < idx.size(); ++d) src.push_back(stride[d] == 1 && first[d] == 0 ? idx[d] : idx[d] * stride[d] + first[d]);
+    for (size_t d = 0; d < idx.size(); ++d)
+      src.push_back(stride[d] == 1 && first[d] == 0 ? idx[d] : idx[d] * stride[d] + first[d]);
     return te::at(x, src);
   })};
 }
@@ -101,12 +107,13 @@ std::vector<te::Tensor> gather_elements(BuildContext& c) {
   })};
 }
 
-// Resize, nearest and linear, as the reference computes it (shape_resize.cpp) but with each
+// Resize (nearest, linear, cubic) as the reference computes it (shape_resize.cpp) but with each
 // output coordinate's input position written as an expression in float64, in the reference's
 // operation order so that positions that land exactly on an input element do so here too:
 //
 //   half_pixel, scale 2, x = 3:  x_in = (3 + 0.5) / 2 - 0.5 = 1.25   lower = 1, ratio = 0.25
 //   nearest (round_prefer_floor): element 1          linear: x[1]·0.75 + x[2]·0.25
+//   cubic: x[0..3] with the cubic-convolution weights of 0.25
 //
 // Axes that map every output position to the same input position (scale 1) read it directly.
 std::vector<te::Tensor> resize(BuildContext& c) {
@@ -116,15 +123,15 @@ std::vector<te::Tensor> resize(BuildContext& c) {
   const Shape& out = c.shape();
   const size_t rank = in.size();
   const std::string& mode = a.coordinate_transformation_mode;
-  if (a.mode != "nearest" && a.mode != "linear") c.unsupported("mode " + a.mode);
   if (mode == "tf_crop_and_resize") c.unsupported("coordinate_transformation_mode tf_crop_and_resize");
-  if (a.exclude_outside) c.unsupported("exclude_outside");
-  if (a.mode == "linear") float_operand(c);
+  if (a.mode == "nearest" && a.exclude_outside) c.unsupported("exclude_outside in nearest mode");
+  if (a.mode != "nearest") float_operand(c);
   auto given = [&](size_t i) { return c.has(i) && c.known(i, i == 2 ? "scales" : "sizes").numel() > 0; };
   std::vector<double> scale(rank);
   for (size_t k = 0; k < rank; ++k) {
     if (in[k] == 0) c.unsupported("an empty axis");
-    scale[k] = given(2) ? c.known(2, "scales").get_double(static_cast<int64_t>(k)) : static_cast<double>(out[k]) / static_cast<double>(in[k]);
+    scale[k] = given(2) ? c.known(2, "scales").get_double(static_cast<int64_t>(k))
+                        : static_cast<double>(out[k]) / static_cast<double>(in[k]);
   }
   const DataType f64 = DataType::kFloat64;
   auto d = [&](double v) { return num(f64, v); };
@@ -138,7 +145,9 @@ std::vector<te::Tensor> resize(BuildContext& c) {
     if (mode == "asymmetric") return xo / d(scale[k]);
     return (xo + d(0.5)) / d(scale[k]);  // tf_half_pixel_for_nn
   };
-  auto clamp_index = [&](const Expr& i, int64_t n) { return loopir::max(loopir::min(i, make_int(n - 1)), make_int(0)); };
+  auto clamp_index = [&](const Expr& i, int64_t n) {
+    return loopir::max(loopir::min(i, make_int(n - 1)), make_int(0));
+  };
   // The reference's two-tap window: taps first and first + 1, first = ceil(x_in) - 1 kept in [-1, n - 1].
   struct Taps {
     Expr first, ratio;  // int64 index of the lower tap (unclamped), float64 weight of the upper one
@@ -166,32 +175,91 @@ std::vector<te::Tensor> resize(BuildContext& c) {
           continue;
         }
         Taps t = taps(k, idx[k]);
-        Expr upper = nm == "ceil" ? loopir::gt(t.ratio, d(0))
+        Expr upper = nm == "ceil"    ? loopir::gt(t.ratio, d(0))
                      : nm == "floor" ? loopir::eq(t.ratio, d(1))
-                     : nm == "round_prefer_floor" ? loopir::logical_or(loopir::eq(t.ratio, d(1)), loopir::gt(t.ratio, d(0.5)))
-                                                  : loopir::ge(t.ratio, d(0.5));
+                     : nm == "round_prefer_floor"
+                         ? loopir::logical_or(loopir::eq(t.ratio, d(1)), loopir::gt(t.ratio, d(0.5)))
+                         : loopir::ge(t.ratio, d(0.5));
         src.push_back(clamp_index(t.first + te::if_then_else(upper, make_int(1), make_int(0)), in[k]));
       }
       return te::at(x, src);
     })};
   }
-  // Linear: the sum over both taps of every resized axis, accumulated in float64 like the reference.
+  // Linear and cubic: the reference's window of n taps (2 or 4) whose (n/2)-th tap is ceil(x_in),
+  // kept within n/2 of the edges, each tap clamped into the input. Per resized axis, two small
+  // stages hold every output coordinate's taps and weights,
+  //
+  //   tap_k[o, t]: input index of tap t        weight_k[o, t]: its weight (float64)
+  //
+  // so the weights are computed once per coordinate, not once per output element, and the sum
+  // over every combination of the axes' taps (accumulated in float64, like the reference) stays a
+  // small expression.
+  const int64_t n_taps = a.mode == "cubic" ? 4 : 2, pad = n_taps / 2;
+  const double A = a.cubic_coeff_a;
+  auto near = [&](const Expr& t) { return (d(A + 2) * t - d(A + 3)) * t * t + d(1); };              // |t| <= 1
+  auto far = [&](const Expr& t) { return ((d(A) * t - d(5 * A)) * t + d(8 * A)) * t - d(4 * A); };  // 1 < |t| < 2
+  auto first_tap = [&](size_t k, const Expr& o, Expr* ratio) {
+    Expr x_in = input_coordinate(k, o);
+    Expr lower = floor_of(x_in);
+    Expr integral = loopir::eq(x_in, lower);
+    *ratio = te::if_then_else(integral, d(1), x_in - lower);
+    Expr first = te::cast(DataType::kInt64, lower) + te::if_then_else(integral, make_int(0), make_int(1)) - pad;
+    return loopir::max(loopir::min(first, make_int(in[k] + pad - n_taps)), make_int(-pad));
+  };
+  std::vector<te::Tensor> tap(rank), weight(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    if (identity[k]) continue;
+    const std::string axis = std::to_string(k);
+    tap[k] = te::compute(c.stage("tap" + axis), {out[k], n_taps}, [&](const std::vector<Expr>& i) {
+      Expr ratio;
+      return clamp_index(first_tap(k, i[0], &ratio) + i[1], in[k]);
+    });
+    te::Tensor raw =
+        te::compute(c.stage("weight" + axis + (a.exclude_outside ? "_raw" : "")), {out[k], n_taps},
+                    [&](const std::vector<Expr>& i) {
+                      Expr ratio;
+                      Expr first = first_tap(k, i[0], &ratio);
+                      std::vector<Expr> w = n_taps == 2 ? std::vector<Expr>{d(1) - ratio, ratio}
+                                                        : std::vector<Expr>{far(ratio + d(1)), near(ratio),
+                                                                            near(d(1) - ratio), far(d(2) - ratio)};
+                      Expr v = w.back();
+                      for (int64_t t = n_taps - 1; t-- > 0;)
+                        v = te::if_then_else(loopir::eq(i[1], make_int(t)), w[t], v);
+                      if (!a.exclude_outside) return v;
+                      Expr at = first + i[1];  // taps outside the input get no weight; the rest are renormalised
+                      return te::if_then_else(
+                          loopir::logical_and(loopir::ge(at, make_int(0)), loopir::lt(at, make_int(in[k]))), v, d(0));
+                    });
+    weight[k] = raw;
+    if (a.exclude_outside) {
+      IterVar r = te::reduce_axis(n_taps, "t");
+      te::Tensor total = te::compute(c.stage("weight" + axis + "_sum"), {out[k]}, [&](const std::vector<Expr>& i) {
+        return te::sum(te::at(raw, {i[0], r.var}), {r});
+      });
+      weight[k] = te::compute(c.stage("weight" + axis), {out[k], n_taps}, [&](const std::vector<Expr>& i) {
+        Expr s = te::at(total, {i[0]});
+        return te::if_then_else(loopir::ne(s, d(0)), te::at(raw, i) / s, te::at(raw, i));
+      });
+    }
+  }
   return {te::compute(c.stage(), out, [&](const std::vector<Expr>& idx) {
     std::vector<size_t> resized;
-    std::vector<Taps> per_axis(rank);
     for (size_t k = 0; k < rank; ++k)
-      if (!identity[k]) resized.push_back(k), per_axis[k] = taps(k, idx[k]);
+      if (!identity[k]) resized.push_back(k);
+    size_t combos = 1;
+    for (size_t j = 0; j < resized.size(); ++j) combos *= static_cast<size_t>(n_taps);
     Expr sum;
-    for (size_t combo = 0; combo < (size_t{1} << resized.size()); ++combo) {
+    for (size_t combo = 0; combo < combos; ++combo) {
       std::vector<Expr> src = idx;
-      Expr weight = d(1);
-      for (size_t j = 0; j < resized.size(); ++j) {
-        const size_t k = resized[j];
-        const bool up = (combo >> j) & 1;
-        src[k] = clamp_index(up ? per_axis[k].first + 1 : per_axis[k].first, in[k]);
-        weight = weight * (up ? per_axis[k].ratio : d(1) - per_axis[k].ratio);
+      Expr w;
+      size_t rest = combo;
+      for (size_t k : resized) {
+        Expr t = make_int(static_cast<int64_t>(rest % static_cast<size_t>(n_taps)));
+        rest /= static_cast<size_t>(n_taps);
+        src[k] = te::at(tap[k], {idx[k], t});
+        w = w ? w * te::at(weight[k], {idx[k], t}) : te::at(weight[k], {idx[k], t});
       }
-      Expr term = weight * te::cast(f64, te::at(x, src));
+      Expr term = w ? w * te::cast(f64, te::at(x, src)) : te::cast(f64, te::at(x, src));
       sum = sum ? sum + term : term;
     }
     return te::cast(c.dtype(), sum);

@@ -3,17 +3,19 @@
 #include <algorithm>
 
 #include "core/compile/te_builder_support.h"
+#include "core/graph/ops/nn_softmax.h"
 #include "core/graph/ops/reduce.h"
 
 namespace tessel::compile::te_builder {
-
 
 // Rounding without a rounding intrinsic, exact for every float: truncation through int64 (the
 // loop IR's float→int cast truncates), corrected by one. Values at or above 2^mantissa are
 // integers already and pass through, as do NaN and infinities (the comparison fails).
 //
 //   x = -2.5:  t = -2   floor: x < t → -3   ceil: t = -2   round (half to even): |x-t| = .5, t even → -2
-Expr integral_limit(DataType t) { return num(t, t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0); }  // 2^52, 2^23
+Expr integral_limit(DataType t) {
+  return num(t, t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0);
+}  // 2^52, 2^23
 Expr truncated(const Expr& x) { return te::cast(x->dtype, te::cast(DataType::kInt64, x)); }
 Expr when_fractional(const Expr& x, const Expr& rounded) {
   return te::if_then_else(loopir::lt(te::intrinsic("abs", {x}), integral_limit(x->dtype)), rounded, x);
@@ -32,21 +34,23 @@ Expr round_half_even(const Expr& x) {
   Expr away = whole + te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1), num(t, 1));
   Expr fraction = te::intrinsic("abs", {x - whole});  // exact: |x - trunc(x)| < 1
   Expr odd = loopir::ne(te::cast(DataType::kInt64, whole) % 2, make_int(0));
-  Expr up = loopir::logical_or(loopir::gt(fraction, num(t, 0.5)), loopir::logical_and(loopir::eq(fraction, num(t, 0.5)), odd));
+  Expr up = loopir::logical_or(loopir::gt(fraction, num(t, 0.5)),
+                               loopir::logical_and(loopir::eq(fraction, num(t, 0.5)), odd));
   return when_fractional(x, te::if_then_else(up, away, whole));
 }
 Expr sign_of(const Expr& x) {
   DataType t = x->dtype;
   // NaN compares false everywhere and stays NaN.
-  return te::if_then_else(loopir::gt(x, num(t, 0)), num(t, 1),
-                          te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1),
-                                           te::if_then_else(loopir::eq(x, num(t, 0)), num(t, 0), x)));
+  return te::if_then_else(
+      loopir::gt(x, num(t, 0)), num(t, 1),
+      te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1), te::if_then_else(loopir::eq(x, num(t, 0)), num(t, 0), x)));
 }
 
 Builder logic(std::function<Expr(const Expr&, const Expr&)> f) {
   return [f](BuildContext& c) {
     if (c.input(0)->dtype != DataType::kBool) c.unsupported(std::string(dtype_name(c.input(0)->dtype)) + " operands");
-    return std::vector<te::Tensor>{elementwise(c, DataType::kBool, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
+    return std::vector<te::Tensor>{
+        elementwise(c, DataType::kBool, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
   };
 }
 
@@ -63,7 +67,8 @@ Builder reduce_more(const std::string& kind) {
     if (kind == "prod") {
       std::vector<IterVar> r;
       for (int64_t ax : axes) r.push_back(te::reduce_axis(x->shape[ax], "r" + std::to_string(ax)));
-      te::Reducer product = te::make_reducer("prod", t, [](Expr p, Expr q) { return p * q; }, num(t, 1));
+      te::Reducer product = te::make_reducer(
+          "prod", t, [](Expr p, Expr q) { return p * q; }, num(t, 1));
       return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
         std::vector<Expr> src;
         size_t o = 0, k = 0;
@@ -80,12 +85,15 @@ Builder reduce_more(const std::string& kind) {
     }
     if (kind == "logsum") {
       te::Tensor s = reduction(c, x, axes, keepdims, "sum", id, c.stage("sum"), c.shape());
-      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::log(te::at(s, i)); })};
+      return std::vector<te::Tensor>{
+          te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::log(te::at(s, i)); })};
     }
     Shape kept = x->shape;
     for (int64_t ax : axes) kept[ax] = 1;
     te::Tensor m = reduction(c, x, axes, true, "max", id, c.stage("max"), kept);
-    te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& i) { return te::exp(te::at(x, i) - broadcast_read(m, i)); });
+    te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& i) {
+      return te::exp(te::at(x, i) - broadcast_read(m, i));
+    });
     te::Tensor s = reduction(c, e, axes, true, "sum", id, c.stage("sum"), kept);
     return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
       // Output index → index of the kept-dims intermediates (0 on reduced axes).
@@ -138,12 +146,47 @@ Builder arg_extreme(bool is_max) {
     te::Tensor extreme_at = position("at", [](const Expr& v, const Expr& e) { return loopir::eq(v, e); });
     return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
       std::vector<Expr> k = idx;
-      if (!keepdims) k.insert(k.begin() + axis, make_int(0));
-      else k[axis] = make_int(0);
+      if (!keepdims)
+        k.insert(k.begin() + axis, make_int(0));
+      else
+        k[axis] = make_int(0);
       Expr n = te::at(nan_at, k);
       return convert(c.dtype(), te::if_then_else(loopir::ne(n, make_int(none)), n, te::at(extreme_at, k)));
     })};
   };
+}
+
+// Hardmax: 1 at the first maximum along the axis, 0 elsewhere, as the reference scans it (a strict
+// `>` from element 0, so a NaN is never chosen unless it is element 0, which then stays chosen).
+//
+//   x = [2 9 9 1]   max = 9   first index of 9 = 1   →   [0 1 0 0]
+std::vector<te::Tensor> hardmax(BuildContext& c) {
+  float_operand(c);
+  const te::Tensor& x = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = c.attrs<ops::SoftmaxAttrs>().axis;
+  if (axis < 0) axis += rank;
+  const int64_t n = x->shape[axis];
+  Shape kept = x->shape;
+  kept[axis] = 1;
+  te::Tensor m = reduction(
+      c, x, {axis}, true, "max", [](const Expr& v) { return v; }, c.stage("max"), kept);
+  IterVar r = te::reduce_axis(n, "r");
+  te::Tensor first = te::compute(c.stage("first"), kept, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> src = i;
+    src[axis] = r.var;
+    return te::min_reduce(te::if_then_else(loopir::eq(te::at(x, src), te::at(m, i)), Expr(r.var), make_int(n)), {r});
+  });
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> k = idx, head = idx;
+    k[axis] = make_int(0);
+    head[axis] = make_int(0);
+    Expr x0 = te::at(x, head);
+    // No element equals the max (NaNs only) or element 0 is NaN: the reference keeps index 0.
+    Expr chosen = te::if_then_else(loopir::logical_or(loopir::ne(x0, x0), loopir::eq(te::at(first, k), make_int(n))),
+                                   make_int(0), te::at(first, k));
+    return te::if_then_else(loopir::eq(idx[axis], chosen), num(c.dtype(), 1), num(c.dtype(), 0));
+  })};
 }
 
 }  // namespace tessel::compile::te_builder

@@ -662,6 +662,7 @@ const std::unordered_map<std::string, Builder>& builders() {
       {"ReduceProd", reduce_more("prod")},
       {"ArgMax", arg_extreme(true)},
       {"ArgMin", arg_extreme(false)},
+      {"Hardmax", hardmax},
       {"ReduceLogSum", reduce_more("logsum")},
       {"ReduceLogSumExp", reduce_more("logsumexp")},
       {"ReduceL1", reduce_op("l1")},
