@@ -3,6 +3,7 @@
 // with the expected outputs that scripts/gen_models.py computed with numpy.
 #include <QtTest>
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/compile/compiled_model.h"
@@ -61,22 +62,46 @@ class TestCompiledModel : public QObject {
   }
 
   void fallback_is_reported_and_still_correct() {
-    // Floor has no tensor-expression builder: its kernel runs on the reference kernels, says so,
-    // and the model still computes the right values.
+    // MeanVarianceNormalization has no tensor-expression builder: its kernel runs on the reference
+    // kernels, says so, and the model still computes the right values.
     Graph g;
-    ValueId x = g.add_input("x", {DataType::kFloat32, {8}});
-    ValueId y = g.add_node1("floor", get_op("Floor"), get_op("Floor").parse_attrs("Floor", {}), {x});
+    ValueId x = g.add_input("x", {DataType::kFloat32, {1, 2, 2, 2}});
+    const OpDef& mvn = get_op("MeanVarianceNormalization");
+    ValueId y = g.add_node1("mvn", mvn, mvn.parse_attrs("MeanVarianceNormalization", {}), {x});
     ValueId z = g.add_node1("relu", get_op("Relu"), get_op("Relu").parse_attrs("Relu", {}), {y});
     g.outputs = {z};
     infer_types(g);
-    QVERIFY(!compile::has_te_builder("Floor"));
+    QVERIFY(!compile::has_te_builder("MeanVarianceNormalization"));
     auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("llvm"));
     bool reported = false;
     for (const auto& k : compiled->kernels())
-      if (!k.compiled) reported = QString::fromStdString(k.fallback_reason).contains("Floor");
+      if (!k.compiled) reported = QString::fromStdString(k.fallback_reason).contains("MeanVarianceNormalization");
     QVERIFY(reported);
-    Tensor in = Tensor::from_values<float>({8}, std::vector<float>{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f});
-    expect_close(compiled->run({in})[0], run_reference(g, {in})[0], 0, 0, "floor+relu");
+    Tensor in = Tensor::from_values<float>({1, 2, 2, 2}, std::vector<float>{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f});
+    expect_close(compiled->run({in})[0], run_reference(g, {in})[0], 0, 0, "mvn+relu");
+  }
+
+  // Floor, Ceil and Round are built without a rounding intrinsic (truncation and a correction):
+  // halves (Round goes to even), negatives, values past 2^23 and infinities match the reference
+  // exactly on every backend.
+  void rounding_ops_compile_exactly() {
+    const std::vector<float> values{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f, 0.49999997f, -0.49999997f,
+                                    8388609.0f, -16777218.0f, 3.0e9f, -3.0e9f, INFINITY, -INFINITY};
+    for (const char* op : {"Floor", "Ceil", "Round"}) {
+      Graph g;
+      ValueId x = g.add_input("x", {DataType::kFloat32, {static_cast<int64_t>(values.size())}});
+      g.outputs = {g.add_node1("r", get_op(op), get_op(op).parse_attrs(op, {}), {x})};
+      infer_types(g);
+      Tensor in = Tensor::from_values<float>({static_cast<int64_t>(values.size())}, values);
+      for (const char* target : {"llvm", "c", "interp"}) {
+        auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target));
+        QCOMPARE(compiled->compiled_count(), 1);
+        const Tensor got = compiled->run({in})[0], want = run_reference(g, {in})[0];
+        for (int64_t i = 0; i < want.numel(); ++i)  // == so that an infinity must come back as itself
+          QVERIFY2(got.get_double(i) == want.get_double(i),
+                   qPrintable(QString("%1 on %2: %3 gives %4, expected %5").arg(op, target).arg(values[i]).arg(got.get_double(i)).arg(want.get_double(i))));
+      }
+    }
   }
 
   // The profiler's per-thread timeline: with a pool of two threads, the parallel loops of the
