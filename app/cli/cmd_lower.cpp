@@ -89,12 +89,13 @@ void print_view(const lower::ViewRecord& v, bool first, bool diff) {
 int run_lower_command(std::span<const std::string> argv) {
   const Args args = Args::parse(argv, kSpec);
   if (args.help()) return print_usage(kSpec, details().c_str()), 0;
-  int64_t lanes = 8;
+  // The default schedule is shaped by the target's vector width (the host's for llvm), the same
+  // one `tessel run` and the studio use.
+  const Target target = resolve_target(args.value("--target"));
+  const int64_t lanes = target_vector_floats(target);
   std::optional<te::ComputeDag> model_dag;
   if (!args.positional().empty()) {
     if (args.value("--op")) throw UsageError("give either --op or a MODEL, not both");
-    const Target target = resolve_target(args.value("--target"));
-    if (target.kind_info().find_option("vector_bits")) lanes = std::max<int64_t>(1, target.get_int("vector_bits") / 32);
     model_dag = model_kernel_dag(args.positional()[0], args.value("--kernel"), target);
     if (!model_dag) return 0;  // the kernels were listed
   }
