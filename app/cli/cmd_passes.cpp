@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app/cli/cli_args.h"
+#include "core/frontend/load_model.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/export_dot.h"
 #include "core/graph/passes/pipeline_json.h"
@@ -41,23 +42,6 @@ constexpr const char* kDetails =
     "  --dump-dir DIR        write one file per selected pass (NN_pass.txt/.json/.dot/.svg) instead of stdout\n"
     "  --shape NAME=DIMS     binds symbolic input dims of an ONNX model\n";
 
-Graph load_model(const std::string& path, const std::vector<std::string>& shapes) {
-  if (fs::path(path).extension() == ".onnx") {
-    ImportOptions options;
-    options.input_shapes = parse_shape_options(shapes);
-    return import_onnx(path, options);
-  }
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return parse_graph(text.str());
-  } catch (const Error& e) {
-    rethrow_with_context(e, path);
-  }
-}
-
 bool selected(const PassRecord& r, const std::string& which) {
   if (which == "all") return true;
   if (which == "changed") return r.changed || r.failed();
@@ -86,7 +70,9 @@ int run_passes_command(std::span<const std::string> argv) {
     }
     if (!known) throw UsageError("--dump-after: no pass named '" + which + "' (passes: " + names + ")");
   }
-  GraphPtr graph = std::make_shared<const Graph>(load_model(model, args.values("--shape")));
+  ImportOptions import;
+  import.input_shapes = parse_shape_options(args.values("--shape"));
+  GraphPtr graph = std::make_shared<const Graph>(load_model_file(model, import));
   GraphPipelineResult result = run_graph_pipeline(graph, target, options);
 
   const std::optional<std::string> dump_dir = args.value("--dump-dir");

@@ -74,22 +74,6 @@ void run_reference(const Graph& g, const FusionGroup& group, std::map<ValueId, T
   }
 }
 
-// Kernel parameter names: placeholder p<k> is group.inputs[k]; an output is named after its stage.
-std::vector<ValueId> bind_params(const loopir::Func& f, const FusionGroup& group, const te::ComputeDag& dag) {
-  std::vector<ValueId> params;
-  for (const auto& b : f.params) {
-    bool found = false;
-    if (b->name.size() > 1 && b->name[0] == 'p' && std::all_of(b->name.begin() + 1, b->name.end(), ::isdigit)) {
-      size_t k = std::stoul(b->name.substr(1));
-      if (k < group.inputs.size()) params.push_back(group.inputs[k]), found = true;
-    }
-    for (size_t k = 0; !found && k < dag.outputs.size(); ++k)
-      if (dag.outputs[k]->buffer->name == b->name) params.push_back(group.outputs[k]), found = true;
-    if (!found) throw Error("parameter '" + b->name + "' matches no tensor of the group");
-  }
-  return params;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -125,7 +109,7 @@ KernelResult measure_kernel(const GraphPipelineResult& pipeline, const Target& t
   func.name = request.kernel;
   std::vector<ValueId> params;
   try {
-    params = bind_params(func, group, *dag);
+    params = compile::bind_kernel_params(func, group, *dag);
   } catch (const Error& e) {
     rethrow_with_context(e, where);
   }

@@ -21,23 +21,6 @@ int64_t value_bytes(const Graph& g, ValueId v) {
   return shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
 }
 
-// Kernel parameters are the DAG's placeholders that the computation reads (named p<k> after
-// group.inputs[k]), then its outputs (named after their stages).
-std::vector<ValueId> bind_params(const loopir::Func& f, const FusionGroup& group, const te::ComputeDag& dag) {
-  std::vector<ValueId> params;
-  for (const auto& b : f.params) {
-    bool found = false;
-    if (b->name.size() > 1 && b->name[0] == 'p' && std::all_of(b->name.begin() + 1, b->name.end(), ::isdigit)) {
-      size_t k = std::stoul(b->name.substr(1));
-      if (k < group.inputs.size()) params.push_back(group.inputs[k]), found = true;
-    }
-    for (size_t k = 0; !found && k < dag.outputs.size(); ++k)
-      if (dag.outputs[k]->buffer->name == b->name) params.push_back(group.outputs[k]), found = true;
-    if (!found) throw Error("kernel '" + f.name + "': parameter '" + b->name + "' matches no tensor of its group");
-  }
-  return params;
-}
-
 int64_t vector_lanes(const Target& t) {
   const TargetOptionSpec* spec = t.kind_info().find_option("vector_bits");
   return spec ? std::max<int64_t>(1, t.get_int("vector_bits") / 32) : 8;
@@ -79,7 +62,7 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
         k.schedule = given != options.schedules.end() ? given->second : schedule::default_cpu_schedule(*dag, vector_lanes(target));
         loopir::Func f = lower::lower(*dag, k.schedule).func;
         f.name = k.name;
-        k.params = bind_params(f, group, *dag);
+        k.params = bind_kernel_params(f, group, *dag);
         k.loop_program = loopir::to_string(f);
         funcs.push_back(std::move(f));
         k.compiled = true;
@@ -90,7 +73,7 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
           k.schedule = {};
           loopir::Func f = lower::lower(*dag, k.schedule).func;
           f.name = k.name;
-          k.params = bind_params(f, group, *dag);
+          k.params = bind_kernel_params(f, group, *dag);
           k.loop_program = loopir::to_string(f);
           funcs.push_back(std::move(f));
           k.compiled = true;

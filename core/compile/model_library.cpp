@@ -1,8 +1,5 @@
 #include "core/compile/model_library.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +7,7 @@
 #include <sstream>
 
 #include "core/support/error.h"
+#include "core/support/subprocess.h"
 
 namespace tessel::compile {
 
@@ -67,41 +65,6 @@ std::string c_string(const std::string& s) {
   }
   return out + "\"";
 }
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-int run_command(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string dir_template = (fs::temp_directory_path() / "tessel-build-XXXXXX").string();
-    if (!mkdtemp(dir_template.data())) throw Error("tessel build: cannot create a temporary folder");
-    path_ = dir_template;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Where every graph value the entry point touches lives, as a C expression of type `void*`.
 //
@@ -334,7 +297,7 @@ void build_model_library(const CompiledModel& model, const std::string& so_path,
                   "): a library runs without Tessel's reference kernels");
   if (!model.module()) throw Error("the model has no kernels to build");
 
-  TempDir dir;
+  TempDir dir("tessel-build");
   const fs::path object = dir.path() / "kernels.o", blob = dir.path() / "weights.bin", entry = dir.path() / "entry.c",
                  header = dir.path() / "model.h", exports = dir.path() / "exports.map",
                  library = dir.path() / "model.so";
@@ -354,7 +317,7 @@ void build_model_library(const CompiledModel& model, const std::string& so_path,
                         shell_quote(entry.string()) + " " + shell_quote(object.string()) +
                         " -Wl,--version-script=" + shell_quote(exports.string()) + " -lm -lpthread";
   std::string output;
-  int rc = run_command(command, &output);
+  int rc = run_shell_command(command, &output);
   if (rc != 0)
     throw Error("linking the library: `" + options.cc + "` failed (exit " + std::to_string(rc) +
                 "): " + output.substr(0, output.find('\n')));

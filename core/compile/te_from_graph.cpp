@@ -740,4 +740,19 @@ std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup&
   return te::make_dag(group.kernel_name, outputs);
 }
 
+std::vector<ValueId> bind_kernel_params(const loopir::Func& f, const FusionGroup& group, const te::ComputeDag& dag) {
+  std::vector<ValueId> params;
+  for (const auto& b : f.params) {
+    bool found = false;
+    if (b->name.size() > 1 && b->name[0] == 'p' && std::all_of(b->name.begin() + 1, b->name.end(), ::isdigit)) {
+      size_t k = std::stoul(b->name.substr(1));
+      if (k < group.inputs.size()) params.push_back(group.inputs[k]), found = true;
+    }
+    for (size_t k = 0; !found && k < dag.outputs.size(); ++k)
+      if (dag.outputs[k]->buffer->name == b->name) params.push_back(group.outputs[k]), found = true;
+    if (!found) throw Error("kernel '" + f.name + "': parameter '" + b->name + "' matches no tensor of its group");
+  }
+  return params;
+}
+
 }  // namespace tessel::compile

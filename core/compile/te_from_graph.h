@@ -10,8 +10,10 @@
 // DAG's outputs follow group.outputs, so kernel parameter k is group.inputs[k], then the outputs.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/graph/passes/fusion_result.h"
+#include "core/loopir/ir.h"
 #include "core/te/tensor.h"
 
 namespace tessel::compile {
@@ -19,6 +21,11 @@ namespace tessel::compile {
 // nullopt, with `why` set, when some member op has no builder for its attributes or types (the
 // executor then runs that group with the reference kernels and says so).
 std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup& group, std::string* why);
+
+// The graph values bound to a lowered kernel's parameters, in order: its parameters are the DAG's
+// placeholders that the computation reads (named p<k> after group.inputs[k]), then its outputs
+// (named after their stages). Throws Error naming the kernel and the parameter that matches nothing.
+std::vector<ValueId> bind_kernel_params(const loopir::Func& f, const FusionGroup& group, const te::ComputeDag& dag);
 
 // Whether `op` has a tensor-expression builder at all (for `tessel ops` and tests).
 bool has_te_builder(const std::string& op);

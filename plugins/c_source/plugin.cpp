@@ -2,8 +2,6 @@
 // the system C compiler into a shared object and loads it. An independent second backend, used to
 // cross-check the llvm plugin.
 #include <dlfcn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include <fstream>
 
 #include "core/plugin/plugin_api.h"
+#include "core/support/subprocess.h"
 #include "plugins/c_source/emit_c.h"
 
 namespace {
@@ -52,46 +51,15 @@ class CModule final : public tessel::Module {
   std::string compile_object_;  // "cc <cflags> -std=c11 -fPIC -c", the source and "-o FILE" follow
 };
 
-// Runs `command` through the shell; returns its exit status and what it printed.
-int run(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// A temporary folder, removed with everything in it when this goes out of scope.
-class TempDir {
- public:
-  TempDir() {
-    std::string dir_template = (fs::temp_directory_path() / "tessel-c-XXXXXX").string();
-    if (!mkdtemp(dir_template.data())) throw tessel::Error("c backend: cannot create a temporary folder");
-    path_ = dir_template;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 // The C source is compiled again, to an object file this time (the loaded library was linked
 // and its object is gone). Compiled in a temporary folder and copied, so that an unwritable path
 // is reported as such rather than as a compiler message.
 void CModule::save_object(const std::string& path) const {
-  TempDir dir;
+  tessel::TempDir dir("tessel-c");
   fs::path c_file = dir.path() / "kernels.c", o_file = dir.path() / "kernels.o";
   std::ofstream(c_file) << source_;
   std::string output;
-  int rc = run(compile_object_ + " " + c_file.string() + " -o " + o_file.string(), &output);
+  int rc = tessel::run_shell_command(compile_object_ + " " + c_file.string() + " -o " + o_file.string(), &output);
   if (rc != 0) throw tessel::Error(path + ": c backend: the compiler failed (exit " + std::to_string(rc) + "): " + output.substr(0, output.find('\n')));
   std::error_code ec;
   fs::copy_file(o_file, path, fs::copy_options::overwrite_existing, ec);
@@ -100,25 +68,19 @@ void CModule::save_object(const std::string& path) const {
 
 std::unique_ptr<tessel::Module> compile(const std::vector<tessel::loopir::Func>& kernels, const tessel::Target& target) {
   std::string source = tessel::c_source::emit_c(kernels);
-  std::string dir_template = (fs::temp_directory_path() / "tessel-c-XXXXXX").string();
-  if (!mkdtemp(dir_template.data())) throw tessel::Error("c backend: cannot create a temporary folder");
-  fs::path dir = dir_template;
-  fs::path c_file = dir / "kernels.c", so_file = dir / "kernels.so";
+  tessel::TempDir dir("tessel-c");  // removed on return: the loaded library stays mapped without its file
+  fs::path c_file = dir.path() / "kernels.c", so_file = dir.path() / "kernels.so";
   std::ofstream(c_file) << source;
   std::string command = target.get_string("cc") + " " + target.get_string("cflags") + " -std=c11 -fPIC -shared -o " +
                         so_file.string() + " " + c_file.string() + " -lm";
   std::string output;
-  int rc = run(command, &output);
+  int rc = tessel::run_shell_command(command, &output);
   if (rc != 0) {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
     std::string first = output.substr(0, output.find('\n'));
     throw tessel::Error("c backend: `" + target.get_string("cc") + "` failed (exit " + std::to_string(rc) + "): " + first);
   }
   void* handle = dlopen(so_file.c_str(), RTLD_NOW | RTLD_LOCAL);
   std::string load_error = handle ? "" : dlerror();
-  std::error_code ec;
-  fs::remove_all(dir, ec);  // the loaded library stays mapped after its file is gone
   if (!handle) throw tessel::Error("c backend: cannot load the compiled kernels: " + load_error);
   std::string compile_object = target.get_string("cc") + " " + target.get_string("cflags") + " -std=c11 -fPIC -c";
   return std::make_unique<CModule>(handle, kernels, std::move(source), command, std::move(compile_object));
