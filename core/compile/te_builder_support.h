@@ -8,6 +8,7 @@
 // and throws Unsupported (caught by build_group_dag, which reports it) for what it cannot express.
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -93,5 +94,11 @@ std::vector<te::Tensor> depth_to_space(BuildContext& c);
 std::vector<te::Tensor> space_to_depth(BuildContext& c);
 std::vector<te::Tensor> gather_elements(BuildContext& c);
 std::vector<te::Tensor> resize(BuildContext& c);
+
+// More builders by family, each table in its own file and merged into the one table of
+// te_from_graph.cpp: normalization and Lp pooling (te_builders_normalization.cpp); shape-valued
+// ops, scatter and transposed convolution (te_builders_shape_scatter.cpp).
+const std::vector<std::pair<std::string, Builder>>& normalization_builders();
+const std::vector<std::pair<std::string, Builder>>& shape_scatter_builders();
 
 }  // namespace tessel::compile::te_builder

@@ -553,7 +553,7 @@ std::vector<te::Tensor> layout_transform(BuildContext& c) {
 
 const std::unordered_map<std::string, Builder>& builders() {
   using V = const std::vector<Expr>&;
-  static const std::unordered_map<std::string, Builder> table = {
+  static std::unordered_map<std::string, Builder> table = {
       {"Relu", unary([](const Expr& x, BuildContext&) { return relu(x); })},
       {"LeakyRelu", unary([](const Expr& x, BuildContext& c) {
          return te::if_then_else(loopir::lt(x, num(x->dtype, 0)), x * num(x->dtype, c.attrs<ops::LeakyReluAttrs>().alpha), x);
@@ -699,6 +699,13 @@ const std::unordered_map<std::string, Builder>& builders() {
       {"Resize", resize},
       {"layout_transform", layout_transform},
   };
+  // The families kept in files of their own join the table once.
+  static const bool merged = [] {
+    for (const auto* family : {&normalization_builders(), &shape_scatter_builders()})
+      for (const auto& [op, builder] : *family) table.emplace(op, builder);
+    return true;
+  }();
+  (void)merged;
   return table;
 }
 
