@@ -67,11 +67,11 @@ std::vector<te::Tensor> range(BuildContext& c) {
     const te::Tensor& s = c.input(k);
     return te::at(s, std::vector<Expr>(s->shape.size(), make_int(0)));
   };
-  Expr start = scalar(0), delta = scalar(2);
   const DataType wide = dtype_is_float(t) ? DataType::kFloat64 : DataType::kInt64;
   if (!dtype_is_float(t) && !dtype_is_integer(t)) c.unsupported(std::string(dtype_name(t)) + " range");
+  // The reads happen inside the compute, which records them as the stage's inputs.
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
-    return convert(t, convert(wide, start) + convert(wide, i[0]) * convert(wide, delta));
+    return convert(t, convert(wide, scalar(0)) + convert(wide, i[0]) * convert(wide, scalar(2)));
   })};
 }
 
