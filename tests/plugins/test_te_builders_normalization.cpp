@@ -30,6 +30,8 @@ const std::vector<Case>& cases() {
       {"instance_norm_3d", "InstanceNormalization", {}, {{1, 2, 3, 2, 4}, {2}, {2}}},
       {"mvn_default_axes", "MeanVarianceNormalization", {}, {{2, 3, 4, 5}}},
       {"mvn_axes_1_3", "MeanVarianceNormalization", {{"axes", std::vector<int64_t>{1, -1}}}, {{2, 3, 4, 5}}},
+      // No axes: every element is its own group, so every output is 0.
+      {"mvn_no_axes", "MeanVarianceNormalization", {{"axes", std::vector<int64_t>{}}}, {{2, 3, 4}}},
       {"lrn_even_size", "LRN", {{"size", int64_t{4}}, {"alpha", 0.02}, {"beta", 0.6}, {"bias", 1.5}}, {{2, 5, 3, 3}}},
       {"lrn_odd_size", "LRN", {{"size", int64_t{3}}, {"alpha", 0.5}, {"beta", 0.75}, {"bias", 2.0}}, {{1, 7, 4}}},
       {"lp_pool_p3_padded",
