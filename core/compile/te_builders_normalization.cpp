@@ -36,9 +36,8 @@ Moments moments(BuildContext& c, const te::Tensor& x, const std::vector<int64_t>
   te::Tensor sum = reduction(c, x, axes, true, "sum", identity, c.stage("sum"), kept);
   Moments m;
   m.mean = te::compute(c.stage("mean"), kept, [&](const std::vector<Expr>& i) { return te::at(sum, i) / num(t, n); });
-  m.centered = te::compute(c.stage("centered"), x->shape, [&](const std::vector<Expr>& i) {
-    return te::at(x, i) - broadcast_read(m.mean, i);
-  });
+  m.centered = te::compute(c.stage("centered"), x->shape,
+                           [&](const std::vector<Expr>& i) { return te::at(x, i) - broadcast_read(m.mean, i); });
   te::Tensor squares = reduction(
       c, m.centered, axes, true, "sum", [](const Expr& v) { return v * v; }, c.stage("squares"), kept);
   m.var = te::compute(c.stage("var"), kept, [&](const std::vector<Expr>& i) { return te::at(squares, i) / num(t, n); });
@@ -179,8 +178,10 @@ std::vector<te::Tensor> global_lp_pool(BuildContext& c) {
 
 const std::vector<std::pair<std::string, Builder>>& normalization_builders() {
   static const std::vector<std::pair<std::string, Builder>> table = {
-      {"InstanceNormalization", instance_norm}, {"MeanVarianceNormalization", mean_variance_norm},
-      {"LRN", lrn},                             {"LpPool", lp_pool},
+      {"InstanceNormalization", instance_norm},
+      {"MeanVarianceNormalization", mean_variance_norm},
+      {"LRN", lrn},
+      {"LpPool", lp_pool},
       {"GlobalLpPool", global_lp_pool},
   };
   return table;

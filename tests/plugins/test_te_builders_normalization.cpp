@@ -3,7 +3,6 @@
 // and strided Lp windows, odd p, partial MVN axes), compiles to a kernel on every CPU backend with
 // no reference fallback, and computes what the reference kernel computes on random inputs.
 #include <QtTest>
-
 #include <cmath>
 #include <random>
 
@@ -94,19 +93,23 @@ class TestTeBuildersNormalization : public QObject {
     g.outputs = {g.add_node1("n", op, op.parse_attrs(k.op, k.attrs), in)};
     infer_types(g);
 
-    auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
+    auto compiled =
+        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
     QVERIFY(!compiled->kernels().empty());
     for (const auto& kernel : compiled->kernels())
-      QVERIFY2(kernel.compiled, qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
+      QVERIFY2(kernel.compiled,
+               qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
 
     const Tensor got = compiled->run(values)[0], want = run_reference(g, values)[0];
     QCOMPARE(got.shape(), want.shape());
     // The reference computes in double and rounds once; the kernel computes in float32.
     for (int64_t i = 0; i < want.numel(); ++i) {
       const double w = want.get_double(i), d = std::abs(got.get_double(i) - w);
-      QVERIFY2(d <= 1e-5 + 1e-4 * std::abs(w),
-               qPrintable(QString("%1 on %2: element %3 is %4, expected %5")
-                              .arg(k.name, target).arg(i).arg(got.get_double(i)).arg(w)));
+      QVERIFY2(d <= 1e-5 + 1e-4 * std::abs(w), qPrintable(QString("%1 on %2: element %3 is %4, expected %5")
+                                                              .arg(k.name, target)
+                                                              .arg(i)
+                                                              .arg(got.get_double(i))
+                                                              .arg(w)));
     }
   }
 };
