@@ -149,7 +149,8 @@ std::vector<te::Tensor> scatter_elements(BuildContext& c) {
   IterVar r = te::reduce_axis(I[axis], "q");
   // bool: add is "or" (any matching true update), mul is "and" (no matching false one), counted in int32.
   const DataType acc = is_bool ? DataType::kInt32 : t;
-  te::Reducer product = te::make_reducer("prod", acc, [](Expr x, Expr y) { return x * y; }, num(acc, 1));
+  te::Reducer product = te::make_reducer(
+      "prod", acc, [](Expr x, Expr y) { return x * y; }, num(acc, 1));
   te::Tensor combined = te::compute(c.stage("updates"), D, [&](const std::vector<Expr>& p) {
     Expr inside;
     std::vector<Expr> s = source(p, r.var, &inside);
@@ -180,7 +181,8 @@ Shape transposed_pad_begin(BuildContext& c, const ops::ConvTransposeAttrs& a, co
                            const Shape& out) {
   const size_t rank = g.input.size();
   const auto mode = ops::nn::parse_auto_pad(a.auto_pad);
-  const bool sized = !a.output_shape.empty() || mode == ops::nn::AutoPad::kSameUpper || mode == ops::nn::AutoPad::kSameLower;
+  const bool sized =
+      !a.output_shape.empty() || mode == ops::nn::AutoPad::kSameUpper || mode == ops::nn::AutoPad::kSameLower;
   Shape begin, end;
   ops::nn::split_pads("ConvTranspose", sized ? std::vector<int64_t>{} : a.pads, rank, begin, end);
   const Shape extra = ops::nn::per_axis("ConvTranspose", "output_padding", a.output_padding, rank, 0);
@@ -260,16 +262,20 @@ std::vector<te::Tensor> conv_transpose(BuildContext& c) {
     return te::sum(te::at(stuffed, xi) * te::at(w, wi), axes);
   });
   if (!c.has(2)) return {conv};
-  return {te::compute(c.stage(), out, [&](const std::vector<Expr>& i) { return te::at(conv, i) + te::at(c.in[2], {i[1]}); })};
+  return {te::compute(c.stage(), out,
+                      [&](const std::vector<Expr>& i) { return te::at(conv, i) + te::at(c.in[2], {i[1]}); })};
 }
 
 }  // namespace
 
 const std::vector<std::pair<std::string, Builder>>& shape_scatter_builders() {
   static const std::vector<std::pair<std::string, Builder>> table = {
-      {"ConvTranspose", conv_transpose}, {"ScatterElements", scatter_elements},
-      {"Shape", shape_op},               {"Size", size_op},
-      {"ConstantOfShape", constant_of_shape}, {"Range", range},
+      {"ConvTranspose", conv_transpose},
+      {"ScatterElements", scatter_elements},
+      {"Shape", shape_op},
+      {"Size", size_op},
+      {"ConstantOfShape", constant_of_shape},
+      {"Range", range},
   };
   return table;
 }
