@@ -10,6 +10,7 @@
 #include "core/compile/te_from_graph.h"
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
+#include "core/runtime/reference_executor.h"
 #include "core/runtime/thread_pool.h"
 #include "core/schedule/schedule.h"
 
@@ -60,16 +61,9 @@ std::map<ValueId, Tensor> group_inputs(const Graph& g, const FusionGroup& group,
 void run_reference(const Graph& g, const FusionGroup& group, std::map<ValueId, Tensor>& env) {
   for (NodeId id : group.nodes) {
     const Node& n = g.nodes[id];
-    KernelArgs args;
-    for (ValueId v : n.inputs) args.inputs.push_back(v == kNoValue ? nullptr : &env.at(v));
-    std::vector<Tensor> outs;
-    for (ValueId v : n.outputs) outs.emplace_back(g.value(v).type.dtype, g.value(v).type.shape);
-    args.outputs = &outs;
-    try {
-      n.op->reference(n.attrs, args);
-    } catch (const Error& e) {
-      rethrow_with_context(e, "reference kernel of node '" + n.name + "' (" + n.op->name + ")");
-    }
+    std::vector<const Tensor*> args;
+    for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &env.at(v));
+    std::vector<Tensor> outs = run_node_reference(g, n, args);
     for (size_t o = 0; o < outs.size(); ++o) env[n.outputs[o]] = std::move(outs[o]);
   }
 }

@@ -6,6 +6,7 @@
 #include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
+#include "core/runtime/reference_executor.h"
 #include "core/runtime/thread_pool.h"
 #include "core/schedule/default_schedule.h"
 
@@ -98,16 +99,9 @@ void CompiledModel::run_fallback(const CompiledKernel& k, std::vector<Tensor>& e
   const FusionGroup& group = pipeline_.fusion->groups.at(static_cast<size_t>(k.group));
   for (NodeId id : group.nodes) {
     const Node& n = g.nodes[id];
-    KernelArgs args;
-    for (ValueId v : n.inputs) args.inputs.push_back(v == kNoValue ? nullptr : &env[v]);
-    std::vector<Tensor> outs;
-    for (ValueId v : n.outputs) outs.emplace_back(g.value(v).type.dtype, g.value(v).type.shape);
-    args.outputs = &outs;
-    try {
-      n.op->reference(n.attrs, args);
-    } catch (const Error& e) {
-      rethrow_with_context(e, "node '" + n.name + "' (" + n.op->name + ")");
-    }
+    std::vector<const Tensor*> args;
+    for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &env[v]);
+    std::vector<Tensor> outs = run_node_reference(g, n, args);
     for (size_t o = 0; o < outs.size(); ++o) {
       Tensor& dst = env[n.outputs[o]];
       if (dst.defined() && dst.raw_data() != outs[o].raw_data()) std::memcpy(dst.raw_data(), outs[o].raw_data(), outs[o].nbytes());

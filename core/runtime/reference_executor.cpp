@@ -2,6 +2,20 @@
 
 namespace tessel {
 
+std::vector<Tensor> run_node_reference(const Graph& g, const Node& n, const std::vector<const Tensor*>& inputs) {
+  std::vector<Tensor> outs;
+  for (ValueId v : n.outputs) outs.emplace_back(g.value(v).type.dtype, g.value(v).type.shape);
+  KernelArgs args;
+  args.inputs = inputs;
+  args.outputs = &outs;
+  try {
+    n.op->reference(n.attrs, args);
+  } catch (const Error& e) {
+    rethrow_with_context(e, "node '" + n.name + "' (" + n.op->name + ")");
+  }
+  return outs;
+}
+
 std::vector<Tensor> run_reference(const Graph& g, const std::vector<Tensor>& inputs) {
   if (inputs.size() != g.inputs.size())
     throw Error("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
@@ -25,17 +39,10 @@ std::vector<Tensor> run_reference(const Graph& g, const std::vector<Tensor>& inp
   for (ValueId v : g.outputs) ++uses[v];
 
   for (const Node& n : g.nodes) {
-    try {
-      KernelArgs args;
-      for (ValueId v : n.inputs) args.inputs.push_back(v == kNoValue ? nullptr : &env[v]);
-      std::vector<Tensor> outs;
-      for (ValueId v : n.outputs) outs.emplace_back(g.value(v).type.dtype, g.value(v).type.shape);
-      args.outputs = &outs;
-      n.op->reference(n.attrs, args);
-      for (size_t k = 0; k < outs.size(); ++k) env[n.outputs[k]] = std::move(outs[k]);
-    } catch (const Error& e) {
-      rethrow_with_context(e, "node '" + n.name + "' (" + n.op->name + ")");
-    }
+    std::vector<const Tensor*> args;
+    for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &env[v]);
+    std::vector<Tensor> outs = run_node_reference(g, n, args);
+    for (size_t k = 0; k < outs.size(); ++k) env[n.outputs[k]] = std::move(outs[k]);
     for (ValueId v : n.inputs)
       if (v != kNoValue && --uses[v] == 0 && !g.is_constant(v)) env[v] = Tensor();
   }

@@ -11,4 +11,8 @@ namespace tessel {
 // an input does not match its declared type or a kernel fails.
 std::vector<Tensor> run_reference(const Graph& g, const std::vector<Tensor>& inputs);
 
+// One node with its reference kernel: `inputs` follow n.inputs (null for an absent optional input);
+// returns fresh output tensors of the node's declared types. Throws Error naming the node.
+std::vector<Tensor> run_node_reference(const Graph& g, const Node& n, const std::vector<const Tensor*>& inputs);
+
 }  // namespace tessel

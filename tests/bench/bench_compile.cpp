@@ -15,11 +15,11 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 
 #include "core/compile/compiled_model.h"
 #include "core/graph/op_table.h"
+#include "tests/bench/resnet_graph.h"
 #include "core/lower/pipeline.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
@@ -37,73 +37,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-
-// ResNet-18: a 7x7 stem, four stages of two basic blocks (3x3 + 3x3, projection shortcut when the
-// shape changes), global pooling and a 1000-way classifier. 11.7 M parameters.
-class ResNet18Builder {
- public:
-  Graph build() {
-    ValueId x = g_.add_input("input", {DataType::kFloat32, {1, 3, 224, 224}});
-    ValueId y = conv_bn(x, 3, 64, 7, 2, 3, true, "stem");
-    y = node("MaxPool",
-             {{"kernel_shape", std::vector<int64_t>{3, 3}},
-              {"strides", std::vector<int64_t>{2, 2}},
-              {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
-             {y}, "stem_pool");
-    int64_t channels = 64;
-    for (int stage = 0; stage < 4; ++stage) {
-      const int64_t width = 64 << stage;
-      for (int b = 0; b < 2; ++b) {
-        const int64_t stride = (b == 0 && stage > 0) ? 2 : 1;
-        y = basic_block(y, channels, width, stride, "s" + std::to_string(stage) + "b" + std::to_string(b));
-        channels = width;
-      }
-    }
-    y = node("GlobalAveragePool", {}, {y}, "gap");
-    y = node("Flatten", {}, {y}, "flatten");
-    y = node("Gemm", {{"transB", int64_t{1}}}, {y, weight("fc_w", {1000, channels}), weight("fc_b", {1000})}, "fc");
-    g_.outputs.push_back(y);
-    infer_types(g_);
-    return std::move(g_);
-  }
-
- private:
-  ValueId weight(const std::string& name, Shape shape) {
-    Tensor t(DataType::kFloat32, std::move(shape));
-    std::uniform_real_distribution<float> dist(-0.05f, 0.05f);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng_);
-    return g_.add_constant(name, t);
-  }
-  ValueId positive(const std::string& name, int64_t n) {
-    Tensor t(DataType::kFloat32, {n});
-    for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = 0.5f + static_cast<float>(i % 7) * 0.1f;
-    return g_.add_constant(name, t);
-  }
-  ValueId node(const char* op, AttrMap attrs, std::vector<ValueId> inputs, const std::string& name) {
-    const OpDef& def = get_op(op);
-    return g_.add_node1(name, def, def.parse_attrs(op, attrs), std::move(inputs));
-  }
-  ValueId conv_bn(ValueId x, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad, bool relu,
-                  const std::string& name) {
-    ValueId c = node(
-        "Conv", {{"strides", std::vector<int64_t>{stride, stride}}, {"pads", std::vector<int64_t>{pad, pad, pad, pad}}},
-        {x, weight(name + "_w", {out, in, k, k})}, name + "_conv");
-    ValueId bn = node("BatchNormalization", {},
-                      {c, positive(name + "_scale", out), weight(name + "_shift", {out}), weight(name + "_mean", {out}),
-                       positive(name + "_var", out)},
-                      name + "_bn");
-    return relu ? node("Relu", {}, {bn}, name + "_relu") : bn;
-  }
-  ValueId basic_block(ValueId x, int64_t in, int64_t width, int64_t stride, const std::string& name) {
-    ValueId y = conv_bn(x, in, width, 3, stride, 1, true, name + "_a");
-    y = conv_bn(y, width, width, 3, 1, 1, false, name + "_b");
-    ValueId shortcut = (stride != 1 || in != width) ? conv_bn(x, in, width, 1, stride, 0, false, name + "_down") : x;
-    return node("Relu", {}, {node("Add", {}, {y, shortcut}, name + "_add")}, name + "_out");
-  }
-
-  Graph g_;
-  std::mt19937 rng_{2018};
-};
 
 struct KernelTimes {
   double lower_ms = 0, codegen_ms = 0;
@@ -201,7 +134,7 @@ int main(int argc, char** argv) {
     std::printf("goal: one kernel < 150 ms -> %s\n\n", ours.total() < 150 ? "met" : "NOT met");
 
     // --- a ResNet-18-sized model
-    GraphPtr graph = std::make_shared<const Graph>(ResNet18Builder().build());
+    GraphPtr graph = std::make_shared<const Graph>(bench::resnet_graph(18));
     std::printf("resnet-18: %zu nodes, %lld parameters\n", graph->nodes.size(),
                 static_cast<long long>(graph->parameter_count()));
     std::vector<double> total_ms;
