@@ -24,7 +24,7 @@
 #include <random>
 #include <sstream>
 
-#include "core/compile/calibrate.h"
+#include "core/analysis/calibrate.h"
 #include "core/lower/pipeline.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
