@@ -25,7 +25,7 @@
 
 namespace tessel {
 
-// TVM's op pattern kinds; ordered: a larger value is "more complex" (see REFERENCE.md).
+// TVM's op pattern kinds; ordered: a larger value is "more complex" (fuse_ops.h shows how fusion uses them).
 enum class PatternKind : int {
   kElemWise = 0,
   kBroadcast = 1,

@@ -109,7 +109,7 @@ class TestCli : public QObject {
   void run_binds_shape_operands_of_onnx_node_tests() {
     // In the ONNX node tests, Reshape's shape is a runtime input; tessel run binds it.
     const QString test = "/usr/share/libonnx-testdata/data/node/test_reshape_reordered_all_dims";
-    QVERIFY2(QFile::exists(test + "/model.onnx"), "libonnx-testdata is a build dependency (TOOLCHAIN.md)");
+    QVERIFY2(QFile::exists(test + "/model.onnx"), "libonnx-testdata is a build dependency (scripts/packages.txt)");
     const QString out = path("reshape_out");
     const Result r = tessel_cli({"run", test + "/model.onnx", "--inputs", test + "/test_data_set_0", "--out-dir", out});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
