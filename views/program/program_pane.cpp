@@ -384,7 +384,9 @@ QStringList ProgramPane::removed_lines() const {
 
 std::string ProgramPane::current_program() const {
   const auto& vs = views();
-  return vs.empty() ? std::string() : vs[static_cast<size_t>(view_)].record.text();
+  if (vs.empty()) return std::string();
+  const StepRecord& r = vs[static_cast<size_t>(view_)].record;
+  return r.failed() ? std::string() : r.text();  // a failed step made no program (its record keeps the last one)
 }
 
 void ProgramPane::highlight_step(int step) {
