@@ -10,6 +10,7 @@
 #include "core/graph/passes/plan_memory.h"
 #include "core/graph/passes/simplify_inference.h"
 #include "core/graph/passes/transform_layout.h"
+#include "core/graph/passes/verify_graph.h"
 
 namespace tessel {
 
@@ -38,13 +39,13 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
 }
 
 GraphPipelineResult run_graph_pipeline(GraphPtr graph, const Target& target, const PipelineOptions& options,
-                                       const std::vector<PassInstrument*>& instruments) {
+                                       const std::vector<Instrument*>& instruments) {
   PassManager pm(graph_pipeline_passes(options));
-  PassVerifier verifier;
-  PassRecorder recorder;
+  Verifier verifier = graph_verifier();
+  StepRecorder recorder;
   if (options.verify) pm.add_instrument(&verifier);  // first: it may reject a pass's result
   pm.add_instrument(&recorder);
-  for (PassInstrument* i : instruments) pm.add_instrument(i);
+  for (Instrument* i : instruments) pm.add_instrument(i);
 
   PassContext ctx{target, options, nullptr, nullptr};
   GraphPipelineResult result;
