@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"

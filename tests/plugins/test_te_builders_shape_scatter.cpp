@@ -1,11 +1,11 @@
-// The tensor-expression builders of te_builders_shape_scatter.cpp: one-node graphs of
+// The tensor-expression builders of core/graph/ops/te/builders_shape_scatter.cpp: one-node graphs of
 // ConvTranspose, ScatterElements, Shape, Size, ConstantOfShape and Range with non-trivial
 // attributes, compiled (not run on the reference kernels) and compared with run_reference.
 #include <QtTest>
 #include <cmath>
 
 #include "core/compile/compiled_model.h"
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/graph/op_table.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"

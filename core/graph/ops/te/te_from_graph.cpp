@@ -1,4 +1,4 @@
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,6 @@
 #include <numbers>
 #include <unordered_map>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/layout.h"
 #include "core/graph/ops/elementwise.h"
 #include "core/graph/ops/layout_ops.h"
@@ -15,10 +14,11 @@
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/reduce.h"
 #include "core/graph/ops/shape_ops.h"
+#include "core/graph/ops/te/builder_support.h"
 
 namespace tessel::compile {
 
-// The shared helpers, declared in te_builder_support.h.
+// The shared helpers, declared in builder_support.h.
 namespace te_builder {
 
 Expr convert(DataType t, const Expr& e) { return e->dtype == t ? e : te::cast(t, e); }
@@ -35,11 +35,13 @@ Expr broadcast_read(const te::Tensor& t, const std::vector<Expr>& idx) {
 // One compute stage over the output shape whose element is fn(broadcast reads of every input,
 // converted to `operand` type).
 te::Tensor elementwise(BuildContext& c, DataType operand, const std::function<Expr(const std::vector<Expr>&)>& fn) {
-  if (!dtype_is_float(operand) && operand != DataType::kInt64 && operand != DataType::kInt32 && operand != DataType::kBool)
+  if (!dtype_is_float(operand) && operand != DataType::kInt64 && operand != DataType::kInt32 &&
+      operand != DataType::kBool)
     c.unsupported(std::string(dtype_name(operand)) + " arithmetic");
   return te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
     std::vector<Expr> v;
-    for (size_t i = 0; i < c.in.size(); ++i) v.push_back(c.has(i) ? convert(operand, broadcast_read(c.in[i], idx)) : nullptr);
+    for (size_t i = 0; i < c.in.size(); ++i)
+      v.push_back(c.has(i) ? convert(operand, broadcast_read(c.in[i], idx)) : nullptr);
     return convert(c.dtype(), fn(v));
   });
 }
@@ -111,7 +113,8 @@ Builder binary(std::function<Expr(const Expr&, const Expr&)> f, bool float_only)
 Builder compare(std::function<Expr(const Expr&, const Expr&)> f) {
   return [f](BuildContext& c) {
     DataType t = c.input(0)->dtype;
-    if (!dtype_is_float(t) && t != DataType::kInt64 && t != DataType::kInt32) c.unsupported(std::string(dtype_name(t)) + " operands");
+    if (!dtype_is_float(t) && t != DataType::kInt64 && t != DataType::kInt32)
+      c.unsupported(std::string(dtype_name(t)) + " operands");
     return std::vector<te::Tensor>{elementwise(c, t, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
   };
 }
@@ -159,12 +162,18 @@ Builder reduce_op(const std::string& kind) {
     axes = normalized_axes(c, axes, rank);
     auto identity = [](const Expr& v) { return v; };
     auto square = [](const Expr& v) { return v * v; };
-    if (kind == "sum") return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", identity, c.stage(), c.shape())};
-    if (kind == "max" || kind == "min") return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, kind, identity, c.stage(), c.shape())};
-    if (kind == "sumsquare") return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", square, c.stage(), c.shape())};
+    if (kind == "sum")
+      return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", identity, c.stage(), c.shape())};
+    if (kind == "max" || kind == "min")
+      return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, kind, identity, c.stage(), c.shape())};
+    if (kind == "sumsquare")
+      return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", square, c.stage(), c.shape())};
     if (kind == "l1")
-      return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", [](const Expr& v) { return te::intrinsic("abs", {v}); }, c.stage(), c.shape())};
-    te::Tensor s = reduction(c, x, axes, keepdims, "sum", kind == "l2" ? std::function<Expr(const Expr&)>(square) : identity, c.stage("sum"), c.shape());
+      return std::vector<te::Tensor>{reduction(
+          c, x, axes, keepdims, "sum", [](const Expr& v) { return te::intrinsic("abs", {v}); }, c.stage(), c.shape())};
+    te::Tensor s =
+        reduction(c, x, axes, keepdims, "sum", kind == "l2" ? std::function<Expr(const Expr&)>(square) : identity,
+                  c.stage("sum"), c.shape());
     double n = static_cast<double>(count_of(x, axes));
     return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
       Expr v = te::at(s, idx);
@@ -209,11 +218,12 @@ std::vector<te::Tensor> layer_norm(BuildContext& c) {
   double n = static_cast<double>(count_of(x, axes));
   auto id = [](const Expr& v) { return v; };
   te::Tensor s = reduction(c, x, axes, true, "sum", id, c.stage("sum"), kept);
-  te::Tensor mean = te::compute(c.stage("mean"), kept, [&](const std::vector<Expr>& i) { return te::at(s, i) / num(t, n); });
-  te::Tensor centered = te::compute(c.stage("centered"), x->shape, [&](const std::vector<Expr>& i) {
-    return te::at(x, i) - broadcast_read(mean, i);
-  });
-  te::Tensor var = reduction(c, centered, axes, true, "sum", [](const Expr& v) { return v * v; }, c.stage("var"), kept);
+  te::Tensor mean =
+      te::compute(c.stage("mean"), kept, [&](const std::vector<Expr>& i) { return te::at(s, i) / num(t, n); });
+  te::Tensor centered = te::compute(c.stage("centered"), x->shape,
+                                    [&](const std::vector<Expr>& i) { return te::at(x, i) - broadcast_read(mean, i); });
+  te::Tensor var = reduction(
+      c, centered, axes, true, "sum", [](const Expr& v) { return v * v; }, c.stage("var"), kept);
   std::vector<te::Tensor> outs{te::compute(c.stage(), x->shape, [&](const std::vector<Expr>& i) {
     Expr inv = te::intrinsic("rsqrt", {broadcast_read(var, i) / num(t, n) + num(t, a.epsilon)});
     Expr y = te::at(centered, i) * inv * broadcast_read(c.input(1), i);
@@ -221,7 +231,8 @@ std::vector<te::Tensor> layer_norm(BuildContext& c) {
   })};
   // The optional Mean and InvStdDev outputs (training's saved statistics), shaped like `kept`.
   if (c.out.size() > 1)
-    outs.push_back(te::compute(c.stage("mean_out"), c.shape(1), [&](const std::vector<Expr>& i) { return convert(c.dtype(1), te::at(mean, i)); }));
+    outs.push_back(te::compute(c.stage("mean_out"), c.shape(1),
+                               [&](const std::vector<Expr>& i) { return convert(c.dtype(1), te::at(mean, i)); }));
   if (c.out.size() > 2)
     outs.push_back(te::compute(c.stage("inv_std_dev"), c.shape(2), [&](const std::vector<Expr>& i) {
       return convert(c.dtype(2), te::intrinsic("rsqrt", {te::at(var, i) / num(t, n) + num(t, a.epsilon)}));
@@ -293,7 +304,8 @@ std::vector<te::Tensor> gemm(BuildContext& c) {
 }
 
 // The `fill`-padded view of an N-C-spatial... input (spatial axes from 2 on).
-te::Tensor pad_spatial(BuildContext&, const te::Tensor& x, const ops::nn::WindowGeometry& w, double fill, const std::string& name) {
+te::Tensor pad_spatial(BuildContext&, const te::Tensor& x, const ops::nn::WindowGeometry& w, double fill,
+                       const std::string& name) {
   size_t rank = w.rank();
   bool any = false;
   for (size_t d = 0; d < rank; ++d) any = any || w.pad_begin[d] != 0 || w.pad_end[d] != 0;
@@ -314,10 +326,12 @@ te::Tensor pad_spatial(BuildContext&, const te::Tensor& x, const ops::nn::Window
   });
 }
 
-ops::nn::WindowGeometry window(BuildContext& c, const Shape& in_spatial, const Shape& kernel, const std::string& auto_pad,
-                               const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
-                               const std::vector<int64_t>& pads, bool ceil_mode) {
-  return ops::nn::resolve_window(c.node.op->name.c_str(), in_spatial, kernel, {auto_pad, strides, dilations, pads, ceil_mode});
+ops::nn::WindowGeometry window(BuildContext& c, const Shape& in_spatial, const Shape& kernel,
+                               const std::string& auto_pad, const std::vector<int64_t>& strides,
+                               const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads,
+                               bool ceil_mode) {
+  return ops::nn::resolve_window(c.node.op->name.c_str(), in_spatial, kernel,
+                                 {auto_pad, strides, dilations, pads, ceil_mode});
 }
 
 std::vector<te::Tensor> conv2d(BuildContext& c) {
@@ -326,10 +340,12 @@ std::vector<te::Tensor> conv2d(BuildContext& c) {
   const te::Tensor &x = c.input(0), &w = c.input(1);
   if (x->shape.size() != 4) c.unsupported(std::to_string(x->shape.size() - 2) + "-D convolution (2-D only)");
   if (!a.dilations.empty() && a.dilations.size() != 2) c.unsupported("dilations");
-  auto geo = window(c, {x->shape[2], x->shape[3]}, {w->shape[2], w->shape[3]}, a.auto_pad, a.strides, a.dilations, a.pads, false);
+  auto geo = window(c, {x->shape[2], x->shape[3]}, {w->shape[2], w->shape[3]}, a.auto_pad, a.strides, a.dilations,
+                    a.pads, false);
   te::Tensor padded = pad_spatial(c, x, geo, 0.0, c.stage("pad"));
   int64_t group = a.group, cin_per_group = w->shape[1], cout_per_group = w->shape[0] / group;
-  IterVar rc = te::reduce_axis(cin_per_group, "rc"), ry = te::reduce_axis(w->shape[2], "ry"), rx = te::reduce_axis(w->shape[3], "rx");
+  IterVar rc = te::reduce_axis(cin_per_group, "rc"), ry = te::reduce_axis(w->shape[2], "ry"),
+          rx = te::reduce_axis(w->shape[3], "rx");
   te::Tensor conv = te::compute(c.has(2) ? c.stage("conv") : c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
     Expr channel = group == 1 ? Expr(rc.var) : (i[1] / cout_per_group) * cin_per_group + Expr(rc.var);
     Expr y = i[2] * geo.stride[0] + Expr(ry.var) * geo.dilation[0];
@@ -337,7 +353,8 @@ std::vector<te::Tensor> conv2d(BuildContext& c) {
     return te::sum(te::at(padded, {i[0], channel, y, xx}) * te::at(w, {i[1], rc.var, ry.var, rx.var}), {rc, ry, rx});
   });
   if (!c.has(2)) return {conv};
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::at(conv, i) + te::at(c.in[2], {i[1]}); })};
+  return {te::compute(c.stage(), c.shape(),
+                      [&](const std::vector<Expr>& i) { return te::at(conv, i) + te::at(c.in[2], {i[1]}); })};
   (void)t;
 }
 
@@ -347,19 +364,22 @@ std::vector<te::Tensor> conv2d_nchwc(BuildContext& c) {
   const auto& a = c.attrs<ops::Conv2dNchwcAttrs>();
   const te::Tensor &x = c.input(0), &w = c.input(1);
   Layout dl(a.data_layout), kl(a.kernel_layout), ol(a.out_layout);
-  if (dl.str() != "NCHW" + std::to_string(dl.factor('C')) + "c" || ol.str() != "NCHW" + std::to_string(ol.factor('C')) + "c" ||
-      kl.str() != "OIHW" + std::to_string(kl.factor('I')) + "i" + std::to_string(kl.factor('O')) + "o" || kl.factor('I') != dl.factor('C') ||
-      kl.factor('O') != ol.factor('C'))
+  if (dl.str() != "NCHW" + std::to_string(dl.factor('C')) + "c" ||
+      ol.str() != "NCHW" + std::to_string(ol.factor('C')) + "c" ||
+      kl.str() != "OIHW" + std::to_string(kl.factor('I')) + "i" + std::to_string(kl.factor('O')) + "o" ||
+      kl.factor('I') != dl.factor('C') || kl.factor('O') != ol.factor('C'))
     c.unsupported("layouts " + a.data_layout + " / " + a.kernel_layout + " / " + a.out_layout);
-  auto geo = window(c, {x->shape[2], x->shape[3]}, {w->shape[2], w->shape[3]}, a.conv.auto_pad, a.conv.strides, a.conv.dilations, a.conv.pads, false);
+  auto geo = window(c, {x->shape[2], x->shape[3]}, {w->shape[2], w->shape[3]}, a.conv.auto_pad, a.conv.strides,
+                    a.conv.dilations, a.conv.pads, false);
   te::Tensor padded = pad_spatial(c, x, geo, 0.0, c.stage("pad"));
-  IterVar rcb = te::reduce_axis(x->shape[1], "rcb"), ry = te::reduce_axis(w->shape[2], "ry"), rx = te::reduce_axis(w->shape[3], "rx"),
-          rci = te::reduce_axis(x->shape[4], "rci");
+  IterVar rcb = te::reduce_axis(x->shape[1], "rcb"), ry = te::reduce_axis(w->shape[2], "ry"),
+          rx = te::reduce_axis(w->shape[3], "rx"), rci = te::reduce_axis(x->shape[4], "rci");
   te::Tensor conv = te::compute(c.has(2) ? c.stage("conv") : c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
     Expr y = i[2] * geo.stride[0] + Expr(ry.var) * geo.dilation[0];
     Expr xx = i[3] * geo.stride[1] + Expr(rx.var) * geo.dilation[1];
-    return te::sum(te::at(padded, {i[0], rcb.var, y, xx, rci.var}) * te::at(w, {i[1], rcb.var, ry.var, rx.var, rci.var, i[4]}),
-                   {rcb, ry, rx, rci});
+    return te::sum(
+        te::at(padded, {i[0], rcb.var, y, xx, rci.var}) * te::at(w, {i[1], rcb.var, ry.var, rx.var, rci.var, i[4]}),
+        {rcb, ry, rx, rci});
   });
   if (!c.has(2)) return {conv};
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
@@ -428,7 +448,8 @@ std::vector<te::Tensor> global_pool(BuildContext& c, bool is_max) {
   if (is_max) return {reduction(c, x, axes, true, "max", id, c.stage(), c.shape())};
   te::Tensor s = reduction(c, x, axes, true, "sum", id, c.stage("sum"), c.shape());
   double n = static_cast<double>(count_of(x, axes));
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::at(s, i) / num(c.dtype(), n); })};
+  return {
+      te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::at(s, i) / num(c.dtype(), n); })};
 }
 
 // ------------------------------------------------------------------ data movement
@@ -442,7 +463,8 @@ std::vector<te::Tensor> reshape(BuildContext& c) {
     Expr flat = make_int(0);
     for (size_t d = 0; d < idx.size(); ++d) flat = flat + idx[d] * out_strides[d];
     std::vector<Expr> src;
-    for (size_t d = 0; d < x->shape.size(); ++d) src.push_back(x->shape[d] == 1 ? make_int(0) : (flat / in_strides[d]) % x->shape[d]);
+    for (size_t d = 0; d < x->shape.size(); ++d)
+      src.push_back(x->shape[d] == 1 ? make_int(0) : (flat / in_strides[d]) % x->shape[d]);
     return te::at(x, src);
   })};
 }
@@ -730,8 +752,8 @@ std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup&
       std::vector<te::Tensor> outs = it->second(c);
       for (size_t k = 0; k < outs.size(); ++k) {
         if (outs[k]->dtype != c.out[k].dtype || outs[k]->shape != c.out[k].shape)
-          throw Unsupported{n.op->name + ": builder produced " + std::string(dtype_name(outs[k]->dtype)) + shape_str(outs[k]->shape) +
-                            " for " + type_str(c.out[k])};
+          throw Unsupported{n.op->name + ": builder produced " + std::string(dtype_name(outs[k]->dtype)) +
+                            shape_str(outs[k]->shape) + " for " + type_str(c.out[k])};
         tensors[n.outputs[k]] = outs[k];
       }
     }

@@ -1,6 +1,6 @@
 #pragma once
 // What the tensor-expression builders share. te_from_graph.cpp holds the table of builders (and
-// most of them); te_builders_rounding.cpp and te_builders_data_movement.cpp hold the rest. A
+// most of them); builders_rounding.cpp and builders_data_movement.cpp hold the rest. A
 // builder turns one graph node into tensor expressions over its inputs' tensors:
 //
 //   BuildContext{node Floor, in = {p0}, out = {f32[2,3]}}  ──floor builder──▶  {floor_7 = compute(...)}
@@ -76,7 +76,7 @@ te::Tensor reduction(BuildContext& c, const te::Tensor& x, const std::vector<int
                      const std::string& kind, const std::function<Expr(const Expr&)>& pre, const std::string& name,
                      const Shape& out_shape);
 
-// Rounding, logic and index-valued reductions (te_builders_rounding.cpp).
+// Rounding, logic and index-valued reductions (builders_rounding.cpp).
 Expr floor_of(const Expr& x);
 Expr ceil_of(const Expr& x);
 Expr round_half_even(const Expr& x);
@@ -86,7 +86,7 @@ Builder reduce_more(const std::string& kind);                    // "prod", "log
 Builder arg_extreme(bool is_max);                                // ArgMax, ArgMin
 std::vector<te::Tensor> hardmax(BuildContext& c);
 
-// Data movement (te_builders_data_movement.cpp).
+// Data movement (builders_data_movement.cpp).
 std::vector<te::Tensor> tile(BuildContext& c);
 std::vector<te::Tensor> split(BuildContext& c);
 std::vector<te::Tensor> slice(BuildContext& c);
@@ -96,8 +96,8 @@ std::vector<te::Tensor> gather_elements(BuildContext& c);
 std::vector<te::Tensor> resize(BuildContext& c);
 
 // More builders by family, each table in its own file and merged into the one table of
-// te_from_graph.cpp: normalization and Lp pooling (te_builders_normalization.cpp); shape-valued
-// ops, scatter and transposed convolution (te_builders_shape_scatter.cpp).
+// te_from_graph.cpp: normalization and Lp pooling (builders_normalization.cpp); shape-valued
+// ops, scatter and transposed convolution (builders_shape_scatter.cpp).
 const std::vector<std::pair<std::string, Builder>>& normalization_builders();
 const std::vector<std::pair<std::string, Builder>>& shape_scatter_builders();
 

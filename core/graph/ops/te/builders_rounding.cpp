@@ -2,9 +2,9 @@
 // reductions whose result is not a plain sum/max/min (products, logs, indices).
 #include <algorithm>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/ops/nn_softmax.h"
 #include "core/graph/ops/reduce.h"
+#include "core/graph/ops/te/builder_support.h"
 
 namespace tessel::compile::te_builder {
 

@@ -3,10 +3,10 @@
 // (shape_values.cpp, shape_gather.cpp, nn_conv.cpp).
 #include <algorithm>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/shape_ops.h"
+#include "core/graph/ops/te/builder_support.h"
 
 namespace tessel::compile::te_builder {
 

@@ -4,10 +4,10 @@
 // placement and the same window rules, computed in the input's float type.
 #include <algorithm>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/ops/nn_norm.h"
 #include "core/graph/ops/nn_pool.h"
 #include "core/graph/ops/nn_spatial.h"
+#include "core/graph/ops/te/builder_support.h"
 
 namespace tessel::compile::te_builder {
 

@@ -2,8 +2,8 @@
 // Resize, a few) input elements at an index computed from its own.
 #include <algorithm>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/ops/shape_ops.h"
+#include "core/graph/ops/te/builder_support.h"
 
 namespace tessel::compile::te_builder {
 
