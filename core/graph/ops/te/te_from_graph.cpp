@@ -4,17 +4,16 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <numbers>
 #include <unordered_map>
 
 #include "core/graph/layout.h"
-#include "core/graph/ops/elementwise.h"
+#include "core/graph/op_table.h"
 #include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/reduce.h"
-#include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builder_support.h"
+#include "core/graph/ops/te/builders.h"
 
 namespace tessel::compile {
 
@@ -87,54 +86,9 @@ te::Tensor reduction(BuildContext&, const te::Tensor& x, const std::vector<int64
   });
 }
 
-}  // namespace te_builder
+// ------------------------------------------------------------------ reductions and normalization
 
 namespace {
-
-using namespace te_builder;
-
-Builder unary(std::function<Expr(const Expr&, BuildContext&)> f) {
-  return [f](BuildContext& c) {
-    DataType t = float_operand(c);
-    return std::vector<te::Tensor>{elementwise(c, t, [&](const std::vector<Expr>& v) { return f(v[0], c); })};
-  };
-}
-
-Builder binary(std::function<Expr(const Expr&, const Expr&)> f, bool float_only) {
-  return [f, float_only](BuildContext& c) {
-    DataType t = c.input(0)->dtype;
-    if (float_only) float_operand(c);
-    if (t == DataType::kBool || t == DataType::kInt8 || t == DataType::kUInt8 || t == DataType::kInt16)
-      c.unsupported(std::string(dtype_name(t)) + " operands");
-    return std::vector<te::Tensor>{elementwise(c, t, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
-  };
-}
-
-Builder compare(std::function<Expr(const Expr&, const Expr&)> f) {
-  return [f](BuildContext& c) {
-    DataType t = c.input(0)->dtype;
-    if (!dtype_is_float(t) && t != DataType::kInt64 && t != DataType::kInt32)
-      c.unsupported(std::string(dtype_name(t)) + " operands");
-    return std::vector<te::Tensor>{elementwise(c, t, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
-  };
-}
-
-Builder variadic(std::function<Expr(const Expr&, const Expr&)> f, bool mean) {
-  return [f, mean](BuildContext& c) {
-    // Min, Max and Sum also take int32/int64 (Mean divides: floats only).
-    DataType t = c.input(0)->dtype;
-    if (mean || (t != DataType::kInt32 && t != DataType::kInt64)) t = float_operand(c);
-    return std::vector<te::Tensor>{elementwise(c, t, [&](const std::vector<Expr>& v) {
-      Expr acc = v[0];
-      for (size_t i = 1; i < v.size(); ++i) acc = f(acc, v[i]);
-      return mean ? acc / num(t, static_cast<double>(v.size())) : acc;
-    })};
-  };
-}
-
-Expr relu(const Expr& x) { return loopir::max(x, num(x->dtype, 0)); }
-
-// ------------------------------------------------------------------ reductions and normalization
 
 int64_t count_of(const te::Tensor& x, const std::vector<int64_t>& axes) {
   int64_t n = 1;
@@ -142,71 +96,79 @@ int64_t count_of(const te::Tensor& x, const std::vector<int64_t>& axes) {
   return n;
 }
 
-Builder reduce_op(const std::string& kind) {
-  return [kind](BuildContext& c) {
-    DataType t = float_operand(c);
-    const te::Tensor& x = c.input(0);
-    int64_t rank = static_cast<int64_t>(x->shape.size());
-    std::vector<int64_t> axes;
-    bool keepdims;
-    if (c.node.op->name == "ReduceSum") {
-      const auto& a = c.attrs<ops::ReduceSumAttrs>();
-      keepdims = a.keepdims != 0;
-      if (c.node.inputs.size() > 1 && c.node.inputs[1] != kNoValue) axes = c.known(1, "axes").to_int64s();
-      if (axes.empty() && a.noop_with_empty_axes) c.unsupported("noop_with_empty_axes");
-    } else {
-      const auto& a = c.attrs<ops::ReduceAttrs>();
-      keepdims = a.keepdims != 0;
-      axes = a.axes;
-    }
-    axes = normalized_axes(c, axes, rank);
-    auto identity = [](const Expr& v) { return v; };
-    auto square = [](const Expr& v) { return v * v; };
-    if (kind == "sum")
-      return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", identity, c.stage(), c.shape())};
-    if (kind == "max" || kind == "min")
-      return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, kind, identity, c.stage(), c.shape())};
-    if (kind == "sumsquare")
-      return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", square, c.stage(), c.shape())};
-    if (kind == "l1")
-      return std::vector<te::Tensor>{reduction(
-          c, x, axes, keepdims, "sum", [](const Expr& v) { return te::intrinsic("abs", {v}); }, c.stage(), c.shape())};
-    te::Tensor s =
-        reduction(c, x, axes, keepdims, "sum", kind == "l2" ? std::function<Expr(const Expr&)>(square) : identity,
-                  c.stage("sum"), c.shape());
-    double n = static_cast<double>(count_of(x, axes));
-    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-      Expr v = te::at(s, idx);
-      return kind == "l2" ? te::sqrt(v) : v / num(t, n);
-    })};
-  };
+Stages reduce_op(BuildContext& c, const std::string& kind) {
+  DataType t = float_operand(c);
+  const te::Tensor& x = c.input(0);
+  int64_t rank = static_cast<int64_t>(x->shape.size());
+  std::vector<int64_t> axes;
+  bool keepdims;
+  if (c.node.op->name == "ReduceSum") {
+    const auto& a = c.attrs<ops::ReduceSumAttrs>();
+    keepdims = a.keepdims != 0;
+    if (c.node.inputs.size() > 1 && c.node.inputs[1] != kNoValue) axes = c.known(1, "axes").to_int64s();
+    if (axes.empty() && a.noop_with_empty_axes) c.unsupported("noop_with_empty_axes");
+  } else {
+    const auto& a = c.attrs<ops::ReduceAttrs>();
+    keepdims = a.keepdims != 0;
+    axes = a.axes;
+  }
+  axes = normalized_axes(c, axes, rank);
+  auto identity = [](const Expr& v) { return v; };
+  auto square = [](const Expr& v) { return v * v; };
+  if (kind == "sum")
+    return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", identity, c.stage(), c.shape())};
+  if (kind == "max" || kind == "min")
+    return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, kind, identity, c.stage(), c.shape())};
+  if (kind == "sumsquare")
+    return std::vector<te::Tensor>{reduction(c, x, axes, keepdims, "sum", square, c.stage(), c.shape())};
+  if (kind == "l1")
+    return std::vector<te::Tensor>{reduction(
+        c, x, axes, keepdims, "sum", [](const Expr& v) { return te::intrinsic("abs", {v}); }, c.stage(), c.shape())};
+  te::Tensor s =
+      reduction(c, x, axes, keepdims, "sum", kind == "l2" ? std::function<Expr(const Expr&)>(square) : identity,
+                c.stage("sum"), c.shape());
+  double n = static_cast<double>(count_of(x, axes));
+  return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    Expr v = te::at(s, idx);
+    return kind == "l2" ? te::sqrt(v) : v / num(t, n);
+  })};
 }
 
 // softmax(x)[.., i, ..] = exp(x - max) / sum(exp(x - max)) along one axis (log variant: x - max - log(sum)).
-Builder softmax(bool log) {
-  return [log](BuildContext& c) {
-    DataType t = float_operand(c);
-    const te::Tensor& x = c.input(0);
-    int64_t rank = static_cast<int64_t>(x->shape.size());
-    int64_t axis = c.attrs<ops::SoftmaxAttrs>().axis;
-    if (axis < 0) axis += rank;
-    Shape kept = x->shape;
-    kept[axis] = 1;
-    auto id = [](const Expr& v) { return v; };
-    te::Tensor m = reduction(c, x, {axis}, true, "max", id, c.stage("max"), kept);
-    te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& idx) {
-      return te::exp(te::at(x, idx) - broadcast_read(m, idx));
-    });
-    te::Tensor s = reduction(c, e, {axis}, true, "sum", id, c.stage("sum"), kept);
-    return std::vector<te::Tensor>{te::compute(c.stage(), x->shape, [&](const std::vector<Expr>& idx) {
-      if (log) return te::at(x, idx) - broadcast_read(m, idx) - te::log(broadcast_read(s, idx));
-      return te::at(e, idx) / broadcast_read(s, idx);
-    })};
-    (void)t;
-  };
+Stages softmax_along_axis(BuildContext& c, bool log) {
+  DataType t = float_operand(c);
+  const te::Tensor& x = c.input(0);
+  int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = c.attrs<ops::SoftmaxAttrs>().axis;
+  if (axis < 0) axis += rank;
+  Shape kept = x->shape;
+  kept[axis] = 1;
+  auto id = [](const Expr& v) { return v; };
+  te::Tensor m = reduction(c, x, {axis}, true, "max", id, c.stage("max"), kept);
+  te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& idx) {
+    return te::exp(te::at(x, idx) - broadcast_read(m, idx));
+  });
+  te::Tensor s = reduction(c, e, {axis}, true, "sum", id, c.stage("sum"), kept);
+  return std::vector<te::Tensor>{te::compute(c.stage(), x->shape, [&](const std::vector<Expr>& idx) {
+    if (log) return te::at(x, idx) - broadcast_read(m, idx) - te::log(broadcast_read(s, idx));
+    return te::at(e, idx) / broadcast_read(s, idx);
+  })};
+  (void)t;
 }
 
-std::vector<te::Tensor> layer_norm(BuildContext& c) {
+}  // namespace
+
+Stages reduce_sum(BuildContext& c) { return reduce_op(c, "sum"); }
+Stages reduce_mean(BuildContext& c) { return reduce_op(c, "mean"); }
+Stages reduce_max(BuildContext& c) { return reduce_op(c, "max"); }
+Stages reduce_min(BuildContext& c) { return reduce_op(c, "min"); }
+Stages reduce_sum_square(BuildContext& c) { return reduce_op(c, "sumsquare"); }
+Stages reduce_l1(BuildContext& c) { return reduce_op(c, "l1"); }
+Stages reduce_l2(BuildContext& c) { return reduce_op(c, "l2"); }
+Stages softmax(BuildContext& c) { return softmax_along_axis(c, false); }
+Stages log_softmax(BuildContext& c) { return softmax_along_axis(c, true); }
+
+Stages layer_norm(BuildContext& c) {
   DataType t = float_operand(c);
   const te::Tensor& x = c.input(0);
   int64_t rank = static_cast<int64_t>(x->shape.size());
@@ -240,7 +202,7 @@ std::vector<te::Tensor> layer_norm(BuildContext& c) {
   return outs;
 }
 
-std::vector<te::Tensor> batch_norm(BuildContext& c) {
+Stages batch_norm(BuildContext& c) {
   if (c.out.size() > 1) c.unsupported("training outputs");
   DataType t = float_operand(c);
   float eps = c.attrs<ops::BatchNormalizationAttrs>().epsilon;
@@ -253,7 +215,7 @@ std::vector<te::Tensor> batch_norm(BuildContext& c) {
 
 // ------------------------------------------------------------------ matmul, gemm, conv, pooling
 
-std::vector<te::Tensor> matmul(BuildContext& c) {
+Stages matmul(BuildContext& c) {
   DataType t = float_operand(c);
   const te::Tensor &a = c.input(0), &b = c.input(1);
   size_t ra = a->shape.size(), rb = b->shape.size();
@@ -281,7 +243,7 @@ std::vector<te::Tensor> matmul(BuildContext& c) {
   })};
 }
 
-std::vector<te::Tensor> gemm(BuildContext& c) {
+Stages gemm(BuildContext& c) {
   DataType t = float_operand(c);
   const auto& g = c.attrs<ops::GemmAttrs>();
   const te::Tensor &a = c.input(0), &b = c.input(1);
@@ -304,6 +266,8 @@ std::vector<te::Tensor> gemm(BuildContext& c) {
 }
 
 // The `fill`-padded view of an N-C-spatial... input (spatial axes from 2 on).
+namespace {
+
 te::Tensor pad_spatial(BuildContext&, const te::Tensor& x, const ops::nn::WindowGeometry& w, double fill,
                        const std::string& name) {
   size_t rank = w.rank();
@@ -334,7 +298,9 @@ ops::nn::WindowGeometry window(BuildContext& c, const Shape& in_spatial, const S
                                  {auto_pad, strides, dilations, pads, ceil_mode});
 }
 
-std::vector<te::Tensor> conv2d(BuildContext& c) {
+}  // namespace
+
+Stages conv2d(BuildContext& c) {
   DataType t = float_operand(c);
   const auto& a = c.attrs<ops::ConvAttrs>();
   const te::Tensor &x = c.input(0), &w = c.input(1);
@@ -359,7 +325,7 @@ std::vector<te::Tensor> conv2d(BuildContext& c) {
 }
 
 // conv2d_nchwc: X[N, C/b, H, W, b] * W[O/b, C/b, R, S, b(i), b(o)] -> Y[N, O/b, H', W', b].
-std::vector<te::Tensor> conv2d_nchwc(BuildContext& c) {
+Stages conv2d_nchwc(BuildContext& c) {
   float_operand(c);
   const auto& a = c.attrs<ops::Conv2dNchwcAttrs>();
   const te::Tensor &x = c.input(0), &w = c.input(1);
@@ -391,7 +357,9 @@ std::vector<te::Tensor> conv2d_nchwc(BuildContext& c) {
 
 // Max or average pooling over every spatial axis (2-D in NCHW, or 3-D with a unit window on the
 // channel block of NCHW16c after layout transformation).
-std::vector<te::Tensor> pool(BuildContext& c, bool is_max) {
+namespace {
+
+Stages pool(BuildContext& c, bool is_max) {
   DataType t = float_operand(c);
   const te::Tensor& x = c.input(0);
   if (x->shape.size() < 3) c.unsupported("pooling needs a spatial axis");
@@ -439,7 +407,7 @@ std::vector<te::Tensor> pool(BuildContext& c, bool is_max) {
   })};
 }
 
-std::vector<te::Tensor> global_pool(BuildContext& c, bool is_max) {
+Stages global_pool(BuildContext& c, bool is_max) {
   float_operand(c);
   const te::Tensor& x = c.input(0);
   std::vector<int64_t> axes;
@@ -452,290 +420,23 @@ std::vector<te::Tensor> global_pool(BuildContext& c, bool is_max) {
       te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::at(s, i) / num(c.dtype(), n); })};
 }
 
-// ------------------------------------------------------------------ data movement
-
-// out[idx] = x[the element with the same row-major position]: Reshape, Flatten, Squeeze, Unsqueeze.
-std::vector<te::Tensor> reshape(BuildContext& c) {
-  const te::Tensor& x = c.input(0);
-  Shape out_strides = contiguous_strides(c.shape()), in_strides = contiguous_strides(x->shape);
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    if (x->shape == c.shape()) return te::at(x, idx);
-    Expr flat = make_int(0);
-    for (size_t d = 0; d < idx.size(); ++d) flat = flat + idx[d] * out_strides[d];
-    std::vector<Expr> src;
-    for (size_t d = 0; d < x->shape.size(); ++d)
-      src.push_back(x->shape[d] == 1 ? make_int(0) : (flat / in_strides[d]) % x->shape[d]);
-    return te::at(x, src);
-  })};
-}
-
-std::vector<te::Tensor> transpose(BuildContext& c) {
-  const te::Tensor& x = c.input(0);
-  std::vector<int64_t> perm = c.attrs<ops::TransposeAttrs>().perm;
-  if (perm.empty())
-    for (int64_t d = static_cast<int64_t>(x->shape.size()) - 1; d >= 0; --d) perm.push_back(d);
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    std::vector<Expr> src(x->shape.size());
-    for (size_t d = 0; d < perm.size(); ++d) src[perm[d]] = idx[d];
-    return te::at(x, src);
-  })};
-}
-
-std::vector<te::Tensor> concat(BuildContext& c) {
-  int64_t rank = static_cast<int64_t>(c.shape().size());
-  int64_t axis = c.attrs<ops::ConcatAttrs>().axis;
-  if (axis < 0) axis += rank;
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    // Nested selects, last input innermost: axis index < offset_k picks input k.
-    std::vector<int64_t> offsets;
-    int64_t off = 0;
-    for (size_t k = 0; k < c.in.size(); ++k) offsets.push_back(off), off += c.input(k)->shape[axis];
-    Expr v;
-    for (size_t k = c.in.size(); k-- > 0;) {
-      std::vector<Expr> src = idx;
-      src[axis] = idx[axis] - offsets[k];
-      Expr read = te::at(c.input(k), src);
-      v = v ? te::if_then_else(loopir::lt(idx[axis], make_int(offsets[k] + c.input(k)->shape[axis])), read, v) : read;
-    }
-    return v;
-  })};
-}
-
-std::vector<te::Tensor> gather(BuildContext& c) {
-  const te::Tensor &data = c.input(0), &indices = c.input(1);
-  int64_t rank = static_cast<int64_t>(data->shape.size());
-  int64_t axis = c.attrs<ops::GatherAttrs>().axis;
-  if (axis < 0) axis += rank;
-  size_t qr = indices->shape.size();
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    std::vector<Expr> qi(idx.begin() + axis, idx.begin() + axis + static_cast<long>(qr));
-    Expr q = convert(DataType::kInt64, te::at(indices, qi));
-    q = te::if_then_else(loopir::lt(q, make_int(0)), q + data->shape[axis], q);
-    std::vector<Expr> src(idx.begin(), idx.begin() + axis);
-    src.push_back(q);
-    src.insert(src.end(), idx.begin() + axis + static_cast<long>(qr), idx.end());
-    return te::at(data, src);
-  })};
-}
-
-std::vector<te::Tensor> pad(BuildContext& c) {
-  if (c.attrs<ops::PadAttrs>().mode != "constant") c.unsupported("mode " + c.attrs<ops::PadAttrs>().mode);
-  const te::Tensor& x = c.input(0);
-  std::vector<int64_t> pads = c.known(1, "pads").to_int64s();
-  size_t rank = x->shape.size();
-  if (pads.size() != 2 * rank) c.unsupported("axes input");
-  for (int64_t p : pads)
-    if (p < 0) c.unsupported("negative pads");
-  double fill = c.has(2) ? c.known(2, "constant_value").get_double(0) : 0.0;
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    Expr inside;
-    std::vector<Expr> src;
-    for (size_t d = 0; d < rank; ++d) {
-      Expr s = idx[d] - pads[d];
-      src.push_back(s);
-      Expr ok = loopir::logical_and(loopir::ge(s, make_int(0)), loopir::lt(s, make_int(x->shape[d])));
-      inside = inside ? loopir::logical_and(inside, ok) : ok;
-    }
-    return inside ? te::if_then_else(inside, te::at(x, src), num(c.dtype(), fill)) : te::at(x, src);
-  })};
-}
-
-std::vector<te::Tensor> layout_transform(BuildContext& c) {
-  const auto& a = c.attrs<ops::LayoutTransformAttrs>();
-  Layout src(a.src_layout), dst(a.dst_layout);
-  const te::Tensor& x = c.input(0);
-  PrimalValues extents = src.logical_extents(x->shape);
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-    // dst physical → logical coordinate per primal axis → src physical; padding reads as zero.
-    std::unordered_map<char, Expr> logical;
-    for (char p : dst.primal_axes()) {
-      Expr v = idx[dst.primal_position(p)];
-      if (dst.sub_position(p) >= 0) v = v * dst.factor(p) + idx[dst.sub_position(p)];
-      logical[p] = v;
-    }
-    std::vector<Expr> s(static_cast<size_t>(src.rank()));
-    Expr inside;
-    for (char p : src.primal_axes()) {
-      Expr v = logical.at(p);
-      int64_t f = src.factor(p);
-      if (src.sub_position(p) >= 0) {
-        s[src.primal_position(p)] = v / f;
-        s[src.sub_position(p)] = v % f;
-      } else {
-        s[src.primal_position(p)] = v;
-      }
-      Expr ok = loopir::lt(v, make_int(extents[p - 'A']));
-      inside = inside ? loopir::logical_and(inside, ok) : ok;
-    }
-    return te::if_then_else(inside, te::at(x, s), num(c.dtype(), 0));
-  })};
-}
-
-// ------------------------------------------------------------------ the table
-
-const std::unordered_map<std::string, Builder>& builders() {
-  using V = const std::vector<Expr>&;
-  static std::unordered_map<std::string, Builder> table = {
-      {"Relu", unary([](const Expr& x, BuildContext&) { return relu(x); })},
-      {"LeakyRelu", unary([](const Expr& x, BuildContext& c) {
-         return te::if_then_else(loopir::lt(x, num(x->dtype, 0)), x * num(x->dtype, c.attrs<ops::LeakyReluAttrs>().alpha), x);
-       })},
-      {"Sigmoid", unary([](const Expr& x, BuildContext&) { return te::sigmoid(x); })},
-      {"Tanh", unary([](const Expr& x, BuildContext&) { return te::tanh(x); })},
-      {"Exp", unary([](const Expr& x, BuildContext&) { return te::exp(x); })},
-      {"Log", unary([](const Expr& x, BuildContext&) { return te::log(x); })},
-      {"Sqrt", unary([](const Expr& x, BuildContext&) { return te::sqrt(x); })},
-      {"Erf", unary([](const Expr& x, BuildContext&) { return te::erf(x); })},
-      {"Neg", unary([](const Expr& x, BuildContext&) { return -x; })},
-      {"Abs", unary([](const Expr& x, BuildContext&) { return te::intrinsic("abs", {x}); })},
-      {"Reciprocal", unary([](const Expr& x, BuildContext&) { return num(x->dtype, 1) / x; })},
-      {"Softplus", unary([](const Expr& x, BuildContext&) { return te::log(te::exp(x) + num(x->dtype, 1)); })},
-      {"HardSwish", unary([](const Expr& x, BuildContext&) {
-         DataType t = x->dtype;
-         return x * loopir::max(num(t, 0), loopir::min(num(t, 1), x / num(t, 6) + num(t, 0.5)));
-       })},
-      {"HardSigmoid", unary([](const Expr& x, BuildContext& c) {
-         const auto& a = c.attrs<ops::HardSigmoidAttrs>();
-         DataType t = x->dtype;
-         return loopir::max(num(t, 0), loopir::min(num(t, 1), x * num(t, a.alpha) + num(t, a.beta)));
-       })},
-      {"Elu", unary([](const Expr& x, BuildContext& c) {
-         DataType t = x->dtype;
-         return te::if_then_else(loopir::lt(x, num(t, 0)), num(t, c.attrs<ops::EluAttrs>().alpha) * (te::exp(x) - num(t, 1)), x);
-       })},
-      {"Selu", unary([](const Expr& x, BuildContext& c) {
-         const auto& a = c.attrs<ops::SeluAttrs>();
-         DataType t = x->dtype;
-         return te::if_then_else(loopir::le(x, num(t, 0)), num(t, a.gamma) * (num(t, a.alpha) * te::exp(x) - num(t, a.alpha)),
-                                 num(t, a.gamma) * x);
-       })},
-      {"Gelu", unary([](const Expr& x, BuildContext& c) {
-         DataType t = x->dtype;
-         if (c.attrs<ops::GeluAttrs>().approximate == "tanh") {
-           Expr inner = num(t, std::sqrt(2.0 / std::numbers::pi)) * (x + num(t, 0.044715) * x * x * x);
-           return num(t, 0.5) * x * (num(t, 1) + te::tanh(inner));
-         }
-         return num(t, 0.5) * x * (num(t, 1) + te::erf(x * num(t, 1.0 / std::numbers::sqrt2)));
-       })},
-      {"Identity", [](BuildContext& c) { return std::vector<te::Tensor>{elementwise(c, c.input(0)->dtype, [](V v) { return v[0]; })}; }},
-      {"Dropout", [](BuildContext& c) {
-         if (c.out.size() > 1) c.unsupported("the mask output");
-         return std::vector<te::Tensor>{elementwise(c, c.input(0)->dtype, [](V v) { return v[0]; })};
-       }},
-      {"Floor", unary([](const Expr& x, BuildContext&) { return floor_of(x); })},
-      {"Ceil", unary([](const Expr& x, BuildContext&) { return ceil_of(x); })},
-      {"Round", unary([](const Expr& x, BuildContext&) { return round_half_even(x); })},
-      {"Sign", [](BuildContext& c) {
-         DataType t = c.input(0)->dtype;
-         if (t != DataType::kFloat32 && t != DataType::kFloat64 && t != DataType::kInt32 && t != DataType::kInt64)
-           c.unsupported(std::string(dtype_name(t)) + " inputs");
-         return std::vector<te::Tensor>{elementwise(c, t, [](V v) { return sign_of(v[0]); })};
-       }},
-      {"Not", [](BuildContext& c) {
-         if (c.input(0)->dtype != DataType::kBool) c.unsupported(std::string(dtype_name(c.input(0)->dtype)) + " input");
-         return std::vector<te::Tensor>{elementwise(c, DataType::kBool, [](V v) { return loopir::make_not(v[0]); })};
-       }},
-      {"And", logic([](const Expr& a, const Expr& b) { return loopir::logical_and(a, b); })},
-      {"Or", logic([](const Expr& a, const Expr& b) { return loopir::logical_or(a, b); })},
-      {"Xor", logic([](const Expr& a, const Expr& b) { return loopir::ne(a, b); })},
-      {"CastLike", [](BuildContext& c) {
-         return std::vector<te::Tensor>{elementwise(c, c.input(0)->dtype, [&](V v) { return te::cast(c.dtype(), v[0]); })};
-       }},
-      {"Cast", [](BuildContext& c) {
-         return std::vector<te::Tensor>{elementwise(c, c.input(0)->dtype, [&](V v) { return te::cast(c.dtype(), v[0]); })};
-       }},
-      {"Clip", [](BuildContext& c) {
-         DataType t = float_operand(c);
-         return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-           Expr v = te::at(c.in[0], idx);
-           if (c.has(1)) v = loopir::max(v, te::at(c.in[1], {}));
-           if (c.has(2)) v = loopir::min(v, te::at(c.in[2], {}));
-           return convert(t, v);
-         })};
-       }},
-      {"Add", binary([](const Expr& a, const Expr& b) { return a + b; }, false)},
-      {"Sub", binary([](const Expr& a, const Expr& b) { return a - b; }, false)},
-      {"Mul", binary([](const Expr& a, const Expr& b) { return a * b; }, false)},
-      // Integer Div truncates in ONNX but floors in the loop IR: only floats here.
-      {"Div", binary([](const Expr& a, const Expr& b) { return a / b; }, true)},
-      {"Pow", binary([](const Expr& a, const Expr& b) { return te::pow(a, b); }, true)},
-      {"PRelu", binary([](const Expr& a, const Expr& b) { return te::if_then_else(loopir::lt(a, num(a->dtype, 0)), a * b, a); }, true)},
-      {"Equal", compare([](const Expr& a, const Expr& b) { return loopir::eq(a, b); })},
-      {"Less", compare([](const Expr& a, const Expr& b) { return loopir::lt(a, b); })},
-      {"Greater", compare([](const Expr& a, const Expr& b) { return loopir::gt(a, b); })},
-      {"LessOrEqual", compare([](const Expr& a, const Expr& b) { return loopir::le(a, b); })},
-      {"GreaterOrEqual", compare([](const Expr& a, const Expr& b) { return loopir::ge(a, b); })},
-      {"Max", variadic([](const Expr& a, const Expr& b) { return loopir::max(a, b); }, false)},
-      {"Min", variadic([](const Expr& a, const Expr& b) { return loopir::min(a, b); }, false)},
-      {"Sum", variadic([](const Expr& a, const Expr& b) { return a + b; }, false)},
-      {"Mean", variadic([](const Expr& a, const Expr& b) { return a + b; }, true)},
-      {"Where", [](BuildContext& c) {
-         DataType t = c.input(1)->dtype;
-         return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-           return te::if_then_else(broadcast_read(c.in[0], idx), broadcast_read(c.in[1], idx), broadcast_read(c.in[2], idx));
-         })};
-         (void)t;
-       }},
-      {"ReduceSum", reduce_op("sum")},
-      {"ReduceMean", reduce_op("mean")},
-      {"ReduceMax", reduce_op("max")},
-      {"ReduceMin", reduce_op("min")},
-      {"ReduceSumSquare", reduce_op("sumsquare")},
-      {"ReduceProd", reduce_more("prod")},
-      {"ArgMax", arg_extreme(true)},
-      {"ArgMin", arg_extreme(false)},
-      {"Hardmax", hardmax},
-      {"ReduceLogSum", reduce_more("logsum")},
-      {"ReduceLogSumExp", reduce_more("logsumexp")},
-      {"ReduceL1", reduce_op("l1")},
-      {"ReduceL2", reduce_op("l2")},
-      {"Softmax", softmax(false)},
-      {"LogSoftmax", softmax(true)},
-      {"LayerNormalization", layer_norm},
-      {"BatchNormalization", batch_norm},
-      {"MatMul", matmul},
-      {"Gemm", gemm},
-      {"Conv", conv2d},
-      {"conv2d_nchwc", conv2d_nchwc},
-      {"MaxPool", [](BuildContext& c) { return pool(c, true); }},
-      {"AveragePool", [](BuildContext& c) { return pool(c, false); }},
-      {"GlobalMaxPool", [](BuildContext& c) { return global_pool(c, true); }},
-      {"GlobalAveragePool", [](BuildContext& c) { return global_pool(c, false); }},
-      {"Reshape", reshape},
-      {"Flatten", reshape},
-      {"Squeeze", reshape},
-      {"Unsqueeze", reshape},
-      {"Expand", [](BuildContext& c) {
-         return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) { return broadcast_read(c.input(0), idx); })};
-       }},
-      {"Transpose", transpose},
-      {"Concat", concat},
-      {"Gather", gather},
-      {"Pad", pad},
-      {"Tile", tile},
-      {"Split", split},
-      {"Slice", slice},
-      {"DepthToSpace", depth_to_space},
-      {"SpaceToDepth", space_to_depth},
-      {"GatherElements", gather_elements},
-      {"Resize", resize},
-      {"layout_transform", layout_transform},
-  };
-  // The families kept in files of their own join the table once.
-  static const bool merged = [] {
-    for (const auto* family : {&normalization_builders(), &shape_scatter_builders()})
-      for (const auto& [op, builder] : *family) table.emplace(op, builder);
-    return true;
-  }();
-  (void)merged;
-  return table;
-}
-
 }  // namespace
 
-bool has_te_builder(const std::string& op) { return builders().count(op) > 0; }
+Stages max_pool(BuildContext& c) { return pool(c, true); }
+Stages average_pool(BuildContext& c) { return pool(c, false); }
+Stages global_max_pool(BuildContext& c) { return global_pool(c, true); }
+Stages global_average_pool(BuildContext& c) { return global_pool(c, false); }
+
+}  // namespace te_builder
+
+bool has_te_builder(const std::string& op) {
+  const OpDef* def = find_op(op);
+  return def && def->compilation.builder;
+}
 
 std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup& group, std::string* why) {
+  using te_builder::BuildContext;
+  using te_builder::Unsupported;
   std::unordered_map<ValueId, te::Tensor> tensors;
   for (size_t k = 0; k < group.inputs.size(); ++k) {
     const Value& v = g.value(group.inputs[k]);
@@ -744,12 +445,13 @@ std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup&
   try {
     for (NodeId id : group.nodes) {
       const Node& n = g.nodes[id];
-      auto it = builders().find(n.op->name);
-      if (it == builders().end()) throw Unsupported{n.op->name + " has no tensor-expression builder"};
+      const OpCompilation& compilation = n.op->compilation;
+      if (!compilation.builder)
+        throw Unsupported{n.op->name + " has no tensor-expression builder (" + compilation.why + ")"};
       BuildContext c{g, n, id, {}, {}};
       for (ValueId v : n.inputs) c.in.push_back(v == kNoValue ? nullptr : tensors.at(v));
       for (ValueId v : n.outputs) c.out.push_back(g.value(v).type);
-      std::vector<te::Tensor> outs = it->second(c);
+      std::vector<te::Tensor> outs = compilation.builder(c);
       for (size_t k = 0; k < outs.size(); ++k) {
         if (outs[k]->dtype != c.out[k].dtype || outs[k]->shape != c.out[k].shape)
           throw Unsupported{n.op->name + ": builder produced " + std::string(dtype_name(outs[k]->dtype)) +
