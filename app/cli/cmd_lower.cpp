@@ -15,7 +15,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/loopir/printer.h"

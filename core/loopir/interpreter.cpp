@@ -9,6 +9,7 @@
 
 #include "core/loopir/printer.h"
 #include "core/support/error.h"
+#include "core/support/int_math.h"
 
 namespace tessel::loopir {
 namespace {
@@ -40,13 +41,6 @@ struct Value {
 
 Value int_value(int64_t v) { return Value{0, v, false}; }
 Value float_value(double v) { return Value{v, 0, true}; }
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
 double round_to(DataType t, double v) {
   return t == DataType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;

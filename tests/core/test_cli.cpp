@@ -214,6 +214,12 @@ class TestCli : public QObject {
       QVERIFY2(listed, op.name.c_str());
     }
     QVERIFY(r.out.contains(QString("%1 ops").arg(all_ops().size())));
+    // The "compiles" column: yes, or partial/no with the reason from the op table.
+    QVERIFY(lines[0].trimmed().endsWith("compiles"));
+    for (const QString& line : lines) {
+      if (line.startsWith("Reshape ")) QVERIFY2(line.endsWith("  yes"), qPrintable(line));
+      if (line.startsWith("Relu ")) QVERIFY2(line.endsWith("  partial: f32/f64 only"), qPrintable(line));
+    }
 
     r = tessel_cli({"ops", "--doc"});
     QCOMPARE(r.exit_code, 0);

@@ -28,12 +28,7 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
   };
   std::vector<GraphPass> enabled;
   for (GraphPass& p : all) {
-    if (o.disabled_passes.count(p.name)) continue;
-    if (!o.fold_constants && p.name == "fold_constants") continue;
-    if (!o.simplify && p.name == "simplify_inference") continue;
-    if (!o.fuse && p.name == "fuse_ops") continue;
-    if (!o.plan_memory && p.name == "plan_memory") continue;
-    enabled.push_back(std::move(p));
+    if (o.runs(p.name)) enabled.push_back(std::move(p));
   }
   return enabled;
 }
