@@ -17,6 +17,7 @@
 #include "core/lower/unroll_loops.h"
 #include "core/lower/vectorize_loops.h"
 #include "core/support/error.h"
+#include "core/support/timing.h"
 
 namespace tessel::lower {
 using loopir::Func;
@@ -48,10 +49,6 @@ const Pass kPasses[] = {
     {"unroll", unroll_loops},                           // unrolled loops and auto_unroll_max_step
     {"simplify", simplify_program},                     // clean up after the rewrites
 };
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 LowerRecordPtr record(const char* name, const Func& f, bool changed, double ms, const LowerOptions& opt) {
   auto r = std::make_shared<LowerRecord>();

@@ -1,16 +1,8 @@
 #include "core/pass/pass_manager.h"
 
-#include <chrono>
+#include "core/support/timing.h"
 
 namespace tessel {
-
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 GraphPtr PassManager::run(GraphPtr graph, PassContext& ctx) const {
   if (!graph) throw Error("pass manager: no graph to run on");
