@@ -1,7 +1,6 @@
 #include "app/studio/mediator.h"
 
 #include "core/compile/kernel_compiler.h"
-#include "core/schedule/default_schedule.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
 #include "views/edit/kernel_lowering.h"
@@ -166,7 +165,7 @@ void StudioMediator::show_kernel(const QString& kernel) {
     return;
   }
   schedule::Schedule fallback =
-      schedule::default_cpu_schedule(*dag, compile::vector_lanes_of_spec(loop_->target().toStdString()));
+      compile::default_schedule(*dag, compile::vector_lanes_of_spec(loop_->target().toStdString()));
   auto hand = loop_->hand_schedules().find(kernel.toStdString());
   schedule::Schedule current = hand != loop_->hand_schedules().end() ? hand->second : fallback;
   panes_.schedule->set_kernel(kernel, std::move(*dag), std::move(current), std::move(fallback));

@@ -14,7 +14,15 @@ Target default_target() { return Target::parse(CodeGenRegistry::global().has("ll
 bool generates_code(const Target& target) { return CodeGenRegistry::global().has(target.kind()); }
 
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
-  return schedule::default_cpu_schedule(dag, target_vector_floats(target));
+  return default_schedule(dag, target_vector_floats(target));
+}
+
+schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes) {
+  try {
+    return schedule::default_cpu_schedule(dag, vector_lanes);
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 int64_t vector_lanes_of_spec(const std::string& target_spec) {

@@ -44,8 +44,10 @@ namespace tessel::compile {
 Target default_target();
 // Whether the target's kind has a code generator (asks CodeGenRegistry).
 bool generates_code(const Target& target);
-// The default CPU schedule of `dag`, its vectors target_vector_floats(target) lanes wide.
+// The default CPU schedule of `dag`, its vectors target_vector_floats(target) lanes wide; plain
+// loops (the empty schedule) for a DAG the default schedule cannot be built for.
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target);
+schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes);
 // The vector lanes of a target given as a spec (the studio holds targets as text): a spec whose
 // kind is not registered in this process (its plugin is not loaded here) gets the host CPU's
 // width, as the `ref` kind describes it.

@@ -1,7 +1,6 @@
 #include "views/edit/kernel_lowering.h"
 
 #include "core/compile/kernel_compiler.h"
-#include "core/schedule/default_schedule.h"
 #include "core/support/timing.h"
 
 namespace tessel::views {
@@ -50,16 +49,8 @@ KernelLoweringPtr lower_kernel(const StudioSnapshotPtr& snapshot, const std::str
     result->error = why;
     return result;
   }
-  try {
-    return lower_schedule(kernel, *dag, hand ? *hand : schedule::default_cpu_schedule(*dag, vector_lanes),
-                          !hand.has_value(), generation);
-  } catch (const std::exception& e) {  // the default schedule itself failed
-    auto result = std::make_shared<KernelLowering>();
-    result->kernel = kernel;
-    result->generation = generation;
-    result->error = "kernel '" + kernel + "': " + e.what();
-    return result;
-  }
+  return lower_schedule(kernel, *dag, hand ? *hand : compile::default_schedule(*dag, vector_lanes), !hand.has_value(),
+                        generation);
 }
 
 }  // namespace tessel::views

@@ -3,7 +3,7 @@
 // benchmarks without a window): one kernel of a snapshot, its DAG, its schedule (the hand one or the
 // default), the program after every step and after every lowering pass.
 //
-//   snapshot.optimized + fusion group K ──find_kernel, kernel_dag──▶ DAG ──(hand | default_cpu_schedule)──▶
+//   snapshot.optimized + fusion group K ──find_kernel, kernel_dag──▶ DAG ──(hand | default_schedule)──▶
 //   record_lowering: the program after each step (entry 0: unscheduled) and each pass ──▶ KernelLowering
 //   (the functions of core/compile/kernel_compiler.h that CompiledModel and tessel-measure use too)
 //
