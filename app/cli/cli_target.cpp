@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/compile/kernel_compiler.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 
@@ -18,7 +19,16 @@ void load_plugins() {
 Target resolve_target(const std::optional<std::string>& spec) {
   load_plugins();
   if (spec) return Target::parse(*spec);
-  return Target::parse(CodeGenRegistry::global().has("llvm") ? "llvm" : "ref");
+  return compile::default_target();
+}
+
+Target resolve_code_generating_target(const std::optional<std::string>& spec, const std::string& command) {
+  Target target = resolve_target(spec);
+  if (compile::generates_code(target)) return target;
+  std::string kinds;
+  for (const std::string& kind : CodeGenRegistry::global().kinds()) kinds += (kinds.empty() ? "" : ", ") + kind;
+  throw Error(command + " needs a code generator; the target '" + target.kind() +
+              "' has none (targets with one: " + (kinds.empty() ? "none loaded" : kinds) + ")");
 }
 
 }  // namespace tessel::cli

@@ -69,9 +69,7 @@ int run_build_command(std::span<const std::string> argv) {
     throw UsageError("unknown --emit '" + emit + "' (choices: so, llvm, asm, obj, c)");
   if (args.value("--header") && emit != "so")
     throw UsageError("--header goes with --emit so (the library it declares)");
-  const Target target = resolve_target(args.value("--target"));
-  if (target.kind() == "ref")
-    throw Error("build needs a code generator; the reference executor has none (try --target llvm)");
+  const Target target = resolve_code_generating_target(args.value("--target"), "build");
 
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));

@@ -17,8 +17,7 @@ int run_calibrate_command(std::span<const std::string> argv) {
   const Args args = Args::parse(argv, kSpec);
   if (args.help())
     return print_usage(kSpec, "Measures the roofline ceilings with generated kernels and caches them per machine and target.\n"), 0;
-  Target target = resolve_target(args.value("--target"));
-  if (target.kind() == "ref") throw Error("calibrate needs a code generator; the reference executor has none (try --target llvm)");
+  Target target = resolve_code_generating_target(args.value("--target"), "calibrate");
   compile::CalibrateOptions options;
   options.quick = args.flag("--quick");
   compile::MachineCeilings c = compile::calibrate(target, options);

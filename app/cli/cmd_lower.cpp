@@ -15,7 +15,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
-#include "core/graph/ops/te/te_from_graph.h"
+#include "core/compile/kernel_compiler.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/loopir/printer.h"
@@ -43,21 +43,17 @@ std::optional<te::ComputeDag> model_kernel_dag(const std::string& model, const s
                                                const Target& target) {
   GraphPipelineResult r = run_graph_pipeline(std::make_shared<const Graph>(import_onnx(model)), target);
   if (!r.ok()) throw Error(model + ": " + r.error);
-  std::string names;
-  for (const FusionGroup& g : r.fusion->groups) {
-    if (!kernel) {
-      std::printf("%-40s %zu ops, %s\n", g.kernel_name.c_str(), g.nodes.size(), std::string(pattern_name(g.pattern)).c_str());
-      continue;
-    }
-    names += (names.empty() ? "" : ", ") + g.kernel_name;
-    if (g.kernel_name != *kernel) continue;
-    std::string why;
-    auto dag = compile::build_group_dag(*r.graph, g, &why);
-    if (!dag) throw Error(model + ": kernel '" + *kernel + "' has no tensor expression: " + why);
-    return dag;
+  if (!kernel) {
+    for (const FusionGroup& g : r.fusion->groups)
+      std::printf("%-40s %zu ops, %s\n", g.kernel_name.c_str(), g.nodes.size(),
+                  std::string(pattern_name(g.pattern)).c_str());
+    return std::nullopt;
   }
-  if (kernel) throw Error(model + ": no kernel '" + *kernel + "' (kernels: " + names + ")");
-  return std::nullopt;
+  try {
+    return compile::kernel_dag(*r.graph, compile::find_kernel(*r.fusion, *kernel));
+  } catch (const Error& e) {
+    rethrow_with_context(e, model);
+  }
 }
 
 std::string details() {
@@ -114,7 +110,6 @@ int run_lower_command(std::span<const std::string> argv) {
   // The default schedule is shaped by the target's vector width (the host's for llvm), the same
   // one `tessel run` and the studio use.
   const Target target = resolve_target(args.value("--target"));
-  const int64_t lanes = target_vector_floats(target);
   std::optional<te::ComputeDag> model_dag;
   if (!args.positional().empty()) {
     if (args.value("--op")) throw UsageError("give either --op or a MODEL, not both");
@@ -132,7 +127,7 @@ int run_lower_command(std::span<const std::string> argv) {
   } else if (args.flag("--gpu")) {
     sched = schedule::default_gpu_schedule(dag);
   } else {
-    sched = schedule::default_cpu_schedule(dag, lanes);
+    sched = compile::default_schedule(dag, target);
   }
   const bool diff = args.flag("--diff");
   if (auto which = args.value("--dump-after")) check_dump_after(*which, sched);

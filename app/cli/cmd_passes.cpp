@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app/cli/cli_args.h"
+#include "app/cli/cli_target.h"
 #include "core/frontend/load_model.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/export_dot.h"
@@ -34,7 +35,8 @@ const ArgSpec kSpec{
 constexpr const char* kDetails =
     "Runs the graph passes on MODEL (.onnx, or a graph in Tessel's text format) and shows the graph after\n"
     "each selected pass, then a summary table (pass, changed, ms, nodes before/after).\n\n"
-    "  --target SPEC         e.g. 'ref -vector_bits=512' or {\"kind\": \"ref\", \"vector_bits\": 256} (default: ref)\n"
+    "  --target SPEC         e.g. 'ref -vector_bits=512' or {\"kind\": \"ref\", \"vector_bits\": 256}\n"
+    "                        (default: llvm when its plugin is loaded, else ref)\n"
     "  --dump-after WHICH    all, changed (default) or the name of one pass\n"
     "  --format FORMAT       text (default), json (with fusion groups, blocked-edge reasons, per-edge layouts\n"
     "                        and the memory plan), dot or svg (fusion groups as clusters)\n"
@@ -57,7 +59,7 @@ int run_passes_command(std::span<const std::string> argv) {
   if (format != "text" && format != "json" && format != "dot" && format != "svg")
     throw UsageError("--format must be text, json, dot or svg, got '" + format + "'");
   const std::string which = args.value("--dump-after").value_or("changed");
-  const Target target = Target::parse(args.value("--target").value_or("ref"));
+  const Target target = resolve_target(args.value("--target"));
 
   PipelineOptions options;
   if (which != "all" && which != "changed") {

@@ -41,8 +41,7 @@ int run_profile_command(std::span<const std::string> argv) {
   const Args args = Args::parse(argv, kSpec);
   if (args.help()) return print_usage(kSpec, "Profiles every kernel of a compiled model.\n"), 0;
   const std::string model = args.positional()[0];
-  Target target = resolve_target(args.value("--target"));
-  if (target.kind() == "ref") throw Error("profile measures compiled kernels; the reference executor compiles none (try --target llvm)");
+  Target target = resolve_code_generating_target(args.value("--target"), "profile");
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
   Graph imported = import_onnx(model, options);

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <span>
 
 #include "app/cli/cli_args.h"
@@ -15,7 +16,6 @@
 #include "core/compile/compiled_model.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
-#include "core/runtime/reference_executor.h"
 #include "core/target/target.h"
 
 namespace tessel::cli {
@@ -39,9 +39,18 @@ constexpr const char* kDetails =
     "  --target SPEC         'llvm' (default when its plugin is loaded), 'c', 'interp', or 'ref' (the\n"
     "                        reference executor); short form 'llvm -num_threads=2' or JSON\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
-    "  --no-passes           run the graph as imported, without the graph passes (to compare)\n"
+    "  --no-passes           run the graph as imported: no optimizing graph pass, only shape inference,\n"
+    "                        fusion and memory planning (to compare)\n"
     "  --report              print how many kernels were compiled, and why each other one runs with\n"
     "                        the reference kernels\n";
+
+// Every graph pass but those the executor needs: types, kernels (fusion) and their storage.
+std::set<std::string> optimizing_passes() {
+  std::set<std::string> names;
+  for (const GraphPass& p : graph_pipeline_passes({}))
+    if (p.name != "infer_shapes" && p.name != "fuse_ops" && p.name != "plan_memory") names.insert(p.name);
+  return names;
+}
 
 // Temporary output files, removed unless commit() renamed all of them into place.
 class OutputFiles {
@@ -85,43 +94,39 @@ int run_run_command(std::span<const std::string> argv) {
   const fs::path out_dir = args.required("--out-dir");
   const Target target = resolve_target(args.value("--target"));
 
+  OnnxModelFile file(model);  // parsed once: its inputs tell which input files bind shape operands
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
-  const std::vector<OnnxInputInfo> declared = onnx_runtime_inputs(model);
+  const std::vector<OnnxInputInfo>& declared = file.runtime_inputs();
   if (!fs::is_directory(inputs_dir)) throw Error(inputs_dir.string() + ": not a folder of input_K.pb files");
   std::vector<Tensor> inputs;
   std::vector<std::string> input_files;
   for (size_t k = 0; k < declared.size(); ++k) {
-    const fs::path file = inputs_dir / ("input_" + std::to_string(k) + ".pb");
-    if (!fs::exists(file))
-      throw Error(file.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
+    const fs::path input_file = inputs_dir / ("input_" + std::to_string(k) + ".pb");
+    if (!fs::exists(input_file))
+      throw Error(input_file.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
                   " inputs, input '" + declared[k].name + "' is number " + std::to_string(k));
-    inputs.push_back(read_tensor_pb(file.string()));
-    input_files.push_back(file.string());
+    inputs.push_back(read_tensor_pb(input_file.string()));
+    input_files.push_back(input_file.string());
     const OnnxInputInfo& in = declared[k];
     if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.back());
     if (!in.static_shape && !options.input_shapes.count(in.name))
       options.input_shapes.emplace(in.name, inputs.back().shape());
   }
 
-  const Graph imported = import_onnx(model, options);
-  // The graph after the full pass pipeline (same inputs and outputs), unless --no-passes.
-  GraphPtr optimized = std::make_shared<const Graph>(imported);
+  // One pipeline for every target: graph passes, fusion, memory plan, kernels compiled by the
+  // target's code generator; without one (`ref`), or for a group without a tensor expression,
+  // the reference kernels run the group in the same executor.
+  compile::CompileOptions compile_options;
+  if (args.flag("--no-passes")) compile_options.pipeline.disabled_passes = optimizing_passes();
+  GraphPtr imported = std::make_shared<const Graph>(file.import(options));  // errors name the file
   std::shared_ptr<const compile::CompiledModel> compiled;
-  if (target.kind() != "ref") {
-    if (args.flag("--no-passes")) throw UsageError("--no-passes runs the imported graph on the reference executor: use --target ref");
-    try {
-      compiled = compile::CompiledModel::compile(optimized, target);
-    } catch (const Error& e) {
-      rethrow_with_context(e, model);
-    }
-    optimized = compiled->pipeline().graph;
-  } else if (!args.flag("--no-passes")) {
-    GraphPipelineResult passes = run_graph_pipeline(optimized, target);
-    if (!passes.ok()) throw Error(model + ": " + passes.error);
-    optimized = passes.graph;
+  try {
+    compiled = compile::CompiledModel::compile(imported, target, compile_options);
+  } catch (const Error& e) {
+    rethrow_with_context(e, model);
   }
-  const Graph& graph = *optimized;
+  const Graph& graph = compiled->graph();
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Value& v = graph.value(graph.inputs[k]);
     if (inputs[k].dtype() != v.type.dtype || inputs[k].shape() != v.type.shape)
@@ -130,12 +135,12 @@ int run_run_command(std::span<const std::string> argv) {
   }
   std::vector<Tensor> outputs;
   try {
-    outputs = compiled ? compiled->run(inputs) : run_reference(graph, inputs);
+    outputs = compiled->run(inputs);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }
 
-  if (args.flag("--report") && compiled) {
+  if (args.flag("--report")) {
     std::printf("%d of %zu kernels compiled (target %s)\n", compiled->compiled_count(), compiled->kernels().size(),
                 target.kind().c_str());
     for (const compile::CompiledKernel& k : compiled->kernels())

@@ -7,35 +7,18 @@
 #include <limits>
 #include <random>
 
-#include "core/graph/ops/te/te_from_graph.h"
-#include "core/lower/pipeline.h"
+#include "core/compile/kernel_compiler.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
 #include "core/runtime/thread_pool.h"
 #include "core/schedule/schedule.h"
+#include "core/support/timing.h"
 
 namespace tessel::measure {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-const FusionGroup& find_group(const FusionResult& fusion, const std::string& kernel) {
-  std::string names;
-  for (const FusionGroup& g : fusion.groups) {
-    if (g.kernel_name == kernel) return g;
-    names += (names.empty() ? "" : ", ") + g.kernel_name;
-  }
-  throw Error("kernel '" + kernel + "' is not in the compiled model (kernels: " + names + ")");
-}
-
-int64_t value_bytes(const Graph& g, ValueId v) {
-  const TensorType& t = g.value(v).type;
-  return shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
-}
 
 // The group's inputs: weights keep their values (a kernel may depend on them, e.g. folded batch
 // norm), everything else is seeded uniform noise in [-1, 1) (small integers for integer types).
@@ -78,37 +61,23 @@ double median(std::vector<double> v) {
 KernelResult measure_kernel(const GraphPipelineResult& pipeline, const Target& target, const KernelRequest& request,
                             const std::optional<compile::MachineCeilings>& ceilings) {
   const Graph& g = *pipeline.graph;
-  const FusionGroup& group = find_group(*pipeline.fusion, request.kernel);
-  const std::string where = "kernel '" + request.kernel + "'";
+  const FusionGroup& group = compile::find_kernel(*pipeline.fusion, request.kernel);
   KernelResult r;
   r.kernel = request.kernel;
 
   // Compile this kernel alone.
   const auto compile_start = Clock::now();
-  std::string why;
-  std::optional<te::ComputeDag> dag = compile::build_group_dag(g, group, &why);
-  if (!dag) throw Error(where + ": no tensor expression: " + why);
+  const te::ComputeDag dag = compile::kernel_dag(g, group);
   schedule::Schedule s;
-  loopir::Func func;
   try {
     s = schedule::parse_schedule(request.schedule_text);
   } catch (const Error& e) {
-    rethrow_with_context(e, where + ": schedule");
+    rethrow_with_context(e, "kernel '" + request.kernel + "': schedule");
   }
-  try {
-    func = lower::lower(*dag, s).func;
-  } catch (const Error& e) {
-    rethrow_with_context(e, where + ": lowering");
-  }
-  func.name = request.kernel;
-  std::vector<ValueId> params;
-  try {
-    params = compile::bind_kernel_params(func, group, *dag);
-  } catch (const Error& e) {
-    rethrow_with_context(e, where);
-  }
-  std::unique_ptr<Module> module = build_module({func}, target);  // errors name the kernel and stage
-  r.compile_ms = ms_between(compile_start, Clock::now());
+  const compile::LoweredKernel kernel = compile::lower_kernel(group, dag, target, s);
+  const std::vector<ValueId>& params = kernel.params;
+  std::unique_ptr<Module> module = build_module({kernel.func}, target);  // errors name the kernel and stage
+  r.compile_ms = ms_since(compile_start);
   for (const auto& [name, text] : module->artifacts()) r.artifacts.emplace_back(name, text);
 
   // Verify: reference and compiled kernel on the same inputs. Outputs start as NaN so an element
@@ -126,9 +95,7 @@ KernelResult measure_kernel(const GraphPipelineResult& pipeline, const Target& t
     }
     args.push_back(&compiled.at(v));
   }
-  const int threads =
-      target.kind_info().find_option("num_threads") ? static_cast<int>(target.get_int("num_threads")) : 1;
-  ThreadPool::set_global_threads(threads);
+  ThreadPool::set_global_threads(target_threads(target));
   module->call_host(request.kernel, args);
   double max_ref = 0;
   for (ValueId v : group.outputs) {
@@ -154,16 +121,15 @@ KernelResult measure_kernel(const GraphPipelineResult& pipeline, const Target& t
   while (times.size() < 5 || (total < request.min_time_ms && times.size() < 500)) {
     auto start = Clock::now();
     module->call_host(request.kernel, args);
-    times.push_back(ms_between(start, Clock::now()));
+    times.push_back(ms_since(start));
     total += times.back();
   }
   r.repeats = static_cast<int>(times.size());
   r.ms_min = *std::min_element(times.begin(), times.end());
   r.ms_median = median(times);
 
-  for (NodeId n : group.nodes) r.flops += node_flops(g, g.nodes[n]);
-  for (ValueId v : group.inputs) r.bytes += value_bytes(g, v);
-  for (ValueId v : group.outputs) r.bytes += value_bytes(g, v);
+  r.flops = compile::kernel_flops(g, group);
+  r.bytes = compile::kernel_bytes(g, group);
   const double seconds = std::max(r.ms_min, 1e-6) / 1e3;
   r.gflops = static_cast<double>(r.flops) / seconds / 1e9;
   r.gbps = static_cast<double>(r.bytes) / seconds / 1e9;

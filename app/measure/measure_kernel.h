@@ -3,6 +3,7 @@
 // checked against the reference kernels and timed:
 //
 //   pipeline (cached) ─▶ fusion group K ─▶ ComputeDag ─▶ schedule text ─▶ lower ─▶ build_module({K})
+//        (find_kernel, kernel_dag and lower_kernel of core/compile/kernel_compiler.h, as CompiledModel)
 //        inputs: the group's constants + seeded random values
 //        reference: the group's nodes one by one (op reference kernels)  ─┐
 //        compiled:  module.call_host(K, params)                          ─┴▶ max |Δ|, verdict

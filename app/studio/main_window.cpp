@@ -432,7 +432,7 @@ void MainWindow::start_lesson(const QString& path) {
     views::SessionDocument doc;
     doc.model_path = QFileInfo(model).absoluteFilePath().toStdString();
     doc.pass_options = options;
-    doc.target = controller_->has_document() ? controller_->document().target : "ref";
+    if (controller_->has_document()) doc.target = controller_->document().target;  // else the document's default
     controller_->open_document(doc, {}, false);
     center_->setCurrentWidget(panes_.graph);
   };

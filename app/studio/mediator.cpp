@@ -1,6 +1,6 @@
 #include "app/studio/mediator.h"
 
-#include "core/schedule/default_schedule.h"
+#include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
 #include "views/edit/kernel_lowering.h"
@@ -10,17 +10,19 @@ namespace tessel::studio {
 namespace {
 
 // The session's target compiles the graph; kernels are measured with a code-generating target
-// (the reference target `ref` has no code generator, so its sessions measure with `llvm`).
+// (a session on `ref`, which has no code generator, measures with the default target's kind).
 QString measuring_target(const std::string& session_target) {
-  if (session_target.empty() || session_target.rfind("ref", 0) == 0) return "llvm";
+  try {
+    if (session_target.empty() || !compile::generates_code(Target::parse(session_target)))
+      return QString::fromStdString(compile::default_target().kind());
+  } catch (const Error&) {
+    // Its plugin is not loaded here: the measuring process loads plugins and says what is wrong.
+  }
   return QString::fromStdString(session_target);
 }
 
 bool has_kernel(const views::StudioSnapshot& snap, const QString& kernel) {
-  if (!snap.fusion) return false;
-  for (const FusionGroup& g : snap.fusion->groups)
-    if (QString::fromStdString(g.kernel_name) == kernel) return true;
-  return false;
+  return snap.fusion && compile::has_kernel(*snap.fusion, kernel.toStdString());
 }
 
 }  // namespace
@@ -162,13 +164,8 @@ void StudioMediator::show_kernel(const QString& kernel) {
     on_status(QString::fromStdString(why));
     return;
   }
-  int64_t lanes = 8;
-  try {
-    lanes = target_vector_floats(Target::parse(loop_->target().toStdString()));
-  } catch (const Error&) {
-    // The target's plugin is not loaded: the measuring process reports it; schedule for 8 lanes.
-  }
-  schedule::Schedule fallback = schedule::default_cpu_schedule(*dag, lanes);
+  schedule::Schedule fallback =
+      compile::default_schedule(*dag, compile::vector_lanes_of_spec(loop_->target().toStdString()));
   auto hand = loop_->hand_schedules().find(kernel.toStdString());
   schedule::Schedule current = hand != loop_->hand_schedules().end() ? hand->second : fallback;
   panes_.schedule->set_kernel(kernel, std::move(*dag), std::move(current), std::move(fallback));

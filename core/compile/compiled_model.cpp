@@ -1,32 +1,20 @@
 #include "core/compile/compiled_model.h"
 
 #include <algorithm>
+#include <cstring>
 
-#include "core/graph/ops/te/te_from_graph.h"
+#include "core/compile/kernel_compiler.h"
 #include "core/loopir/printer.h"
-#include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
 #include "core/runtime/thread_pool.h"
-#include "core/schedule/default_schedule.h"
+#include "core/support/timing.h"
+#include "core/te/tensor.h"
 
 namespace tessel::compile {
 
 namespace {
-
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-int64_t value_bytes(const Graph& g, ValueId v) {
-  const TensorType& t = g.value(v).type;
-  return shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
-}
-
-int64_t vector_lanes(const Target& t) {
-  const TargetOptionSpec* spec = t.kind_info().find_option("vector_bits");
-  return spec ? std::max<int64_t>(1, t.get_int("vector_bits") / 32) : 8;
-}
-
 }  // namespace
 
 int CompiledModel::compiled_count() const {
@@ -43,6 +31,7 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   const Graph& g = *model->pipeline_.graph;
   const FusionResult& fusion = *model->pipeline_.fusion;
   const MemoryPlan& plan = *model->pipeline_.memory_plan;
+  const bool codegen = generates_code(target);
 
   std::vector<loopir::Func> funcs;
   for (const MemoryStep& step : plan.steps) {
@@ -50,45 +39,35 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
     CompiledKernel k;
     k.name = group.kernel_name;
     k.group = step.group;
-    for (NodeId n : group.nodes) k.flops += node_flops(g, g.nodes[n]);
-    for (ValueId v : group.inputs) k.bytes += value_bytes(g, v);
-    for (ValueId v : group.outputs) k.bytes += value_bytes(g, v);
-    auto start = Clock::now();
-    std::string why;
-    std::optional<te::ComputeDag> dag = build_group_dag(g, group, &why);
+    k.flops = kernel_flops(g, group);
+    k.bytes = kernel_bytes(g, group);
+    const auto start = Clock::now();
+    auto given = options.schedules.find(k.name);
+    std::optional<schedule::Schedule> hand;
+    if (given != options.schedules.end()) hand = given->second;
+    std::optional<te::ComputeDag> dag;
+    if (!codegen)
+      k.fallback_reason = "target '" + target.kind() + "' has no code generator";
+    else
+      dag = kernel_dag(g, group, &k.fallback_reason);
     if (dag) {
       k.tensor_expression = te::to_string(*dag);
-      auto given = options.schedules.find(k.name);
       try {
-        k.schedule = given != options.schedules.end() ? given->second : schedule::default_cpu_schedule(*dag, vector_lanes(target));
-        loopir::Func f = lower::lower(*dag, k.schedule).func;
-        f.name = k.name;
-        k.params = bind_kernel_params(f, group, *dag);
-        k.loop_program = loopir::to_string(f);
-        funcs.push_back(std::move(f));
+        LoweredKernel lowered = lower_kernel(group, *dag, target, hand);
+        k.schedule = std::move(lowered.schedule);
+        k.params = std::move(lowered.params);
+        k.loop_program = loopir::to_string(lowered.func);
+        funcs.push_back(std::move(lowered.func));
         k.compiled = true;
       } catch (const Error& e) {
-        if (given != options.schedules.end()) throw Error("kernel '" + k.name + "': schedule: " + e.what());
-        // The default schedule did not lower: plain loops always do.
-        try {
-          k.schedule = {};
-          loopir::Func f = lower::lower(*dag, k.schedule).func;
-          f.name = k.name;
-          k.params = bind_kernel_params(f, group, *dag);
-          k.loop_program = loopir::to_string(f);
-          funcs.push_back(std::move(f));
-          k.compiled = true;
-        } catch (const Error& e2) {
-          k.fallback_reason = std::string("lowering failed: ") + e2.what();
-        }
+        if (hand) throw;  // a hand schedule that does not lower is the caller's error
+        k.fallback_reason = e.what();
       }
-    } else {
-      k.fallback_reason = why;
     }
     k.compile_ms = ms_since(start);
     model->kernels_.push_back(std::move(k));
   }
-  auto start = Clock::now();
+  const auto start = Clock::now();
   if (!funcs.empty()) model->module_ = build_module(funcs, target);
   model->codegen_ms_ = ms_since(start);
   return model;
@@ -115,7 +94,7 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTim
   const MemoryPlan& plan = *pipeline_.memory_plan;
   if (inputs.size() != g.inputs.size())
     throw Error("the model takes " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
-  ThreadPool::set_global_threads(target_.kind_info().find_option("num_threads") ? static_cast<int>(target_.get_int("num_threads")) : 1);
+  ThreadPool::set_global_threads(target_threads(target_));
 
   std::vector<Tensor> env(g.values.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -156,14 +135,13 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTim
       run_fallback(k, env);
     }
     if (times) {
-      double begin = std::chrono::duration<double, std::milli>(start - run_start).count();
+      double begin = ms_between(run_start, start);
       double ms = ms_since(start);
       times->kernel_ms.push_back(ms);
       times->kernel_spans_ms.emplace_back(begin, begin + ms);
       const int index = static_cast<int>(times->kernel_ms.size()) - 1;
       for (const ThreadPool::ChunkSpan& c : pool.take_trace())
-        times->thread_spans.push_back({index, c.thread, std::chrono::duration<double, std::milli>(c.begin - run_start).count(),
-                                       std::chrono::duration<double, std::milli>(c.end - run_start).count()});
+        times->thread_spans.push_back({index, c.thread, ms_between(run_start, c.begin), ms_between(run_start, c.end)});
     }
   }
   if (times) times->total_ms = ms_since(run_start);

@@ -2,13 +2,14 @@
 // The compile driver: a model becomes an executable.
 //
 //   Graph ──run_graph_pipeline──▶ fused Graph + groups + memory plan
-//     each group ──build_group_dag──▶ ComputeDag ──schedule (default or given)──▶ lower ──▶ loopir::Func
+//     each group ──kernel_compiler.h (DAG, schedule: given or the target's default, lower)──▶ loopir::Func
 //   all Funcs ──CodeGen of target.kind() (a plugin)──▶ runtime Module
 //   run(): one arena of plan.peak_bytes; kernels in plan order, each reading and writing its
 //          tensors at their planned offsets; outputs copied out.
 //
 // A group whose ops have no tensor-expression builder (or whose lowering fails) runs with the
-// reference kernels instead; every such kernel is listed with the reason (`fallback_reason`), so
+// reference kernels instead, through the same executor; so does every group when the target has
+// no code generator (`ref`). Every such kernel is listed with the reason (`fallback_reason`), so
 // `tessel run`/`profile` can say what was not compiled.
 #include <chrono>
 #include <map>
@@ -58,7 +59,8 @@ struct RunTimes {
 
 class CompiledModel {
  public:
-  // Throws Error naming the kernel and the stage when code generation fails.
+  // Throws Error naming the kernel and the stage when code generation fails, or a hand schedule
+  // does not lower ("kernel 'K': schedule: ...").
   static std::shared_ptr<const CompiledModel> compile(GraphPtr graph, const Target& target, const CompileOptions& options = {});
 
   // `inputs` follow graph->inputs; returns the graph outputs. `times`, when given, gets per-kernel times.

@@ -214,24 +214,8 @@ class GraphBuilder {
   std::unordered_map<std::string, ValueId> ids_;
 };
 
-}  // namespace
-
-Graph import_onnx(const std::string& path, const ImportOptions& options) {
-  LoadedOnnxModel model = load_onnx_model(path);
-  try {
-    return GraphBuilder(*model.proto.mutable_graph(), options).build(std::filesystem::path(path).stem().string());
-  } catch (const Error& e) {
-    rethrow_in_file(e, path);
-  } catch (const std::bad_alloc&) {
-    throw Error(path + ": out of memory while building the graph");
-  } catch (const std::exception& e) {  // an op's code failing in a way it did not foresee: still one line
-    rethrow_in_file(Error(std::string("internal error: ") + e.what()), path);
-  }
-}
-
-std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path) {
-  const LoadedOnnxModel model = load_onnx_model(path);
-  const onnx::GraphProto& graph = model.proto.graph();
+// The graph inputs that are not initializers, and which of them feed shape operands.
+std::vector<OnnxInputInfo> runtime_inputs_of(const onnx::GraphProto& graph) {
   std::unordered_set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
   std::unordered_set<std::string> shape_operands;
@@ -248,6 +232,33 @@ std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path) {
   }
   return out;
 }
+
+}  // namespace
+
+OnnxModelFile::OnnxModelFile(const std::string& path)
+    : path_(path), model_(std::make_unique<LoadedOnnxModel>(load_onnx_model(path))) {
+  inputs_ = runtime_inputs_of(model_->proto.graph());
+}
+
+OnnxModelFile::~OnnxModelFile() = default;
+
+Graph OnnxModelFile::import(const ImportOptions& options) {
+  if (!model_) throw Error(path_ + ": the model was imported already");
+  std::unique_ptr<LoadedOnnxModel> model = std::move(model_);
+  try {
+    return GraphBuilder(*model->proto.mutable_graph(), options).build(std::filesystem::path(path_).stem().string());
+  } catch (const Error& e) {
+    rethrow_in_file(e, path_);
+  } catch (const std::bad_alloc&) {
+    throw Error(path_ + ": out of memory while building the graph");
+  } catch (const std::exception& e) {  // an op's code failing in a way it did not foresee: still one line
+    rethrow_in_file(Error(std::string("internal error: ") + e.what()), path_);
+  }
+}
+
+Graph import_onnx(const std::string& path, const ImportOptions& options) { return OnnxModelFile(path).import(options); }
+
+std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path) { return OnnxModelFile(path).runtime_inputs(); }
 
 std::vector<std::string> onnx_shape_operand_inputs(const std::string& path) {
   std::vector<std::string> names;

@@ -6,6 +6,7 @@
 //   "model.onnx: node 'Conv_3' (Conv): input 1 has shape [8,3,3] but ..."
 // An unknown op reports every unsupported op with its node name at once.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,32 @@ struct OnnxInputInfo {
   bool feeds_shape_operand = false;   // read directly by an input listed in its op's shape_inputs
 };
 std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path);
+
+struct LoadedOnnxModel;
+
+// An ONNX file parsed once (external data included) for a caller that must look at its inputs
+// before it builds the graph: `tessel run` reads the input files, binds those that feed shape
+// operands, then imports.
+//
+//   OnnxModelFile file(path);
+//   for (const OnnxInputInfo& in : file.runtime_inputs()) ...
+//   Graph g = file.import(options);
+class OnnxModelFile {
+ public:
+  explicit OnnxModelFile(const std::string& path);  // throws Error "PATH: reason"
+  ~OnnxModelFile();
+  OnnxModelFile(const OnnxModelFile&) = delete;
+  OnnxModelFile& operator=(const OnnxModelFile&) = delete;
+
+  const std::vector<OnnxInputInfo>& runtime_inputs() const { return inputs_; }
+  // Builds the graph. Once: the weights move out of the parsed file into the graph.
+  Graph import(const ImportOptions& options = {});
+
+ private:
+  std::string path_;
+  std::unique_ptr<LoadedOnnxModel> model_;
+  std::vector<OnnxInputInfo> inputs_;
+};
 
 // ONNX TensorProto files (input_K.pb / output_K.pb of the ONNX test suite).
 Tensor read_tensor_pb(const std::string& path);

@@ -17,6 +17,8 @@
 #include "core/lower/tensorize.h"
 #include "core/lower/unroll_loops.h"
 #include "core/lower/vectorize_loops.h"
+#include "core/support/error.h"
+#include "core/support/timing.h"
 
 namespace tessel::lower {
 using loopir::Func;
@@ -87,7 +89,7 @@ LowerResult lower(const schedule::ScheduleState& state, const std::vector<Instru
   LowerResult result;
   result.func = *program_of(program);
   result.passes = recorder.records();
-  result.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.total_ms = ms_since(start);
   return result;
 }
 

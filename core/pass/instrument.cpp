@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "core/support/timing.h"
+
 namespace tessel {
 
 std::string_view step_kind_name(StepKind kind) {
@@ -51,7 +53,7 @@ StepRecordPtr Instrumentation::run(StepKind kind, std::string name, const IrSnap
   } catch (const std::exception& e) {
     failure = std::string("internal error: ") + e.what();
   }
-  record->wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  record->wall_ms = ms_since(start);
   record->changed = failure.empty() && record->after != before;
   if (failure.empty()) {
     try {

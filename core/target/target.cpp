@@ -36,6 +36,10 @@ int64_t target_vector_floats(const Target& t) {
   return spec ? std::max<int64_t>(1, t.get_int("vector_bits") / 32) : 1;
 }
 
+int target_threads(const Target& t) {
+  return t.kind_info().find_option("num_threads") ? static_cast<int>(t.get_int("num_threads")) : 1;
+}
+
 namespace {
 
 // The reference target: runs graphs with the op table's reference kernels. Its options describe

@@ -86,8 +86,12 @@ class Target {
   std::map<std::string, TargetOptionValue, std::less<>> options_;
 };
 
-// Vector width in 32-bit floats (vector_bits / 32): the channel block of NCHW{c}c layouts.
+// Vector width in 32-bit floats (vector_bits / 32): the channel block of NCHW{c}c layouts and the
+// lanes of default schedules; 1 for kinds without a vector_bits option (interp, c).
 int64_t target_vector_floats(const Target& t);
+
+// Threads for the kernels' parallel loops: the num_threads option; 1 for kinds without it.
+int target_threads(const Target& t);
 
 // 512 when the host CPU has AVX-512F, else 256: the `ref` kind's vector_bits default.
 int64_t host_vector_bits();

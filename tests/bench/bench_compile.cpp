@@ -24,6 +24,7 @@
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 #include "core/schedule/default_schedule.h"
+#include "core/support/timing.h"
 #include "core/te/op_builders.h"
 
 using namespace tessel;
@@ -31,7 +32,6 @@ using namespace tessel;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

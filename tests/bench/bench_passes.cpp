@@ -12,14 +12,11 @@
 #include "core/graph/op_table.h"
 #include "tests/bench/resnet_graph.h"
 #include "core/graph/passes/pipeline.h"
+#include "core/support/timing.h"
 
 using namespace tessel;
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <set>
 
-#include "core/target/target.h"
+#include "core/compile/kernel_compiler.h"
 #include "views/edit/kernel_lowering.h"
 #include "views/edit/measure_client.h"
 
@@ -50,13 +50,7 @@ KernelEditLoop::~KernelEditLoop() {
 
 KernelEditLoop::KernelState& KernelEditLoop::kernel_state(const QString& kernel) { return state_->kernels[kernel]; }
 
-int64_t KernelEditLoop::vector_lanes() const {
-  try {
-    return target_vector_floats(Target::parse(context_.target));
-  } catch (const Error&) {
-    return 8;  // the target's plugin is not loaded here: the measuring process will say so
-  }
-}
+int64_t KernelEditLoop::vector_lanes() const { return compile::vector_lanes_of_spec(context_.target); }
 
 void KernelEditLoop::set_snapshot(StudioSnapshotPtr snapshot) {
   snapshot_ = std::move(snapshot);

@@ -3,8 +3,9 @@
 // benchmarks without a window): one kernel of a snapshot, its DAG, its schedule (the hand one or the
 // default), the program after every step and after every lowering pass.
 //
-//   snapshot.optimized + fusion group K ──build_group_dag──▶ DAG ──(hand | default_cpu_schedule)──▶
-//   program_after_each_step (entry 0: unscheduled) + program_after_each_pass ──▶ KernelLowering
+//   snapshot.optimized + fusion group K ──find_kernel, kernel_dag──▶ DAG ──(hand | default_schedule)──▶
+//   record_lowering: the program after each step (entry 0: unscheduled) and each pass ──▶ KernelLowering
+//   (the functions of core/compile/kernel_compiler.h that CompiledModel and tessel-measure use too)
 //
 // Usage:
 //   KernelLoweringPtr l = lower_kernel(snapshot, "fused_conv2d_nchwc_relu_1", std::nullopt, 16, 1);
@@ -18,8 +19,8 @@
 
 namespace tessel::views {
 
-// The kernel's DAG; nullopt with `why` ("kernel 'X' is not in the model (kernels: ...)", or why
-// no tensor expression exists).
+// The kernel's DAG; nullopt with `why` ("kernel 'X' is not in the model (kernels: ...)", or
+// "kernel 'X' has no tensor expression: ...").
 std::optional<te::ComputeDag> kernel_dag(const StudioSnapshot& snapshot, const std::string& kernel, std::string* why);
 
 // The program after every step and every pass of `s` on `dag`. Never throws: every failure lands in
@@ -27,7 +28,8 @@ std::optional<te::ComputeDag> kernel_dag(const StudioSnapshot& snapshot, const s
 KernelLoweringPtr lower_schedule(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
                                  bool is_default_schedule, int64_t generation);
 
-// The kernel of the snapshot with its hand schedule, or the default one. Never throws.
+// The kernel of the snapshot with its hand schedule, or the default one for `vector_lanes` (the
+// target's: compile::vector_lanes_of_spec). Never throws.
 KernelLoweringPtr lower_kernel(const StudioSnapshotPtr& snapshot, const std::string& kernel,
                                const std::optional<schedule::Schedule>& hand, int64_t vector_lanes, int64_t generation);
 

@@ -17,7 +17,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
-#include "core/graph/ops/te/te_from_graph.h"
+#include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
 #include "views/schedule/schedule_highlighter.h"
 #include "views/schedule/step_choices.h"
@@ -94,7 +94,7 @@ QStringList same_shape_kernels_in(const StudioSnapshot& snapshot, const std::str
   if (!mine) return out;
   for (const FusionGroup& g : snapshot.fusion->groups) {
     if (g.kernel_name == kernel) continue;
-    std::optional<te::ComputeDag> other = compile::build_group_dag(*snapshot.optimized, g, &why);
+    std::optional<te::ComputeDag> other = compile::kernel_dag(*snapshot.optimized, g, &why);
     if (other && same_shape(*mine, *other)) out << q(g.kernel_name);
   }
   return out;

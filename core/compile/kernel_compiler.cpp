@@ -1,0 +1,134 @@
+#include "core/compile/kernel_compiler.h"
+
+#include <algorithm>
+
+#include "core/graph/ops/te/te_from_graph.h"
+#include "core/lower/pipeline.h"
+#include "core/runtime/codegen.h"
+#include "core/schedule/default_schedule.h"
+
+namespace tessel::compile {
+
+Target default_target() { return Target::parse(CodeGenRegistry::global().has("llvm") ? "llvm" : "ref"); }
+
+bool generates_code(const Target& target) { return CodeGenRegistry::global().has(target.kind()); }
+
+schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
+  return default_schedule(dag, target_vector_floats(target));
+}
+
+schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes) {
+  try {
+    return schedule::default_cpu_schedule(dag, vector_lanes);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+int64_t vector_lanes_of_spec(const std::string& target_spec) {
+  try {
+    return target_vector_floats(Target::parse(target_spec));
+  } catch (const Error&) {
+    return target_vector_floats(Target::of_kind("ref"));
+  }
+}
+
+const FusionGroup& find_kernel(const FusionResult& fusion, std::string_view kernel) {
+  std::string names;
+  for (const FusionGroup& group : fusion.groups) {
+    if (group.kernel_name == kernel) return group;
+    names += (names.empty() ? "" : ", ") + group.kernel_name;
+  }
+  throw Error("kernel '" + std::string(kernel) + "' is not in the model (kernels: " + (names.empty() ? "none" : names) +
+              ")");
+}
+
+bool has_kernel(const FusionResult& fusion, std::string_view kernel) {
+  return std::any_of(fusion.groups.begin(), fusion.groups.end(),
+                     [&](const FusionGroup& group) { return group.kernel_name == kernel; });
+}
+
+std::optional<te::ComputeDag> kernel_dag(const Graph& graph, const FusionGroup& group, std::string* why) {
+  std::string reason;
+  std::optional<te::ComputeDag> dag = build_group_dag(graph, group, &reason);
+  if (!dag) *why = "no tensor expression: " + reason;
+  return dag;
+}
+
+te::ComputeDag kernel_dag(const Graph& graph, const FusionGroup& group) {
+  std::string why;
+  std::optional<te::ComputeDag> dag = kernel_dag(graph, group, &why);
+  if (!dag) throw Error("kernel '" + group.kernel_name + "' has " + why);
+  return std::move(*dag);
+}
+
+int64_t kernel_flops(const Graph& graph, const FusionGroup& group) {
+  int64_t flops = 0;
+  for (NodeId n : group.nodes) flops += node_flops(graph, graph.nodes[n]);
+  return flops;
+}
+
+int64_t kernel_bytes(const Graph& graph, const FusionGroup& group) {
+  auto bytes_of = [&](ValueId v) {
+    const TensorType& t = graph.value(v).type;
+    return shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
+  };
+  int64_t bytes = 0;
+  for (ValueId v : group.inputs) bytes += bytes_of(v);
+  for (ValueId v : group.outputs) bytes += bytes_of(v);
+  return bytes;
+}
+
+namespace {
+
+LoweredKernel lower_with(const FusionGroup& group, const te::ComputeDag& dag, schedule::Schedule s) {
+  LoweredKernel k;
+  k.func = lower::lower(dag, s).func;
+  k.func.name = group.kernel_name;
+  k.params = bind_kernel_params(k.func, group, dag);
+  k.schedule = std::move(s);
+  return k;
+}
+
+}  // namespace
+
+LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, const Target& target,
+                           const std::optional<schedule::Schedule>& given) {
+  const std::string where = "kernel '" + group.kernel_name + "'";
+  if (given) {
+    try {
+      return lower_with(group, dag, *given);
+    } catch (const Error& e) {
+      rethrow_with_context(e, where + ": schedule");
+    }
+  }
+  try {
+    return lower_with(group, dag, default_schedule(dag, target));
+  } catch (const Error&) {
+    // The default schedule did not lower: plain loops always should.
+  }
+  try {
+    return lower_with(group, dag, {});
+  } catch (const Error& e) {
+    rethrow_with_context(e, where + ": lowering");
+  }
+}
+
+LoweringRecords record_lowering(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s) {
+  LoweringRecords r;
+  try {
+    r.steps = lower::program_after_each_step(dag, s);
+    // A failing step ends the list; entry k is the program after step k, so step k-1 (0-based) failed.
+    if (!r.steps.empty() && r.steps.back().record.failed()) {
+      r.error = "kernel '" + kernel + "': " + r.steps.back().record.error;
+      r.error_step = static_cast<int>(r.steps.size()) - 2;
+    } else {
+      r.passes = lower::program_after_each_pass(dag, s);
+    }
+  } catch (const std::exception& e) {
+    r.error = "kernel '" + kernel + "': " + e.what();
+  }
+  return r;
+}
+
+}  // namespace tessel::compile
