@@ -1,9 +1,8 @@
 // tessel targets [--json]: the plugins found (and why any was skipped), every target kind with its
 // options, and every device with its attributes ("none" where one does not apply).
 #include <cstdio>
-#include <span>
-
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
@@ -18,9 +17,12 @@ const ArgSpec kSpec{.usage = "tessel targets [--json]", .flags = {"--json"}};
 
 std::string option_default(const Target& t, const TargetOptionSpec& o) {
   switch (o.type) {
-    case TargetOptionSpec::Type::kInt: return std::to_string(t.get_int(o.name));
-    case TargetOptionSpec::Type::kBool: return t.get_bool(o.name) ? "true" : "false";
-    case TargetOptionSpec::Type::kString: return "\"" + t.get_string(o.name) + "\"";
+    case TargetOptionSpec::Type::kInt:
+      return std::to_string(t.get_int(o.name));
+    case TargetOptionSpec::Type::kBool:
+      return t.get_bool(o.name) ? "true" : "false";
+    case TargetOptionSpec::Type::kString:
+      return "\"" + t.get_string(o.name) + "\"";
   }
   return "";
 }
@@ -30,23 +32,36 @@ int run_targets_command(std::span<const std::string> argv) {
   const Args args = Args::parse(argv, kSpec);
   if (args.help()) return print_usage(kSpec, "Lists plugins, target kinds and devices.\n"), 0;
   load_plugins();
-  nlohmann::json j{{"plugins", nlohmann::json::array()}, {"target_kinds", nlohmann::json::array()}, {"devices", nlohmann::json::array()}};
+  nlohmann::json j{{"plugins", nlohmann::json::array()},
+                   {"target_kinds", nlohmann::json::array()},
+                   {"devices", nlohmann::json::array()}};
   for (const PluginStatus& p : PluginManager::global().plugins())
-    j["plugins"].push_back({{"name", p.name}, {"version", p.version}, {"path", p.description_path}, {"loaded", p.loaded}, {"error", p.error}});
+    j["plugins"].push_back({{"name", p.name},
+                            {"version", p.version},
+                            {"path", p.description_path},
+                            {"loaded", p.loaded},
+                            {"error", p.error}});
   for (const std::string& name : TargetKindRegistry::global().names()) {
     const TargetKind& k = TargetKindRegistry::global().get(name);
     Target defaults = Target::of_kind(name);
-    nlohmann::json kind{{"name", name}, {"device", k.device}, {"doc", k.doc}, {"codegen", CodeGenRegistry::global().has(name)},
+    nlohmann::json kind{{"name", name},
+                        {"device", k.device},
+                        {"doc", k.doc},
+                        {"codegen", CodeGenRegistry::global().has(name)},
                         {"options", nlohmann::json::array()}};
     for (const TargetOptionSpec& o : k.options)
-      kind["options"].push_back({{"name", o.name}, {"type", std::string(target_option_type_name(o.type))},
-                                 {"default", option_default(defaults, o)}, {"doc", o.doc}});
+      kind["options"].push_back({{"name", o.name},
+                                 {"type", std::string(target_option_type_name(o.type))},
+                                 {"default", option_default(defaults, o)},
+                                 {"doc", o.doc}});
     j["target_kinds"].push_back(kind);
   }
   for (DeviceAPI* api : DeviceAPIRegistry::global().all()) {
     for (int id = 0; id < api->device_count(); ++id) {
-      nlohmann::json d{{"device", device_str(Device{api->type(), id})}, {"provider", DeviceAPIRegistry::global().provider(api->type())}};
-      for (DeviceAttr a : all_device_attrs()) d["attributes"][std::string(device_attr_name(a))] = device_attr_value_str(api->attribute(id, a));
+      nlohmann::json d{{"device", device_str(Device{api->type(), id})},
+                       {"provider", DeviceAPIRegistry::global().provider(api->type())}};
+      for (DeviceAttr a : all_device_attrs())
+        d["attributes"][std::string(device_attr_name(a))] = device_attr_value_str(api->attribute(id, a));
       j["devices"].push_back(d);
     }
   }
@@ -61,10 +76,12 @@ int run_targets_command(std::span<const std::string> argv) {
   std::printf("\ntarget kinds:\n");
   for (const auto& k : j["target_kinds"]) {
     std::printf("  %-8s on %-4s %s%s\n", k["name"].get<std::string>().c_str(), k["device"].get<std::string>().c_str(),
-                k["doc"].get<std::string>().c_str(), k["codegen"].get<bool>() || k["name"] == "ref" ? "" : " (no code generator)");
+                k["doc"].get<std::string>().c_str(),
+                k["codegen"].get<bool>() ? "" : " (no code generator: runs the reference kernels)");
     for (const auto& o : k["options"])
-      std::printf("      -%-12s %-6s default %-10s %s\n", o["name"].get<std::string>().c_str(), o["type"].get<std::string>().c_str(),
-                  o["default"].get<std::string>().c_str(), o["doc"].get<std::string>().c_str());
+      std::printf("      -%-12s %-6s default %-10s %s\n", o["name"].get<std::string>().c_str(),
+                  o["type"].get<std::string>().c_str(), o["default"].get<std::string>().c_str(),
+                  o["doc"].get<std::string>().c_str());
   }
   std::printf("\ndevices:\n");
   for (const auto& d : j["devices"]) {

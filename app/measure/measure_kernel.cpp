@@ -40,17 +40,6 @@ std::map<ValueId, Tensor> group_inputs(const Graph& g, const FusionGroup& group,
   return env;
 }
 
-// The group computed node by node with the op table's reference kernels: the oracle.
-void run_reference(const Graph& g, const FusionGroup& group, std::map<ValueId, Tensor>& env) {
-  for (NodeId id : group.nodes) {
-    const Node& n = g.nodes[id];
-    std::vector<const Tensor*> args;
-    for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &env.at(v));
-    std::vector<Tensor> outs = run_node_reference(g, n, args);
-    for (size_t o = 0; o < outs.size(); ++o) env[n.outputs[o]] = std::move(outs[o]);
-  }
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -84,7 +73,7 @@ KernelResult measure_kernel(const GraphPipelineResult& pipeline, const Target& t
   // the kernel never writes cannot pass by accident.
   std::map<ValueId, Tensor> reference = group_inputs(g, group, request.seed);
   std::map<ValueId, Tensor> compiled = reference;
-  run_reference(g, group, reference);
+  compile::run_group_reference(g, group, [&](ValueId v) -> Tensor& { return reference[v]; });
   std::vector<Tensor*> args;
   for (ValueId v : params) {
     if (!compiled.count(v)) {

@@ -18,10 +18,12 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 int CompiledModel::compiled_count() const {
-  return static_cast<int>(std::count_if(kernels_.begin(), kernels_.end(), [](const CompiledKernel& k) { return k.compiled; }));
+  return static_cast<int>(
+      std::count_if(kernels_.begin(), kernels_.end(), [](const CompiledKernel& k) { return k.compiled; }));
 }
 
-std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, const Target& target, const CompileOptions& options) {
+std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, const Target& target,
+                                                            const CompileOptions& options) {
   auto model = std::shared_ptr<CompiledModel>(new CompiledModel(target));
   PipelineOptions pipeline_options = options.pipeline;
   pipeline_options.disabled_passes.erase("fuse_ops");
@@ -73,22 +75,6 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   return model;
 }
 
-void CompiledModel::run_fallback(const CompiledKernel& k, std::vector<Tensor>& env) const {
-  const Graph& g = graph();
-  const FusionGroup& group = pipeline_.fusion->groups.at(static_cast<size_t>(k.group));
-  for (NodeId id : group.nodes) {
-    const Node& n = g.nodes[id];
-    std::vector<const Tensor*> args;
-    for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &env[v]);
-    std::vector<Tensor> outs = run_node_reference(g, n, args);
-    for (size_t o = 0; o < outs.size(); ++o) {
-      Tensor& dst = env[n.outputs[o]];
-      if (dst.defined() && dst.raw_data() != outs[o].raw_data()) std::memcpy(dst.raw_data(), outs[o].raw_data(), outs[o].nbytes());
-      else dst = std::move(outs[o]);
-    }
-  }
-}
-
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTimes* times) const {
   const Graph& g = graph();
   const MemoryPlan& plan = *pipeline_.memory_plan;
@@ -100,7 +86,8 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTim
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Value& v = g.value(g.inputs[k]);
     if (inputs[k].dtype() != v.type.dtype || inputs[k].shape() != v.type.shape)
-      throw Error("input '" + v.name + "' expects " + type_str(v.type) + ", got " + type_str({inputs[k].dtype(), inputs[k].shape()}));
+      throw Error("input '" + v.name + "' expects " + type_str(v.type) + ", got " +
+                  type_str({inputs[k].dtype(), inputs[k].shape()}));
     env[g.inputs[k]] = inputs[k];
   }
   for (ValueId id = 0; id < static_cast<ValueId>(g.values.size()); ++id)
@@ -132,7 +119,8 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTim
       }
       module_->call_host(k.name, args);
     } else {
-      run_fallback(k, env);
+      run_group_reference(g, pipeline_.fusion->groups.at(static_cast<size_t>(k.group)),
+                          [&](ValueId v) -> Tensor& { return env[v]; });
     }
     if (times) {
       double begin = ms_between(run_start, start);

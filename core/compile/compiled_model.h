@@ -24,17 +24,17 @@
 namespace tessel::compile {
 
 struct CompiledKernel {
-  std::string name;                  // the fusion group's kernel name
-  int group = -1;                    // index into fusion->groups
-  bool compiled = false;             // false: runs with the reference kernels
-  std::string fallback_reason;       // why not compiled
-  std::vector<ValueId> params;       // graph values bound to the kernel's parameters, in order
-  schedule::Schedule schedule;       // the schedule it was lowered with
-  std::string tensor_expression;     // te::to_string of its DAG
-  std::string loop_program;          // the lowered program
+  std::string name;               // the fusion group's kernel name
+  int group = -1;                 // index into fusion->groups
+  bool compiled = false;          // false: runs with the reference kernels
+  std::string fallback_reason;    // why not compiled
+  std::vector<ValueId> params;    // graph values bound to the kernel's parameters, in order
+  schedule::Schedule schedule;    // the schedule it was lowered with
+  std::string tensor_expression;  // te::to_string of its DAG
+  std::string loop_program;       // the lowered program
   int64_t flops = 0;
-  int64_t bytes = 0;                 // bytes of its inputs and outputs (what it must move at least once)
-  double compile_ms = 0;             // build + schedule + lower
+  int64_t bytes = 0;      // bytes of its inputs and outputs (what it must move at least once)
+  double compile_ms = 0;  // build + schedule + lower
 };
 
 struct CompileOptions {
@@ -61,7 +61,8 @@ class CompiledModel {
  public:
   // Throws Error naming the kernel and the stage when code generation fails, or a hand schedule
   // does not lower ("kernel 'K': schedule: ...").
-  static std::shared_ptr<const CompiledModel> compile(GraphPtr graph, const Target& target, const CompileOptions& options = {});
+  static std::shared_ptr<const CompiledModel> compile(GraphPtr graph, const Target& target,
+                                                      const CompileOptions& options = {});
 
   // `inputs` follow graph->inputs; returns the graph outputs. `times`, when given, gets per-kernel times.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunTimes* times = nullptr) const;
@@ -76,7 +77,6 @@ class CompiledModel {
 
  private:
   explicit CompiledModel(const Target& target) : target_(target) {}
-  void run_fallback(const CompiledKernel& k, std::vector<Tensor>& env) const;
   Target target_;
   GraphPipelineResult pipeline_;
   std::vector<CompiledKernel> kernels_;

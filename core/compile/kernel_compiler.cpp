@@ -1,10 +1,12 @@
 #include "core/compile/kernel_compiler.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/graph/ops/te/te_from_graph.h"
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
+#include "core/runtime/reference_executor.h"
 #include "core/schedule/default_schedule.h"
 
 namespace tessel::compile {
@@ -129,6 +131,22 @@ LoweringRecords record_lowering(const std::string& kernel, const te::ComputeDag&
     r.error = "kernel '" + kernel + "': " + e.what();
   }
   return r;
+}
+
+void run_group_reference(const Graph& graph, const FusionGroup& group, const ValueSlot& slot) {
+  for (NodeId id : group.nodes) {
+    const Node& n = graph.nodes[id];
+    std::vector<const Tensor*> args;
+    for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &slot(v));
+    std::vector<Tensor> outs = run_node_reference(graph, n, args);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      Tensor& dst = slot(n.outputs[o]);
+      if (dst.defined() && dst.raw_data() != outs[o].raw_data())
+        std::memcpy(dst.raw_data(), outs[o].raw_data(), outs[o].nbytes());
+      else
+        dst = std::move(outs[o]);
+    }
+  }
 }
 
 }  // namespace tessel::compile

@@ -24,6 +24,7 @@
 //   const FusionGroup& group = find_kernel(*pipeline.fusion, "fused_conv2d_relu_1");
 //   LoweredKernel k = lower_kernel(group, kernel_dag(*pipeline.graph, group), target, hand_schedule);
 //   std::unique_ptr<Module> module = build_module({k.func}, target);
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,7 @@
 #include "core/loopir/ir.h"
 #include "core/lower/step_views.h"
 #include "core/schedule/schedule.h"
+#include "core/support/tensor.h"
 #include "core/target/target.h"
 #include "core/te/tensor.h"
 
@@ -92,5 +94,14 @@ struct LoweringRecords {
   int error_step = -1;                    // index into s.steps of the failing step; -1: none
 };
 LoweringRecords record_lowering(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s);
+
+// ── Running a group without compiling it ────────────────────────────────────────────────────
+
+// Runs the group's nodes in order with the op table's reference kernels: the oracle that compiled
+// kernels are checked against, and what runs a kernel that was not compiled. `slot(v)` is the
+// tensor of graph value v; an output slot that already holds storage (a view into the memory
+// plan's arena) is written in place, an empty one is filled.
+using ValueSlot = std::function<Tensor&(ValueId)>;
+void run_group_reference(const Graph& graph, const FusionGroup& group, const ValueSlot& slot);
 
 }  // namespace tessel::compile

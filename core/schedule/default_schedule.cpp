@@ -93,8 +93,12 @@ class Writer {
 
 // The outermost loop worth running in parallel: the first root loop with more than one iteration.
 Loop parallel_loop(const Stage& s) {
+  // A loop already vectorized (an injective stage whose only long axis is its last) stays so:
+  // the outermost serial loop is parallelized instead, even a trivial one.
   for (int a : s.leaf)
-    if (a < static_cast<int>(s.op->axes.size()) && s.op->axes[a].extent > 1) return {s.name, a};
+    if (a < static_cast<int>(s.op->axes.size()) && s.op->axes[a].extent > 1 &&
+        s.axes[a].kind == loopir::ForKind::kSerial)
+      return {s.name, a};
   return {s.name, s.leaf[0]};
 }
 

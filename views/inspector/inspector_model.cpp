@@ -2,6 +2,8 @@
 
 #include <QFont>
 
+#include "core/compile/kernel_compiler.h"
+
 namespace tessel::views {
 
 namespace {
@@ -138,39 +140,34 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
 }
 
 void InspectorModel::show_kernel(const StudioSnapshotPtr& snap, const QString& kernel) {
-  if (!snap || !snap->fusion || !snap->optimized) return clear();
+  if (!snap || !snap->fusion || !snap->optimized || !compile::has_kernel(*snap->fusion, kernel.toStdString()))
+    return clear();
   const Graph& g = *snap->optimized;
-  for (const FusionGroup& group : snap->fusion->groups) {
-    if (q(group.kernel_name) != kernel) continue;
-    std::vector<InspectorRow> rows;
-    rows.push_back(section(tr("Fusion group")));
-    rows.push_back(row(tr("kernel"), kernel));
-    rows.push_back(
-        row(tr("pattern"), q(std::string(pattern_name(group.pattern))), {}, tr("the most complex member's kind")));
-    if (group.anchor >= 0) rows.push_back(row(tr("anchor"), q(g.nodes[static_cast<size_t>(group.anchor)].name)));
-    rows.push_back(row(tr("inputs"), QString::number(group.inputs.size())));
-    rows.push_back(row(tr("outputs"), QString::number(group.outputs.size())));
-    rows.push_back(section(tr("Ops")));
-    int64_t flops = 0;
-    for (NodeId n : group.nodes) {
-      const Node& node = g.nodes[static_cast<size_t>(n)];
-      rows.push_back(row(q(node.name), q(node.op->name), {}, q(node.attrs ? node.attrs->print_non_default() : "")));
-      try {
-        flops += node_flops(g, node);
-      } catch (const std::exception&) {
-      }
-    }
-    int64_t bytes = 0;
-    for (ValueId v : group.inputs) bytes += value_bytes(g.value(v));
-    for (ValueId v : group.outputs) bytes += value_bytes(g.value(v));
-    rows.push_back(section(tr("Cost")));
-    rows.push_back(row(tr("FLOPs"), count_text(flops)));
-    rows.push_back(
-        row(tr("bytes"), count_text(bytes), {}, tr("group inputs + outputs; intermediates stay in registers")));
-    set_rows(tr("kernel %1").arg(kernel), std::move(rows));
-    return;
+  const FusionGroup& group = compile::find_kernel(*snap->fusion, kernel.toStdString());
+  std::vector<InspectorRow> rows;
+  rows.push_back(section(tr("Fusion group")));
+  rows.push_back(row(tr("kernel"), kernel));
+  rows.push_back(
+      row(tr("pattern"), q(std::string(pattern_name(group.pattern))), {}, tr("the most complex member's kind")));
+  if (group.anchor >= 0) rows.push_back(row(tr("anchor"), q(g.nodes[static_cast<size_t>(group.anchor)].name)));
+  rows.push_back(row(tr("inputs"), QString::number(group.inputs.size())));
+  rows.push_back(row(tr("outputs"), QString::number(group.outputs.size())));
+  rows.push_back(section(tr("Ops")));
+  for (NodeId n : group.nodes) {
+    const Node& node = g.nodes[static_cast<size_t>(n)];
+    rows.push_back(row(q(node.name), q(node.op->name), {}, q(node.attrs ? node.attrs->print_non_default() : "")));
   }
-  clear();
+  rows.push_back(section(tr("Cost")));
+  QString flops;
+  try {
+    flops = count_text(compile::kernel_flops(g, group));
+  } catch (const std::exception& e) {  // an op whose cost function cannot price these attributes
+    flops = tr("unknown (%1)").arg(q(e.what()));
+  }
+  rows.push_back(row(tr("FLOPs"), flops));
+  rows.push_back(row(tr("bytes"), count_text(compile::kernel_bytes(g, group)), {},
+                     tr("group inputs + outputs; intermediates stay in registers")));
+  set_rows(tr("kernel %1").arg(kernel), std::move(rows));
 }
 
 const InspectorRow* InspectorModel::find(const QString& property, const QString& in_section) const {
