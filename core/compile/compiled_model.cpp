@@ -78,20 +78,8 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTimes* times) const {
   const Graph& g = graph();
   const MemoryPlan& plan = *pipeline_.memory_plan;
-  if (inputs.size() != g.inputs.size())
-    throw Error("the model takes " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  std::vector<Tensor> env = bind_graph_inputs(g, inputs);  // errors name the input
   ThreadPool::set_global_threads(target_threads(target_));
-
-  std::vector<Tensor> env(g.values.size());
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const Value& v = g.value(g.inputs[k]);
-    if (inputs[k].dtype() != v.type.dtype || inputs[k].shape() != v.type.shape)
-      throw Error("input '" + v.name + "' expects " + type_str(v.type) + ", got " +
-                  type_str({inputs[k].dtype(), inputs[k].shape()}));
-    env[g.inputs[k]] = inputs[k];
-  }
-  for (ValueId id = 0; id < static_cast<ValueId>(g.values.size()); ++id)
-    if (g.is_constant(id)) env[id] = g.value(id).value;
   // One arena; every planned tensor is a view at its offset.
   Tensor arena(DataType::kUInt8, {std::max<int64_t>(plan.peak_bytes, 1)});
   for (const PlannedTensor& t : plan.tensors) {

@@ -16,7 +16,7 @@ std::vector<Tensor> run_node_reference(const Graph& g, const Node& n, const std:
   return outs;
 }
 
-std::vector<Tensor> run_reference(const Graph& g, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> bind_graph_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
   if (inputs.size() != g.inputs.size())
     throw Error("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
                 std::to_string(inputs.size()));
@@ -30,7 +30,11 @@ std::vector<Tensor> run_reference(const Graph& g, const std::vector<Tensor>& inp
   }
   for (ValueId id = 0; id < static_cast<ValueId>(g.values.size()); ++id)
     if (g.is_constant(id)) env[id] = g.value(id).value;
+  return env;
+}
 
+std::vector<Tensor> run_reference(const Graph& g, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> env = bind_graph_inputs(g, inputs);
   // Remaining uses of each value, so intermediates are freed as soon as possible.
   std::vector<int> uses(g.values.size(), 0);
   for (const Node& n : g.nodes)
