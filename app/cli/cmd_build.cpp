@@ -2,7 +2,7 @@
 //                    [--shape NAME=DIMS]...
 //
 // Compiles MODEL and writes either a shared library that runs the whole model without Tessel
-// (--emit so, the default; see core/compile/model_library.h for its C ABI) or one artifact of the
+// (--emit so, the default; see core/aot/model_library.h for its C ABI) or one artifact of the
 // backend's module: LLVM IR, assembly, an object file with every kernel, or the C source.
 #include <cerrno>
 #include <cstring>
@@ -13,7 +13,7 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
 #include "core/compile/compiled_model.h"
-#include "core/compile/model_library.h"
+#include "core/aot/model_library.h"
 #include "core/frontend/onnx_import.h"
 
 namespace tessel::cli {

@@ -5,7 +5,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
-#include "core/compile/calibrate.h"
+#include "core/analysis/calibrate.h"
 
 namespace tessel::cli {
 

@@ -1,17 +1,21 @@
 // tessel lower --op "matmul M=512 N=512 K=512" [--schedule FILE] [--steps] [--passes] [--diff]
+//                                               [--dump-after all|changed|STEP]
 // tessel lower MODEL --kernel NAME [--target SPEC] [...]   (a fused kernel of a model; without
 //                                                          --kernel, the model's kernels are listed):
 // the kernel's tensor expression, its schedule, then the loop program — after every schedule
 // step (--steps), after every lowering pass (--passes), or only the final one; --diff prints
-// what each step or pass changed instead of the whole program.
+// what each step or pass changed instead of the whole program. --dump-after prints the program
+// after the chosen schedule steps and lowering passes through the instrumentation's TextDumper,
+// the way `tessel passes --dump-after` prints graphs.
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <span>
 #include <sstream>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/loopir/printer.h"
@@ -25,9 +29,10 @@ namespace tessel::cli {
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel lower (--op \"OP KEY=VALUE ...\" | MODEL --kernel NAME [--target SPEC]) [--schedule FILE | --gpu] "
-             "[--steps] [--passes] [--diff]",
-    .value_options = {"--op", "--schedule", "--kernel", "--target"},
+    .usage =
+        "tessel lower (--op \"OP KEY=VALUE ...\" | MODEL --kernel NAME [--target SPEC]) [--schedule FILE | --gpu] "
+        "[--steps] [--passes] [--diff] [--dump-after all|changed|STEP]",
+    .value_options = {"--op", "--schedule", "--kernel", "--target", "--dump-after"},
     .flags = {"--steps", "--passes", "--diff", "--gpu"},
     .max_positional = 1,
 };
@@ -61,6 +66,8 @@ std::string details() {
       "FILE (one step per line, e.g. split(C.i, 8)), or the default CPU schedule, or with --gpu the\n"
       "default GPU-style schedule. --steps prints the program after every step (step 0: unscheduled),\n"
       "--passes after every lowering pass, --diff only the lines each step or pass changed.\n"
+      "--dump-after all|changed|STEP prints the program after every schedule step and lowering pass, those\n"
+      "that changed it, or the named one: a lowering pass (loop_partition), 'initial' or a step ('step 2').\n"
       "Ops and their attributes (with defaults):\n";
   for (auto& line : te::op_spec_help()) d += "  " + line + "\n";
   return d;
@@ -80,8 +87,23 @@ void print_view(const lower::ViewRecord& v, bool first, bool diff) {
   if (diff && !first)
     std::fputs(v.diff.empty() ? "  (no change)\n" : v.diff.c_str(), stdout);
   else
-    std::fputs(v.record.text.c_str(), stdout);
+    std::fputs(v.record.text().c_str(), stdout);
   std::fputs("\n", stdout);
+}
+
+// `which` for --dump-after must name something that runs: a lowering pass or a schedule step.
+void check_dump_after(const std::string& which, const schedule::Schedule& sched) {
+  if (which == "all" || which == "changed") return;
+  std::vector<std::string> steps = lower::lowering_pass_names();
+  steps.insert(steps.begin(), "initial");
+  for (size_t k = 0; k < sched.steps.size(); ++k)
+    steps.push_back("step " + std::to_string(k + 1) + " " + schedule::to_string(sched.steps[k]));
+  std::string names;
+  for (const std::string& step : steps) {
+    if (TextDumper::selects(TextDumper::When::kNamed, which, step, false)) return;
+    names += (names.empty() ? "" : ", ") + step;
+  }
+  throw UsageError("--dump-after: no schedule step or lowering pass named '" + which + "' (there are: " + names + ")");
 }
 
 }  // namespace
@@ -113,6 +135,7 @@ int run_lower_command(std::span<const std::string> argv) {
     sched = schedule::default_cpu_schedule(dag, lanes);
   }
   const bool diff = args.flag("--diff");
+  if (auto which = args.value("--dump-after")) check_dump_after(*which, sched);
   std::printf("# tensor expression\n%s\n# schedule (%zu steps)\n%s\n", te::to_string(dag).c_str(), sched.steps.size(),
               schedule::to_text(sched).c_str());
   if (args.flag("--steps")) {
@@ -129,7 +152,13 @@ int run_lower_command(std::span<const std::string> argv) {
     auto views = lower::program_after_each_pass(dag, sched);
     for (size_t k = 0; k < views.size(); ++k) print_view(views[k], k == 0, diff);
   }
-  if (!args.flag("--steps") && !args.flag("--passes")) {
+  if (auto which = args.value("--dump-after")) {
+    TextDumper dump = TextDumper::from_option(std::cout, *which);
+    auto views = lower::program_after_each_step(dag, sched, {&dump});
+    if (views.back().record.failed()) throw Error(views.back().record.error);
+    lower::lower(dag, sched, {&dump});
+  }
+  if (!args.flag("--steps") && !args.flag("--passes") && !args.value("--dump-after")) {
     auto r = lower::lower(dag, sched);
     std::printf("# program (lowered in %.2f ms)\n%s", r.total_ms, loopir::to_string(r.func).c_str());
   }

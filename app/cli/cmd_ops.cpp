@@ -1,4 +1,5 @@
-// tessel ops [--doc]: every op in the op table with its pattern kind and input/output counts;
+// tessel ops [--doc]: every op in the op table with its pattern kind, input/output counts and
+// whether it compiles to kernels (yes; partial, with what its builder declines; no, with why);
 // --doc adds the op's description and every attribute (name, type, default, range, description).
 #include <cstdio>
 #include <span>
@@ -16,8 +17,10 @@ const ArgSpec kSpec{
 };
 
 constexpr const char* kDetails =
-    "Lists every op Tessel knows with its fusion pattern kind and how many inputs and outputs it\n"
-    "takes. --doc adds each op's description and every attribute: name, type, default, range, meaning.\n";
+    "Lists every op Tessel knows with its fusion pattern kind, how many inputs and outputs it takes,\n"
+    "and whether it compiles to kernels: yes; partial, with what its tensor-expression builder\n"
+    "declines (those nodes run their reference kernel); no, with why. --doc adds each op's\n"
+    "description and every attribute: name, type, default, range, meaning.\n";
 
 std::string count_text(int lo, int hi) {
   if (lo == hi) return std::to_string(lo);
@@ -32,6 +35,11 @@ std::string attribute_line(const FieldDoc& f) {
   return line + "\n";
 }
 
+std::string compiles_text(const OpCompilation& c) {
+  std::string text(compiles_name(c.compiles));
+  return *c.why ? text + ": " + c.why : text;
+}
+
 }  // namespace
 
 int run_ops_command(std::span<const std::string> argv) {
@@ -42,13 +50,13 @@ int run_ops_command(std::span<const std::string> argv) {
   for (const OpDef& op : all_ops()) name_w = std::max(name_w, op.name.size());
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-*s  %-20s  %-7s  %s\n", static_cast<int>(name_w), "op", "pattern", "inputs",
-                "outputs");
+  std::snprintf(line, sizeof line, "%-*s  %-20s  %-7s  %-7s  %s\n", static_cast<int>(name_w), "op", "pattern", "inputs",
+                "outputs", "compiles");
   out += line;
   for (const OpDef& op : all_ops()) {
-    std::snprintf(line, sizeof line, "%-*s  %-20s  %-7s  %s\n", static_cast<int>(name_w), op.name.c_str(),
+    std::snprintf(line, sizeof line, "%-*s  %-20s  %-7s  %-7s  %s\n", static_cast<int>(name_w), op.name.c_str(),
                   std::string(pattern_name(op.pattern)).c_str(), count_text(op.min_inputs, op.max_inputs).c_str(),
-                  count_text(op.min_outputs, op.max_outputs).c_str());
+                  count_text(op.min_outputs, op.max_outputs).c_str(), compiles_text(op.compilation).c_str());
     out += line;
     if (!doc) continue;
     out += "    " + op.doc + "\n";

@@ -14,7 +14,6 @@
 #include "core/frontend/onnx_import.h"
 #include "core/graph/export_dot.h"
 #include "core/graph/passes/pipeline_json.h"
-#include "core/graph/text_format.h"
 
 namespace tessel::cli {
 
@@ -42,7 +41,7 @@ constexpr const char* kDetails =
     "  --dump-dir DIR        write one file per selected pass (NN_pass.txt/.json/.dot/.svg) instead of stdout\n"
     "  --shape NAME=DIMS     binds symbolic input dims of an ONNX model\n";
 
-bool selected(const PassRecord& r, const std::string& which) {
+bool selected(const StepRecord& r, const std::string& which) {
   if (which == "all") return true;
   if (which == "changed") return r.changed || r.failed();
   return r.name == which;
@@ -82,19 +81,20 @@ int run_passes_command(std::span<const std::string> argv) {
     if (ec) throw Error(*dump_dir + ": cannot create the dump folder: " + ec.message());
   }
   // The analyses describe the final graph; show them with it only.
-  auto render = [&](const PassRecord& r) -> std::string {
-    const FusionResult* fusion = r.graph == result.graph ? result.fusion.get() : nullptr;
-    if (format == "text") return print_graph(*r.graph);
-    if (format == "dot") return graph_to_dot(*r.graph, fusion);
-    if (format == "svg") return render_svg(graph_to_dot(*r.graph, fusion));
-    nlohmann::json j = {{"pass", r.name}, {"graph", print_graph(*r.graph)}, {"edges", edges_to_json(*r.graph)}};
-    if (fusion) j["fusion"] = fusion_to_json(*r.graph, *fusion);
+  auto render = [&](const StepRecord& r) -> std::string {
+    const GraphPtr graph = graph_after(r);
+    const FusionResult* fusion = graph == result.graph ? result.fusion.get() : nullptr;
+    if (format == "text") return r.text();
+    if (format == "dot") return graph_to_dot(*graph, fusion);
+    if (format == "svg") return render_svg(graph_to_dot(*graph, fusion));
+    nlohmann::json j = {{"pass", r.name}, {"graph", r.text()}, {"edges", edges_to_json(*graph)}};
+    if (fusion) j["fusion"] = fusion_to_json(*graph, *fusion);
     return j.dump(1) + "\n";
   };
 
   nlohmann::json dumps = nlohmann::json::array();
   int index = 0;
-  for (const PassRecordPtr& r : result.records) {
+  for (const StepRecordPtr& r : result.records) {
     ++index;
     if (!selected(*r, which)) continue;
     if (dump_dir) {
@@ -106,7 +106,7 @@ int run_passes_command(std::span<const std::string> argv) {
       out << render(*r);
       if (!out) throw Error(file.string() + ": cannot write");
     } else if (format == "json") {
-      dumps.push_back({{"pass", r->name}, {"graph", print_graph(*r->graph)}});
+      dumps.push_back({{"pass", r->name}, {"graph", r->text()}});
     } else if (format == "svg") {
       continue;  // one SVG document on stdout: the final graph, below
     } else {

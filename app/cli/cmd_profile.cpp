@@ -10,7 +10,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
-#include "core/compile/profile.h"
+#include "core/analysis/profile.h"
 #include "core/frontend/onnx_import.h"
 
 namespace tessel::cli {

@@ -1,8 +1,9 @@
 // tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]...
 //
-// The contract in DESIGN.md: DIR/input_K.pb are the graph inputs that are not initializers, in
-// order; output_K.pb is written for each graph output. Outputs are first written under temporary
-// names and renamed only once every one of them exists, so a failure leaves no partial outputs.
+// The contract (docs/architecture.md, "Contracts"): DIR/input_K.pb are the graph inputs that are
+// not initializers, in order; output_K.pb is written for each graph output. Outputs are first
+// written under temporary names and renamed only once every one of them exists, so a failure
+// leaves no partial outputs.
 #include <unistd.h>
 
 #include <cstdio>

@@ -27,7 +27,7 @@
 
 #include "app/measure/measure_kernel.h"
 #include "app/measure/model_cache.h"
-#include "core/compile/profile.h"
+#include "core/analysis/profile.h"
 #include "core/measure/protocol.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"

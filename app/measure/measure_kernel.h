@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/compile/calibrate.h"
+#include "core/analysis/calibrate.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/target/target.h"
 

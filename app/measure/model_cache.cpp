@@ -27,8 +27,8 @@ std::shared_ptr<const GraphPipelineResult> ModelCache::pipeline(const std::strin
   auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return it->second;
   PipelineOptions options = pipeline_options_from_json(pass_options);
-  options.fuse = true;
-  options.plan_memory = true;
+  options.disabled_passes.erase("fuse_ops");
+  options.disabled_passes.erase("plan_memory");
   auto result = std::make_shared<GraphPipelineResult>(run_graph_pipeline(graph, target, options));
   if (!result->ok()) throw Error(path + ": " + result->error);
   if (!result->fusion) throw Error(path + ": the pipeline produced no fusion groups (is fuse_ops disabled?)");

@@ -66,7 +66,8 @@ int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, con
     }
     w.panes().graph->wait_for_layout(60000);
     select_interesting_node(w);
-    if (!wait_for_kernel_results(w, pane_name)) std::fprintf(stderr, "tessel-studio: measuring did not finish in time\n");
+    if (!wait_for_kernel_results(w, pane_name))
+      std::fprintf(stderr, "tessel-studio: measuring did not finish in time\n");
   }
   if (!pane_name.isEmpty()) w.reveal_pane(pane_name);
   QApplication::processEvents();
@@ -79,29 +80,59 @@ int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, con
   return 0;
 }
 
+// The command line, declared once: main() parses it twice at most (see there).
+struct StudioOptions {
+  QCommandLineOption open{"open", "Open FILE.", "FILE"};
+  QCommandLineOption screenshot{"screenshot", "Render headless to PNG and exit.", "PNG"};
+  QCommandLineOption pane{"pane", "With --screenshot: only this pane.", "NAME"};
+  QCommandLineOption size{"size", "Window size, WIDTHxHEIGHT.", "SIZE", "1280x820"};
+  QCommandLineOption target{"set-target", "After opening, compile for TARGET (an edit: it is autosaved).", "TARGET"};
+  QCommandLineOption recovery{"recovery-file", "Autosave / crash-recovery file.", "PATH"};
+  QCommandLineOption restore{"restore", "Restore the recovery file without asking."};
+
+  void declare(QCommandLineParser& parser) const {
+    parser.setApplicationDescription("Tessel Studio: watch and steer the compiler.");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument("file", "An ONNX model, a graph text file or a .tessel session.", "[FILE]");
+    parser.addOptions({open, screenshot, pane, size, target, recovery, restore});
+  }
+};
+
+void name_application() {
+  QCoreApplication::setOrganizationName("Tessel");
+  QCoreApplication::setApplicationName("Tessel Studio");
+  QCoreApplication::setApplicationVersion(TESSEL_VERSION);
+}
+
+// --help and --version are answered on the console before any window system is touched: a
+// QApplication aborts when there is no display, and asking for help must never need one. Anything
+// else (including Qt's own -platform/-style arguments) is left to the QApplication's parse.
+void answer_console_requests(int argc, char** argv, const StudioOptions& options) {
+  const QStringList console_only = {"-h", "--help", "-?", "--help-all", "-v", "--version"};
+  bool asked = false;
+  for (int i = 1; i < argc; ++i) asked = asked || console_only.contains(QString::fromLocal8Bit(argv[i]));
+  if (!asked) return;
+  QCoreApplication console(argc, argv);
+  name_application();
+  QCommandLineParser parser;
+  options.declare(parser);
+  parser.process(console);  // prints help, version or the error and exits; returns on a valid line
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const StudioOptions opts;
+  answer_console_requests(argc, argv, opts);
   QApplication app(argc, argv);
-  QApplication::setOrganizationName("Tessel");
-  QApplication::setApplicationName("Tessel Studio");
-  QApplication::setApplicationVersion(TESSEL_VERSION);
-
+  name_application();
   QCommandLineParser parser;
-  parser.setApplicationDescription("Tessel Studio: watch and steer the compiler.");
-  parser.addHelpOption();
-  parser.addVersionOption();
-  parser.addPositionalArgument("file", "An ONNX model, a graph text file or a .tessel session.", "[FILE]");
-  QCommandLineOption open_opt("open", "Open FILE.", "FILE");
-  QCommandLineOption shot_opt("screenshot", "Render headless to PNG and exit.", "PNG");
-  QCommandLineOption pane_opt("pane", "With --screenshot: only this pane.", "NAME");
-  QCommandLineOption size_opt("size", "Window size, WIDTHxHEIGHT.", "SIZE", "1280x820");
-  QCommandLineOption target_opt("set-target", "After opening, compile for TARGET (an edit: it is autosaved).",
-                                "TARGET");
-  QCommandLineOption recovery_opt("recovery-file", "Autosave / crash-recovery file.", "PATH");
-  QCommandLineOption restore_opt("restore", "Restore the recovery file without asking.");
-  parser.addOptions({open_opt, shot_opt, pane_opt, size_opt, target_opt, recovery_opt, restore_opt});
+  opts.declare(parser);
   parser.process(app);
+  const QCommandLineOption &open_opt = opts.open, &shot_opt = opts.screenshot, &pane_opt = opts.pane,
+                           &size_opt = opts.size, &target_opt = opts.target, &recovery_opt = opts.recovery,
+                           &restore_opt = opts.restore;
 
   QString file = parser.value(open_opt);
   if (file.isEmpty() && !parser.positionalArguments().isEmpty()) file = parser.positionalArguments().first();

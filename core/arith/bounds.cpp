@@ -4,19 +4,10 @@
 
 #include "core/arith/simplify.h"
 #include "core/loopir/functor.h"
+#include "core/support/int_math.h"
 
 namespace tessel::arith {
 using namespace loopir;
-
-namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-}  // namespace
 
 std::optional<Interval> constant_bounds(const Expr& e, const RangeMap& ranges) {
   if (!e) return std::nullopt;

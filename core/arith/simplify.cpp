@@ -4,18 +4,12 @@
 
 #include "core/loopir/equal.h"
 #include "core/loopir/functor.h"
+#include "core/support/int_math.h"
 
 namespace tessel::arith {
 using namespace loopir;
 
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
 bool is_int_type(DataType t) { return dtype_is_integer(t); }
 

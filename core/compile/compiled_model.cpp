@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
@@ -36,8 +36,8 @@ int CompiledModel::compiled_count() const {
 std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, const Target& target, const CompileOptions& options) {
   auto model = std::shared_ptr<CompiledModel>(new CompiledModel(target));
   PipelineOptions pipeline_options = options.pipeline;
-  pipeline_options.fuse = true;
-  pipeline_options.plan_memory = true;
+  pipeline_options.disabled_passes.erase("fuse_ops");
+  pipeline_options.disabled_passes.erase("plan_memory");
   model->pipeline_ = run_graph_pipeline(std::move(graph), target, pipeline_options);
   if (!model->pipeline_.ok()) throw Error(model->pipeline_.error);
   const Graph& g = *model->pipeline_.graph;

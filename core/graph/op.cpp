@@ -15,6 +15,15 @@ std::string_view pattern_name(PatternKind k) {
   return "?";
 }
 
+std::string_view compiles_name(Compiles c) {
+  switch (c) {
+    case Compiles::kYes: return "yes";
+    case Compiles::kPartial: return "partial";
+    case Compiles::kNo: return "no";
+  }
+  return "?";
+}
+
 std::string type_str(const TensorType& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
 
 InferContext::InferContext(std::vector<const TensorType*> input_types, std::vector<const Tensor*> input_values,

@@ -14,8 +14,10 @@
 //     // optional: static constexpr int shape_inputs[] = {1};  inputs whose *values* shape the output
 //   };
 //
-// The table turns each class into an OpDef (type-erased) with make_op_def<ReluOp>("Relu").
+// The table turns each class into an OpDef (type-erased) with make_op_def<ReluOp>("Relu", ...), the
+// second argument saying how the op compiles: its tensor-expression builder (core/graph/ops/te/).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +27,15 @@
 
 namespace tessel {
 
-// TVM's op pattern kinds; ordered: a larger value is "more complex" (see REFERENCE.md).
+namespace te {
+struct OperationNode;
+using Tensor = std::shared_ptr<const OperationNode>;  // as in core/te/tensor.h
+}  // namespace te
+namespace compile::te_builder {
+struct BuildContext;  // core/graph/ops/te/builder_support.h
+}
+
+// TVM's op pattern kinds; ordered: a larger value is "more complex" (fuse_ops.h shows how fusion uses them).
 enum class PatternKind : int {
   kElemWise = 0,
   kBroadcast = 1,
@@ -94,6 +104,20 @@ struct OpTypes {
   std::vector<TensorType> outputs;
 };
 
+// Turns one node into compute stages over its inputs' tensors (core/graph/ops/te/builders.h).
+using TeBuilder = std::vector<te::Tensor> (*)(compile::te_builder::BuildContext&);
+
+// Whether an op's nodes compile to kernels: always, for some attributes and types, or never (they
+// run their reference kernel).
+enum class Compiles { kYes, kPartial, kNo };
+std::string_view compiles_name(Compiles c);  // "yes", "partial", "no"
+
+struct OpCompilation {
+  TeBuilder builder = nullptr;  // nullptr exactly when compiles is kNo
+  Compiles compiles = Compiles::kNo;
+  const char* why = "";  // partial: what the builder declines; no: why there is no builder
+};
+
 struct OpDef {
   std::string name;  // the ONNX op type ("Conv") or Tessel's own ("layout_transform")
   PatternKind pattern = PatternKind::kOpaque;
@@ -105,13 +129,14 @@ struct OpDef {
   void (*infer)(const Attrs&, InferContext&) = nullptr;
   void (*reference)(const Attrs&, const KernelArgs&) = nullptr;
   int64_t (*flops)(const Attrs&, const OpTypes&) = nullptr;
+  OpCompilation compilation;
 };
 
 namespace op_detail {
 template <class Op> concept HasShapeInputs = requires { Op::shape_inputs; };
 }
 
-template <class Op> OpDef make_op_def(std::string name) {
+template <class Op> OpDef make_op_def(std::string name, OpCompilation compilation) {
   using A = typename Op::Attrs;
   OpDef d;
   d.name = std::move(name);
@@ -127,6 +152,7 @@ template <class Op> OpDef make_op_def(std::string name) {
   d.infer = [](const Attrs& a, InferContext& ctx) { Op::infer(attrs_as<A>(a), ctx); };
   d.reference = [](const Attrs& a, const KernelArgs& args) { Op::reference(attrs_as<A>(a), args); };
   d.flops = [](const Attrs& a, const OpTypes& t) -> int64_t { return Op::flops(attrs_as<A>(a), t); };
+  d.compilation = compilation;
   return d;
 }
 

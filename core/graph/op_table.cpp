@@ -7,13 +7,22 @@
 #include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/shape_ops.h"
+#include "core/graph/ops/te/builders.h"
 
 namespace tessel {
 
 namespace {
 
-#define TESSEL_OP(NAME, ...) make_op_def<__VA_ARGS__>(NAME),
+// The third column of a .def line, how the op compiles: yes(builder), partial(builder, "what it
+// declines") or no("why it has no builder"). A builder is a function named in te/builders.h, not a
+// string looked up later, so a misspelt or missing one does not compile.
+OpCompilation yes(TeBuilder builder) { return {builder, Compiles::kYes, ""}; }
+OpCompilation partial(TeBuilder builder, const char* declines) { return {builder, Compiles::kPartial, declines}; }
+[[maybe_unused]] OpCompilation no(const char* why) { return {nullptr, Compiles::kNo, why}; }
+
+#define TESSEL_OP(NAME, CLASS, COMPILATION) make_op_def<CLASS>(NAME, COMPILATION),
 std::vector<OpDef> build_table() {
+  using namespace compile::te_builder;
   return {
 #include "core/graph/ops/elementwise.def"
 #include "core/graph/ops/nn.def"

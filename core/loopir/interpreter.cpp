@@ -2,16 +2,34 @@
 
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "core/loopir/printer.h"
 #include "core/support/error.h"
-#include "core/te/tensor_intrinsic.h"
+#include "core/support/int_math.h"
 
 namespace tessel::loopir {
 namespace {
+
+struct CallEvaluators {
+  std::mutex mutex;
+  std::unordered_map<std::string, CallEvaluator> by_name;
+};
+
+CallEvaluators& call_evaluators() {
+  static CallEvaluators registry;
+  return registry;
+}
+
+CallEvaluator find_call_evaluator(const std::string& name) {
+  CallEvaluators& r = call_evaluators();
+  std::lock_guard lock(r.mutex);
+  auto it = r.by_name.find(name);
+  return it == r.by_name.end() ? CallEvaluator() : it->second;
+}
 
 struct Value {
   double f = 0;
@@ -23,13 +41,6 @@ struct Value {
 
 Value int_value(int64_t v) { return Value{0, v, false}; }
 Value float_value(double v) { return Value{v, 0, true}; }
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
 double round_to(DataType t, double v) {
   return t == DataType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;
@@ -94,7 +105,7 @@ class Interpreter {
         return;
       case NodeKind::kEvaluate: {
         const Expr& v = as<Evaluate>(s)->value;
-        if (auto* c = as<Call>(v); c && (run_tensor_intrinsic(*c) || run_dependence_token(*c))) return;
+        if (auto* c = as<Call>(v); c && (run_registered_call(*c) || run_dependence_token(*c))) return;
         eval(v);
         return;
       }
@@ -227,47 +238,27 @@ class Interpreter {
     throw Error("interpreter: unsupported operator " + std::string(binary_op_symbol(n.op)));
   }
 
-  // A tensor intrinsic call runs the intrinsic's declared computation on the regions its
-  // arguments address (see core/te/tensor_intrinsic.h for the argument rule).
-  bool run_tensor_intrinsic(const Call& n) {
-    bool reset = false;
-    const te::TensorIntrinsic* in = te::find_tensor_intrinsic_call(n.name, &reset);
-    if (!in) return false;
-    std::vector<te::Tensor> ops = in->operands();
-    if (reset) ops = {ops.back()};
-    std::vector<Buffer> buffers;
-    std::vector<int64_t> base;
-    std::vector<std::vector<int64_t>> strides;
-    size_t k = 0;
-    for (auto& op : ops) {
-      const Call* addr = k < n.args.size() ? as<Call>(n.args[k]) : nullptr;
-      const Load* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? as<Load>(addr->args[0]) : nullptr;
-      if (!l) throw Error("interpreter: argument " + std::to_string(k + 1) + " of " + n.name + " must be address_of(BUFFER[index])");
-      ++k;
-      buffers.push_back(l->buffer);
-      base.push_back(flat_index(*l->buffer, l->indices, tensor_of(*l->buffer)));
-      std::vector<int64_t> st;
-      for (size_t d = 0; d + 1 < op->shape.size(); ++d, ++k) {
-        if (k >= n.args.size()) throw Error("interpreter: " + n.name + " is missing the strides of " + op->name);
-        st.push_back(eval(n.args[k]).as_int());
-      }
-      st.push_back(1);
-      strides.push_back(std::move(st));
-    }
-    if (k != n.args.size()) throw Error("interpreter: " + n.name + " takes " + std::to_string(k) + " arguments");
-    if (reset) {
-      // The reset fills the output: the semantics builder takes every operand, only the last is used.
-      size_t inputs = in->operands().size() - 1;
-      Buffer out_buffer = buffers.back();
-      int64_t out_base = base.back();
-      std::vector<int64_t> out_strides = strides.back();
-      buffers.insert(buffers.begin(), inputs, out_buffer);
-      base.insert(base.begin(), inputs, out_base);
-      strides.insert(strides.begin(), inputs, out_strides);
-    }
-    exec(te::tensor_intrinsic_semantics(*in, reset, buffers, base, strides));
+  // A call with a registered evaluator (a tensor intrinsic) runs the statement the evaluator
+  // makes of it.
+  bool run_registered_call(const Call& n) {
+    CallEvaluator evaluator = find_call_evaluator(n.name);
+    if (!evaluator) return false;
+    Site site(*this);
+    exec(evaluator(n, site));
     return true;
   }
+
+  class Site final : public CallSite {
+   public:
+    explicit Site(Interpreter& in) : in_(in) {}
+    int64_t integer(const Expr& argument) override { return in_.eval(argument).as_int(); }
+    int64_t element_offset(const Load& element) override {
+      return in_.flat_index(*element.buffer, element.indices, in_.tensor_of(*element.buffer));
+    }
+
+   private:
+    Interpreter& in_;
+  };
 
   // dep_push(from, to) / dep_pop(from, to): counted tokens between decoupled queues
   // (inject_virtual_thread). Run in program order, a pop must find a token, or the queues would
@@ -347,6 +338,14 @@ class Interpreter {
 };
 
 }  // namespace
+
+void register_call_evaluator(const std::string& call_name, CallEvaluator evaluator) {
+  if (!evaluator) throw Error("interpreter: no evaluator given for call '" + call_name + "'");
+  CallEvaluators& r = call_evaluators();
+  std::lock_guard lock(r.mutex);
+  if (!r.by_name.emplace(call_name, std::move(evaluator)).second)
+    throw Error("interpreter: call '" + call_name + "' already has an evaluator");
+}
 
 void interpret(const Func& f, const std::vector<Tensor>& args) {
   if (args.size() != f.params.size())

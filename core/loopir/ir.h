@@ -1,5 +1,5 @@
 #pragma once
-// The loop IR: an immutable loop program (see DESIGN.md, "Loop IR and lowering").
+// The loop IR: an immutable loop program (docs/architecture.md, "Loop IR and lowering").
 //
 // Nodes are small structs with public fields held by shared_ptr<const T>. Nothing mutates a node
 // after construction; passes build new nodes and reuse the old ones where nothing changed, so

@@ -1,5 +1,6 @@
 // The lowering pipeline, in order. Each pass is a function from loop program to loop program
-// (see its header for a before/after example); every pass is timed and recorded.
+// (see its header for a before/after example); every pass runs through the instrumentation
+// (core/pass/instrument.h), which times and records it like any graph pass or schedule step.
 #include "core/lower/pipeline.h"
 
 #include <chrono>
@@ -16,7 +17,6 @@
 #include "core/lower/tensorize.h"
 #include "core/lower/unroll_loops.h"
 #include "core/lower/vectorize_loops.h"
-#include "core/support/error.h"
 
 namespace tessel::lower {
 using loopir::Func;
@@ -49,18 +49,12 @@ const Pass kPasses[] = {
     {"simplify", simplify_program},                     // clean up after the rewrites
 };
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-LowerRecordPtr record(const char* name, const Func& f, bool changed, double ms, const LowerOptions& opt) {
-  auto r = std::make_shared<LowerRecord>();
-  r->name = name;
-  r->program = std::make_shared<const Func>(f);
-  if (opt.record_text) r->text = loopir::to_string(f);
-  r->changed = changed;
-  r->wall_ms = ms;
-  return r;
+// Runs one pass on the program a snapshot holds. A pass that changes nothing returns the very
+// body it received, and then the step keeps the snapshot it received: that is what "unchanged" means.
+IrSnapshotPtr run_pass(const Pass& pass, const IrSnapshotPtr& program) {
+  const Func& f = *program_of(program);
+  Func next = pass.run(f);
+  return next.body == f.body ? program : program_snapshot(std::move(next));
 }
 
 }  // namespace
@@ -71,30 +65,34 @@ std::vector<std::string> lowering_pass_names() {
   return names;
 }
 
-LowerResult lower(const schedule::ScheduleState& state, const LowerOptions& options) {
+IrSnapshotPtr program_snapshot(Func f) {
+  return std::make_shared<const Snapshot<Func>>(std::make_shared<const Func>(std::move(f)),
+                                                [](const Func& program) { return loopir::to_string(program); });
+}
+
+std::shared_ptr<const Func> program_of(const IrSnapshotPtr& snapshot) { return snapshot_ir<Func>(snapshot); }
+
+LowerResult lower(const schedule::ScheduleState& state, const std::vector<Instrument*>& instruments) {
+  const auto start = std::chrono::steady_clock::now();
+  StepRecorder recorder;
+  Instrumentation steps(instruments);
+  steps.add(&recorder);
+  IrSnapshotPtr program = steps
+                              .run(StepKind::kLoweringPass, "build_loop_nests", nullptr,
+                                   [&] { return program_snapshot(build_loop_nests(state)); })
+                              ->after;
+  for (const Pass& p : kPasses)
+    program = steps.run(StepKind::kLoweringPass, p.name, program, [&] { return run_pass(p, program); })->after;
+
   LowerResult result;
-  auto start = std::chrono::steady_clock::now();
-  auto t0 = start;
-  Func f = build_loop_nests(state);
-  result.passes.push_back(record("build_loop_nests", f, true, ms_since(t0), options));
-  for (const Pass& p : kPasses) {
-    t0 = std::chrono::steady_clock::now();
-    Func next;
-    try {
-      next = p.run(f);
-    } catch (const Error& e) {
-      rethrow_with_context(e, std::string("lowering pass ") + p.name);
-    }
-    result.passes.push_back(record(p.name, next, next.body != f.body, ms_since(t0), options));
-    f = std::move(next);
-  }
-  result.func = std::move(f);
-  result.total_ms = ms_since(start);
+  result.func = *program_of(program);
+  result.passes = recorder.records();
+  result.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
-LowerResult lower(const te::ComputeDag& dag, const schedule::Schedule& s, const LowerOptions& options) {
-  return lower(schedule::replay(dag, s), options);
+LowerResult lower(const te::ComputeDag& dag, const schedule::Schedule& s, const std::vector<Instrument*>& instruments) {
+  return lower(schedule::replay(dag, s), instruments);
 }
 
 }  // namespace tessel::lower

@@ -1,29 +1,34 @@
 #pragma once
 // Lowering: a scheduled tensor computation -> a loop program, through the passes listed in
-// pipeline.cpp (read it top to bottom to see what the compiler does to a kernel).
+// pipeline.cpp (read it top to bottom to see what the compiler does to a kernel). Every pass runs
+// through the instrumentation (core/pass/instrument.h) like a graph pass: recorded, timed, and
+// seen by the caller's instruments (`tessel lower --dump-after` adds a TextDumper).
+#include <memory>
 #include <vector>
 
-#include "core/lower/lower_record.h"
+#include "core/loopir/ir.h"
+#include "core/pass/instrument.h"
 #include "core/schedule/schedule.h"
 
 namespace tessel::lower {
 
-struct LowerOptions {
-  bool record_text = false;  // print the program after every pass (the studio's pass view)
-};
-
 struct LowerResult {
   loopir::Func func;
-  std::vector<LowerRecordPtr> passes;  // one per pass, in order (text only with record_text)
+  std::vector<StepRecordPtr> passes;  // one per pass, in order; the program is each record's `after`
   double total_ms = 0.0;
 };
 
-// Throws Error when the schedule cannot be lowered.
-LowerResult lower(const schedule::ScheduleState& state, const LowerOptions& options = {});
+// Throws Error (a StepFailure naming the pass) when the schedule cannot be lowered.
+LowerResult lower(const schedule::ScheduleState& state, const std::vector<Instrument*>& instruments = {});
 // Replays the whole schedule on the DAG, then lowers.
-LowerResult lower(const te::ComputeDag& dag, const schedule::Schedule& s, const LowerOptions& options = {});
+LowerResult lower(const te::ComputeDag& dag, const schedule::Schedule& s,
+                  const std::vector<Instrument*>& instruments = {});
 
 // The names of the lowering passes, in order.
 std::vector<std::string> lowering_pass_names();
+
+// A loop program as a step record holds it (printed by loopir::to_string), and back.
+IrSnapshotPtr program_snapshot(loopir::Func f);
+std::shared_ptr<const loopir::Func> program_of(const IrSnapshotPtr& snapshot);
 
 }  // namespace tessel::lower

@@ -1,53 +1,48 @@
 #include "core/lower/step_views.h"
 
-#include <chrono>
-
-#include "core/loopir/printer.h"
 #include "core/lower/line_diff.h"
 #include "core/lower/pipeline.h"
-#include "core/support/error.h"
 
 namespace tessel::lower {
 
-std::vector<ViewRecord> program_after_each_step(const te::ComputeDag& dag, const schedule::Schedule& s) {
+std::vector<ViewRecord> program_after_each_step(const te::ComputeDag& dag, const schedule::Schedule& s,
+                                                const std::vector<Instrument*>& instruments) {
+  const Instrumentation steps(instruments);
   std::vector<ViewRecord> views;
   schedule::ScheduleState state = schedule::initial_state(dag);
-  std::string previous;
+  IrSnapshotPtr program;
   for (size_t k = 0; k <= s.steps.size(); ++k) {
+    const std::string name =
+        k == 0 ? "initial" : "step " + std::to_string(k) + " " + schedule::to_string(s.steps[k - 1]);
     ViewRecord v;
-    v.record.name = k == 0 ? "initial" : "step " + std::to_string(k) + " " + schedule::to_string(s.steps[k - 1]);
-    auto t0 = std::chrono::steady_clock::now();
     try {
-      if (k > 0) schedule::apply_step(state, s.steps[k - 1]);
-      LowerResult r = lower(state);
-      v.record.program = std::make_shared<const loopir::Func>(r.func);
-      v.record.text = loopir::to_string(r.func);
-    } catch (const Error& e) {
-      v.record.error = k == 0 ? std::string(e.what()) : v.record.name + ": " + e.what();
-      v.record.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      StepRecordPtr r = steps.run(StepKind::kScheduleStep, name, program, [&]() -> IrSnapshotPtr {
+        if (k > 0) schedule::apply_step(state, s.steps[k - 1]);
+        IrSnapshotPtr next = program_snapshot(lower(state).func);
+        // Steps such as storage_align may leave the program as it was: keep the earlier snapshot.
+        return program && next->text() == program->text() ? program : next;
+      });
+      v.record = *r;
+    } catch (const StepFailure& failure) {
+      v.record = failure.record();
+      if (k == 0) v.record.error = failure.reason();  // the unscheduled program: no step to name
       views.push_back(std::move(v));
       break;
     }
-    v.record.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    v.record.changed = k == 0 || v.record.text != previous;
-    if (k > 0) v.diff = line_diff(previous, v.record.text);
-    previous = v.record.text;
+    if (k > 0) v.diff = line_diff(program->text(), v.record.text());
+    program = v.record.after;
     views.push_back(std::move(v));
   }
   return views;
 }
 
 std::vector<ViewRecord> program_after_each_pass(const te::ComputeDag& dag, const schedule::Schedule& s) {
-  LowerOptions opt;
-  opt.record_text = true;
-  LowerResult r = lower(dag, s, opt);
+  LowerResult r = lower(dag, s);
   std::vector<ViewRecord> views;
-  std::string previous;
-  for (auto& p : r.passes) {
+  for (const StepRecordPtr& p : r.passes) {
     ViewRecord v;
     v.record = *p;
-    if (!views.empty()) v.diff = line_diff(previous, p->text);
-    previous = p->text;
+    if (!views.empty()) v.diff = line_diff(views.back().record.text(), p->text());
     views.push_back(std::move(v));
   }
   return views;

@@ -31,8 +31,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/compile/calibrate.h"
-#include "core/compile/profile.h"
+#include "core/analysis/calibrate.h"
+#include "core/analysis/profile.h"
 #include "core/support/error.h"
 
 namespace tessel::measure {

@@ -19,6 +19,9 @@ std::string core_version() { return TESSEL_VERSION; }
 
 namespace {
 
+// A plugin description is a few hundred bytes; anything far larger is not one (or is /dev/zero).
+constexpr std::uintmax_t kMaxDescriptionBytes = 1 << 20;
+
 bool parse_version(const std::string& text, int* major, int* minor) {
   return std::sscanf(text.c_str(), "%d.%d", major, minor) == 2;
 }
@@ -36,7 +39,8 @@ std::string required_string(const nlohmann::json& j, const char* key) {
   return j.at(key).get<std::string>();
 }
 
-template <class T> bool same_set(std::vector<T> a, std::vector<T> b) {
+template <class T>
+bool same_set(std::vector<T> a, std::vector<T> b) {
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   return a == b;
@@ -91,12 +95,17 @@ const std::vector<PluginStatus>& PluginManager::load_all(const std::vector<std::
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
     std::vector<fs::path> descriptions;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".json") descriptions.push_back(entry.path());
+    // Error-code overloads throughout: one unreadable entry (a symlink loop, a name too long for the
+    // file system) must cost only that entry, never the whole scan.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".json") descriptions.push_back(it->path());
     std::sort(descriptions.begin(), descriptions.end());
     for (const fs::path& p : descriptions) {
-      std::string path = fs::weakly_canonical(p).string();
-      bool seen = std::any_of(plugins_.begin(), plugins_.end(), [&](const PluginStatus& s) { return s.description_path == path; });
+      std::error_code canonical_ec;
+      fs::path canonical = fs::weakly_canonical(p, canonical_ec);
+      std::string path = canonical_ec ? p.string() : canonical.string();
+      bool seen = std::any_of(plugins_.begin(), plugins_.end(),
+                              [&](const PluginStatus& s) { return s.description_path == path; });
       if (!seen) plugins_.push_back(load_one(path));
     }
   }
@@ -108,6 +117,11 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
   st.description_path = description_path;
   st.name = fs::path(description_path).stem().string();
   try {
+    std::error_code ec;
+    if (!fs::is_regular_file(description_path, ec)) throw Error("the description is not a regular file");
+    const auto size = fs::file_size(description_path, ec);
+    if (ec || size > kMaxDescriptionBytes)
+      throw Error("the description is unreadable or larger than " + std::to_string(kMaxDescriptionBytes) + " bytes");
     nlohmann::json j;
     {
       std::ifstream in(description_path);
@@ -122,15 +136,17 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
     st.version = required_string(j, "version");
     std::string why;
     if (!core_version_compatible(required_string(j, "core_version"), &why)) throw Error("incompatible: " + why);
-    const nlohmann::json provides = j.value("provides", nlohmann::json::object());
+    const nlohmann::json provides = j.contains("provides") ? j.at("provides") : nlohmann::json::object();
+    if (!provides.is_object()) throw Error("\"provides\" must be a JSON object");
     st.target_kinds = string_list(provides, "target_kinds");
     st.codegens = string_list(provides, "codegens");
     st.device_types = string_list(provides, "device_types");
     for (const PluginStatus& other : plugins_)
-      if (other.loaded && other.name == st.name) throw Error("a plugin named '" + st.name + "' is already loaded from " + other.description_path);
+      if (other.loaded && other.name == st.name)
+        throw Error("a plugin named '" + st.name + "' is already loaded from " + other.description_path);
 
     st.library_path = (fs::path(description_path).parent_path() / required_string(j, "library")).string();
-    if (!fs::exists(st.library_path)) throw Error("library " + st.library_path + " not found");
+    if (!fs::is_regular_file(st.library_path, ec)) throw Error("library " + st.library_path + " not found");
     void* handle = dlopen(st.library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw Error(std::string("cannot load library: ") + dlerror());
     auto entry = reinterpret_cast<TesselPluginRegisterFn>(dlsym(handle, "tessel_plugin_register"));
@@ -146,7 +162,8 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
     } catch (const std::exception& e) {
       throw Error(std::string("registration threw: ") + e.what());
     }
-    if (rc != 0) throw Error("registration failed: " + (ctx.error_.empty() ? "code " + std::to_string(rc) : ctx.error_));
+    if (rc != 0)
+      throw Error("registration failed: " + (ctx.error_.empty() ? "code " + std::to_string(rc) : ctx.error_));
 
     // What it registered must be what it declared, so `tessel targets` can trust the JSON.
     std::vector<std::string> kinds, codegens, devices;
@@ -160,7 +177,8 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
     for (const auto& k : ctx.target_kinds_)
       if (TargetKindRegistry::global().find(k.name)) throw Error("target kind '" + k.name + "' is already registered");
     for (const auto& c : ctx.codegens_)
-      if (CodeGenRegistry::global().has(c.first)) throw Error("target kind '" + c.first + "' already has a code generator");
+      if (CodeGenRegistry::global().has(c.first))
+        throw Error("target kind '" + c.first + "' already has a code generator");
     for (const auto& d : ctx.device_apis_)
       if (DeviceAPIRegistry::global().find(d->type()))
         throw Error("device type '" + std::string(device_type_name(d->type())) + "' already has a DeviceAPI");
@@ -170,6 +188,8 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
     for (auto& d : ctx.device_apis_) DeviceAPIRegistry::global().add(std::move(d), st.name);
     st.loaded = true;  // the handle stays open: registered code lives in it
   } catch (const Error& e) {
+    st.error = e.what();
+  } catch (const std::exception& e) {  // the file system or the JSON library: still only this plugin
     st.error = e.what();
   }
   return st;

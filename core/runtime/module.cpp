@@ -2,9 +2,16 @@
 
 #include <tuple>
 
+#include "core/loopir/ir.h"
 #include "core/support/error.h"
 
 namespace tessel {
+
+KernelSignature kernel_signature(const loopir::Func& f) {
+  KernelSignature sig{f.name, {}};
+  for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
+  return sig;
+}
 
 size_t Module::index_of(const std::string& name) const {
   for (size_t i = 0; i < kernels_.size(); ++i)

@@ -11,6 +11,10 @@
 
 namespace tessel {
 
+namespace loopir {
+struct Func;  // core/loopir/ir.h
+}
+
 struct KernelParam {
   std::string name;
   DataType dtype = DataType::kFloat32;
@@ -21,6 +25,10 @@ struct KernelSignature {
   std::string name;
   std::vector<KernelParam> params;
 };
+
+// A lowered function's signature: its name and its parameters' names, types and shapes, in order
+// (what every backend's module registers for each kernel it compiled).
+KernelSignature kernel_signature(const loopir::Func& f);
 
 class Module {
  public:

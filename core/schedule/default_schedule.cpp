@@ -1,6 +1,8 @@
 #include "core/schedule/default_schedule.h"
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
 
 #include "core/loopir/functor.h"
 
@@ -8,25 +10,92 @@ namespace tessel::schedule {
 
 namespace {
 
-std::string ax(const Stage& s, const std::string& axis) { return s.name + "." + axis; }
+// A loop of a stage as a handle: the stage's name and the axis's index in Stage::axes. Steps only
+// append axes, so a handle stays valid across later steps (cache_write rebuilds its stage: handles
+// into that stage are taken after it).
+struct Loop {
+  std::string stage;
+  int axis = -1;
+};
 
-// Appends a step and applies it, so later decisions see the resulting axes.
-void add(ScheduleState& st, Schedule& out, ScheduleStep step) {
-  apply_step(st, step);
-  out.steps.push_back(std::move(step));
-}
+// Appends steps to a schedule and applies each at once, so that later decisions see the resulting
+// loops. The steps that make loops (split, tile, fuse, cache_read/write) return handles to them,
+// taken from the state rather than rebuilt as "C.i.outer".
+class Writer {
+ public:
+  Writer(ScheduleState& state, Schedule& out) : st_(state), out_(out) {}
 
-size_t stage_index_of(const ScheduleState& st, const std::string& name) {
-  for (size_t i = 0; i < st.stages.size(); ++i)
-    if (st.stages[i].name == name) return i;
-  return st.stages.size();
-}
+  const ScheduleState& state() const { return st_; }
+  const Stage& stage(const std::string& name) const { return *st_.find(name); }
+  // Data-parallel axis d of the stage's tensor, and its reduction axis q.
+  Loop root(const std::string& s, size_t d) const { return {s, static_cast<int>(d)}; }
+  Loop reduce_root(const std::string& s, size_t q) const { return {s, static_cast<int>(stage(s).op->axes.size() + q)}; }
+  // The loop at position `pos` of the stage's loop order, outermost first.
+  Loop leaf(const std::string& s, size_t pos) const { return {s, stage(s).leaf[pos]}; }
+
+  std::pair<Loop, Loop> split(const Loop& l, int64_t factor) {
+    add(step("split", {name(l), arg(factor)}));
+    const Relation& r = stage(l.stage).relations.back();
+    return {{l.stage, r.outer}, {l.stage, r.inner}};
+  }
+  // tile(first, second): the (outer, inner) loops of each, ordered first.outer, second.outer,
+  // first.inner, second.inner.
+  std::pair<std::pair<Loop, Loop>, std::pair<Loop, Loop>> tile(const Loop& first, const Loop& second, int64_t f1,
+                                                               int64_t f2) {
+    add(step("tile", {name(first), name(second), arg(f1), arg(f2)}));
+    const std::vector<Relation>& rel = stage(first.stage).relations;
+    const Relation &r1 = rel[rel.size() - 2], &r2 = rel.back();
+    return {{{first.stage, r1.outer}, {first.stage, r1.inner}}, {{first.stage, r2.outer}, {first.stage, r2.inner}}};
+  }
+  Loop fuse(const Loop& outer, const Loop& inner) {
+    add(step("fuse", {name(outer), name(inner)}));
+    return {outer.stage, stage(outer.stage).relations.back().fused};
+  }
+  void reorder(const std::vector<Loop>& order) {
+    std::vector<StepArg> args;
+    for (const Loop& l : order) args.push_back(name(l));
+    add(step("reorder", std::move(args)));
+  }
+  void vectorize(const Loop& l) { add(step("vectorize", {name(l)})); }
+  void unroll(const Loop& l) { add(step("unroll", {name(l)})); }
+  void parallel(const Loop& l) { add(step("parallel", {name(l)})); }
+  void bind(const Loop& l, const char* tag) { add(step("bind", {name(l), arg(tag)})); }
+  void compute_at(const std::string& producer, const Loop& at) { add(step("compute_at", {arg(producer), name(at)})); }
+  void compute_inline(const std::string& s) { add(step("compute_inline", {arg(s)})); }
+  // Both insert their new stage just before the one they serve; they return its name.
+  std::string cache_write(const std::string& s, const char* scope) {
+    add(step("cache_write", {arg(s), arg(scope)}));
+    return stage_before(s);
+  }
+  std::string cache_read(const std::string& tensor, const char* scope, const std::string& reader) {
+    add(step("cache_read", {arg(tensor), arg(scope), arg(reader)}));
+    return stage_before(reader);
+  }
+
+ private:
+  StepArg name(const Loop& l) const {
+    const Stage& s = stage(l.stage);
+    return arg(s.name + "." + s.axes[static_cast<size_t>(l.axis)].name);
+  }
+  void add(ScheduleStep step) {
+    apply_step(st_, step);
+    out_.steps.push_back(std::move(step));
+  }
+  std::string stage_before(const std::string& name) const {
+    for (size_t i = 1; i < st_.stages.size(); ++i)
+      if (st_.stages[i].name == name) return st_.stages[i - 1].name;
+    return {};
+  }
+
+  ScheduleState& st_;
+  Schedule& out_;
+};
 
 // The outermost loop worth running in parallel: the first root loop with more than one iteration.
-std::string parallel_axis(const Stage& s) {
+Loop parallel_loop(const Stage& s) {
   for (int a : s.leaf)
-    if (a < static_cast<int>(s.op->axes.size()) && s.op->axes[a].extent > 1) return s.axes[a].name;
-  return s.axes[s.leaf[0]].name;
+    if (a < static_cast<int>(s.op->axes.size()) && s.op->axes[a].extent > 1) return {s.name, a};
+  return {s.name, s.leaf[0]};
 }
 
 // The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
@@ -35,7 +104,7 @@ std::string parallel_axis(const Stage& s) {
 // avoids tail loops.
 struct RegisterTile {
   int64_t rows = 1, vectors = 1, lanes = 1;  // x tile = vectors * lanes
-  int rows_axis = -1;                         // which data-parallel axis the rows run along
+  int rows_axis = -1;                        // which data-parallel axis the rows run along
   bool usable = false;
 };
 
@@ -87,107 +156,81 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
 //                       x.outer unrolled, x.inner vectorized:
 //                     acc[y][x] += ...
 //            for y.inner, x.inner vectorized:  out = epilogue(acc)
-void register_blocked(ScheduleState& st, Schedule& out, const std::string& out_name, const std::string& red_name,
-                      const RegisterTile& t) {
-  Stage* o = st.find(out_name);
-  size_t rank = o->op->axes.size();
-  const auto& y = o->op->axes[static_cast<size_t>(t.rows_axis)];
-  const auto& x = o->op->axes[rank - 1];
-  std::string yn = y.var->name, xn = x.var->name;
-  if (static_cast<size_t>(t.rows_axis) == rank - 2) {
-    add(st, out, step("tile", {arg(ax(*o, yn)), arg(ax(*o, xn)), arg(t.rows), arg(t.vectors * t.lanes)}));
+void register_blocked(Writer& w, const std::string& out_name, const std::string& red_name, const RegisterTile& t) {
+  const size_t rank = w.stage(out_name).op->axes.size();
+  const size_t rows_axis = static_cast<size_t>(t.rows_axis);
+  Loop y = w.root(out_name, rows_axis), x = w.root(out_name, rank - 1);
+  Loop x_outer, x_inner;
+  if (rows_axis == rank - 2) {
+    std::tie(x_outer, x_inner) = w.tile(y, x, t.rows, t.vectors * t.lanes).second;
   } else {
     // Rows along an axis further out (a NCHW conv's output channels): split both, and move the
     // axes between them outside the tile.
-    add(st, out, step("split", {arg(ax(*o, yn)), arg(t.rows)}));
-    o = st.find(out_name);
-    add(st, out, step("split", {arg(ax(*o, xn)), arg(t.vectors * t.lanes)}));
-    o = st.find(out_name);
-    std::vector<StepArg> order{arg(ax(*o, yn + ".outer"))};
-    for (size_t d = static_cast<size_t>(t.rows_axis) + 1; d + 1 < rank; ++d) order.push_back(arg(ax(*o, o->op->axes[d].var->name)));
-    for (const std::string& a : {xn + ".outer", yn + ".inner", xn + ".inner"}) order.push_back(arg(ax(*o, a)));
-    add(st, out, step("reorder", order));
+    auto [y_outer, y_inner] = w.split(y, t.rows);
+    std::tie(x_outer, x_inner) = w.split(x, t.vectors * t.lanes);
+    std::vector<Loop> order{y_outer};
+    for (size_t d = rows_axis + 1; d + 1 < rank; ++d) order.push_back(w.root(out_name, d));
+    order.insert(order.end(), {x_outer, y_inner, x_inner});
+    w.reorder(order);
   }
-  o = st.find(out_name);
-  add(st, out, step("vectorize", {arg(ax(*o, xn + ".inner"))}));
-  add(st, out, step("compute_at", {arg(red_name), arg(ax(*o, xn + ".outer"))}));
-  o = st.find(out_name);
-  add(st, out, step("parallel", {arg(ax(*o, parallel_axis(*o)))}));
+  w.vectorize(x_inner);
+  w.compute_at(red_name, x_outer);
+  w.parallel(parallel_loop(w.stage(out_name)));
 
-  Stage* r = st.find(red_name);
-  size_t rrank = r->op->axes.size();
-  std::string ry = r->op->axes[static_cast<size_t>(t.rows_axis)].var->name, rx = r->op->axes[rrank - 1].var->name;
-  std::string vec = rx;
+  const te::Tensor red = w.stage(red_name).op;
+  Loop ry = w.root(red_name, rows_axis), rx = w.root(red_name, red->axes.size() - 1);
+  Loop vec = rx, rx_outer;
   // A single reduction loop (matmul's k) is unrolled by 4 around the micro-kernel: fewer loop
   // branches and address updates per FMA. A conv's nest of reduction loops already amortizes
   // them, and there the unrolled copies only add compile time (the studio's edit loop pays it).
-  const auto& reduce_axes = r->op->reduction()->axes;
+  const auto& reduce_axes = red->reduction()->axes;
   const auto& k_axis = reduce_axes.back();
-  std::string k_unrolled;
-  if (reduce_axes.size() == 1 && k_axis.extent >= 8 && k_axis.extent % 4 == 0) {
-    add(st, out, step("split", {arg(ax(*r, k_axis.var->name)), arg(int64_t{4})}));
-    r = st.find(red_name);
-    k_unrolled = k_axis.var->name + ".inner";
-  }
-  std::vector<StepArg> order;
-  for (int a : r->leaf)
-    if (r->axes[a].is_reduce) order.push_back(arg(ax(*r, r->axes[a].name)));
-  order.push_back(arg(ax(*r, ry)));
+  std::optional<Loop> k_unrolled;
+  if (reduce_axes.size() == 1 && k_axis.extent >= 8 && k_axis.extent % 4 == 0)
+    k_unrolled = w.split(w.reduce_root(red_name, reduce_axes.size() - 1), 4).second;
+  std::vector<Loop> order;
+  for (int a : w.stage(red_name).leaf)
+    if (w.stage(red_name).axes[a].is_reduce) order.push_back({red_name, a});
+  order.push_back(ry);
   if (t.vectors > 1) {
-    add(st, out, step("split", {arg(ax(*r, rx)), arg(t.lanes)}));
-    r = st.find(red_name);
-    order.push_back(arg(ax(*r, rx + ".outer")));
-    vec = rx + ".inner";
+    std::tie(rx_outer, vec) = w.split(rx, t.lanes);
+    order.push_back(rx_outer);
   }
-  order.push_back(arg(ax(*r, vec)));
-  add(st, out, step("reorder", order));
-  r = st.find(red_name);
-  if (!k_unrolled.empty()) add(st, out, step("unroll", {arg(ax(*r, k_unrolled))}));
-  if (t.rows > 1) add(st, out, step("unroll", {arg(ax(*r, ry))}));
-  if (t.vectors > 1) add(st, out, step("unroll", {arg(ax(*r, rx + ".outer"))}));
-  add(st, out, step("vectorize", {arg(ax(*r, vec))}));
+  order.push_back(vec);
+  w.reorder(order);
+  if (k_unrolled) w.unroll(*k_unrolled);
+  if (t.rows > 1) w.unroll(ry);
+  if (t.vectors > 1) w.unroll(rx_outer);
+  w.vectorize(vec);
 }
 
 // The plain schedule: tile the last two axes by the vector width, reduction loops outside the
 // tile, accumulate in the output. For shapes too narrow for register blocking.
-void schedule_reduction_in_place(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
-  Stage* s = st.find(name);
-  auto& op = s->op;
+void schedule_reduction_in_place(Writer& w, const std::string& name, int64_t lanes) {
+  const te::Tensor op = w.stage(name).op;
   size_t rank = op->axes.size();
-  std::vector<std::string> outer, inner;
+  std::vector<Loop> outer, inner;
   if (rank >= 2) {
-    const auto& y = op->axes[rank - 2];
-    const auto& x = op->axes[rank - 1];
-    int64_t fy = std::min<int64_t>(lanes, y.extent), fx = std::min<int64_t>(lanes, x.extent);
+    int64_t fy = std::min<int64_t>(lanes, op->axes[rank - 2].extent),
+            fx = std::min<int64_t>(lanes, op->axes[rank - 1].extent);
     if (fy > 1 && fx > 1) {
-      add(st, out, step("tile", {arg(ax(*s, y.var->name)), arg(ax(*s, x.var->name)), arg(fy), arg(fx)}));
-      outer = {y.var->name + ".outer", x.var->name + ".outer"};
-      inner = {y.var->name + ".inner", x.var->name + ".inner"};
+      auto [y, x] = w.tile(w.root(name, rank - 2), w.root(name, rank - 1), fy, fx);
+      outer = {y.first, x.first};
+      inner = {y.second, x.second};
     }
   }
-  s = st.find(name);
-  const auto* red = op->reduction();
-  std::string k = red->axes[0].var->name;
-  std::vector<std::string> order;
-  if (red->axes[0].extent >= 8) {
-    add(st, out, step("split", {arg(ax(*s, k)), arg(int64_t{4})}));
-    s = st.find(name);
-  }
+  if (op->reduction()->axes[0].extent >= 8) w.split(w.reduce_root(name, 0), 4);
   if (!inner.empty()) {
     // leaf: [batch axes..., y.outer, x.outer, y.inner, x.inner, reduce...]  ->
     //       [batch axes..., y.outer, x.outer, reduce..., y.inner, x.inner]
-    for (int a : s->leaf)
-      if (s->axes[a].is_reduce) order.push_back(s->axes[a].name);
-    std::vector<StepArg> args;
-    for (auto& o : outer) args.push_back(arg(ax(*s, o)));
-    for (auto& r : order) args.push_back(arg(ax(*s, r)));
-    for (auto& i : inner) args.push_back(arg(ax(*s, i)));
-    add(st, out, step("reorder", args));
-    s = st.find(name);
-    add(st, out, step("vectorize", {arg(ax(*s, inner[1]))}));
+    std::vector<Loop> order = outer;
+    for (int a : w.stage(name).leaf)
+      if (w.stage(name).axes[a].is_reduce) order.push_back({name, a});
+    order.insert(order.end(), inner.begin(), inner.end());
+    w.reorder(order);
+    w.vectorize(inner[1]);
   }
-  s = st.find(name);
-  add(st, out, step("parallel", {arg(ax(*s, parallel_axis(*s)))}));
+  w.parallel(parallel_loop(w.stage(name)));
 }
 
 // The rows of the register tile run along the innermost data-parallel axis that the vector
@@ -203,7 +246,8 @@ int reuse_axis(const Stage& red) {
   std::vector<bool> feeds(axes.size(), false);
   loopir::for_each_access(red.op->body, [&](const loopir::Buffer&, const std::vector<loopir::Expr>& idx, bool) {
     bool moves_with_x = false;
-    for (const auto& e : idx) moves_with_x = moves_with_x || loopir::uses_var(e, [x](const loopir::Var* v) { return v == x; });
+    for (const auto& e : idx)
+      moves_with_x = moves_with_x || loopir::uses_var(e, [x](const loopir::Var* v) { return v == x; });
     if (!moves_with_x) return;
     for (size_t d = 0; d < axes.size(); ++d)
       for (const auto& e : idx)
@@ -219,40 +263,38 @@ RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes
   size_t rank = out.op->axes.size();
   if (rank < 2 || red.op->axes.size() != rank) return {};
   int rows_axis = reuse_axis(red);
-  RegisterTile t = choose_register_tile(out.op->axes[static_cast<size_t>(rows_axis)].extent, out.op->axes[rank - 1].extent, lanes);
+  RegisterTile t =
+      choose_register_tile(out.op->axes[static_cast<size_t>(rows_axis)].extent, out.op->axes[rank - 1].extent, lanes);
   t.rows_axis = rows_axis;
   return t;
 }
 
 // A reduction output: accumulate in a local register tile (cache_write), copy out per tile.
-void schedule_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
-  RegisterTile t = register_tile_for(*st.find(name), *st.find(name), lanes);
-  if (!t.usable) return schedule_reduction_in_place(st, out, name, lanes);
-  add(st, out, step("cache_write", {arg(name), arg("local")}));
-  // cache_write inserts the accumulating stage just before `name`, named NAME_local.
-  std::string local = st.stages[stage_index_of(st, name) - 1].name;
-  register_blocked(st, out, name, local, t);
+void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes) {
+  RegisterTile t = register_tile_for(w.stage(name), w.stage(name), lanes);
+  if (!t.usable) return schedule_reduction_in_place(w, name, lanes);
+  std::string local = w.cache_write(name, "local");  // the accumulating stage, NAME_local
+  register_blocked(w, name, local, t);
 }
 
 // Parallelizes the outermost loop of `name` when it is data-parallel (a scalar reduction has none).
-void parallel_outermost(ScheduleState& st, Schedule& out, const std::string& name) {
-  Stage* s = st.find(name);
-  if (s->leaf.empty() || s->axes[s->leaf[0]].is_reduce) return;
-  add(st, out, step("parallel", {arg(ax(*s, parallel_axis(*s)))}));
+void parallel_outermost(Writer& w, const std::string& name) {
+  const Stage& s = w.stage(name);
+  if (s.leaf.empty() || s.axes[s.leaf[0]].is_reduce) return;
+  w.parallel(parallel_loop(s));
 }
 
-void schedule_injective(ScheduleState& st, Schedule& out, const std::string& name, int64_t lanes) {
-  Stage* s = st.find(name);
-  if (s->op->axes.empty()) return;  // a scalar: one element, nothing to schedule
-  const auto& last = s->op->axes.back();
-  if (last.extent > lanes && s->op->axes.size() > 1) {
-    add(st, out, step("split", {arg(ax(*s, last.var->name)), arg(lanes)}));
-    s = st.find(name);
-    add(st, out, step("vectorize", {arg(ax(*s, last.var->name + ".inner"))}));
-  } else if (s->op->axes.size() > 1 && last.extent > 1) {
-    add(st, out, step("vectorize", {arg(ax(*s, last.var->name))}));
-  }
-  parallel_outermost(st, out, name);
+void schedule_injective(Writer& w, const std::string& name, int64_t lanes) {
+  const te::Tensor op = w.stage(name).op;
+  if (op->axes.empty()) return;  // a scalar: one element, nothing to schedule
+  const size_t rank = op->axes.size();
+  const int64_t last_extent = op->axes.back().extent;
+  Loop last = w.root(name, rank - 1);
+  if (last_extent > lanes && rank > 1)
+    w.vectorize(w.split(last, lanes).second);
+  else if (rank > 1 && last_extent > 1)
+    w.vectorize(last);
+  parallel_outermost(w, name);
 }
 
 // A padding stage (its value is a select: inside the border the input, outside a constant) read by
@@ -271,6 +313,7 @@ bool is_padding_for_reduction(const ScheduleState& st, const Stage& s) {
 Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
   Schedule out;
   ScheduleState st = initial_state(dag);
+  Writer w(st, out);
   std::vector<std::string> names;
   for (auto& s : st.stages) names.push_back(s.name);
   std::vector<std::string> materialized;
@@ -281,14 +324,14 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
       materialized.push_back(n);
       continue;
     }
-    add(st, out, step("compute_inline", {arg(n)}));
+    w.compute_inline(n);
   }
-  for (auto& n : materialized) schedule_injective(st, out, n, lanes);
+  for (auto& n : materialized) schedule_injective(w, n, lanes);
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (!s->is_output) continue;
     if (s->op->reduction()) {
-      schedule_reduction_output(st, out, n, lanes);
+      schedule_reduction_output(w, n, lanes);
       continue;
     }
     // A reduction feeding only this output, with the same shape (conv + bias + relu): register
@@ -305,11 +348,11 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
     if (candidates == 1 && !fused_reduction.empty()) {
       RegisterTile t = register_tile_for(*s, *st.find(fused_reduction), lanes);
       if (t.usable) {
-        register_blocked(st, out, n, fused_reduction, t);
+        register_blocked(w, n, fused_reduction, t);
         continue;
       }
     }
-    schedule_injective(st, out, n, lanes);
+    schedule_injective(w, n, lanes);
     // Otherwise such a reduction is computed per outer iteration.
     for (auto& m : names) {
       Stage* r = st.find(m);
@@ -318,78 +361,53 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
       Stage* o = st.find(n);
       // One row of the output per iteration: the loop just outside the innermost (vector) loop.
       size_t at = o->leaf.size() >= 2 ? o->leaf.size() - 2 : 0;
-      if (readers.size() == 1 && readers[0] == o && !o->leaf.empty())
-        add(st, out, step("compute_at", {arg(m), arg(ax(*o, o->axes[o->leaf[at]].name))}));
+      if (readers.size() == 1 && readers[0] == o && !o->leaf.empty()) w.compute_at(m, w.leaf(n, at));
     }
   }
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (s->is_output || s->attach != Attach::kRoot || !s->op->reduction()) continue;
-    parallel_outermost(st, out, n);
+    parallel_outermost(w, n);
   }
   return out;
 }
 
 namespace {
 
-void gpu_reduction_output(ScheduleState& st, Schedule& out, const std::string& name, int64_t tile) {
-  Stage* s = st.find(name);
+void gpu_reduction_output(Writer& w, const std::string& name, int64_t tile) {
+  const te::Tensor op = w.stage(name).op;
   std::vector<std::string> inputs;
-  for (auto& in : s->op->inputs) {
-    const Stage* producer = st.find(in->name);
+  for (auto& in : op->inputs) {
+    const Stage* producer = w.state().find(in->name);
     if (!producer || !producer->op->reduction()) inputs.push_back(in->name);
   }
-  size_t rank = s->op->axes.size();
+  size_t rank = op->axes.size();
   if (rank < 2) return;
-  std::string y = s->op->axes[rank - 2].var->name, x = s->op->axes[rank - 1].var->name;
-  int64_t fy = std::min<int64_t>(tile, s->op->axes[rank - 2].extent),
-          fx = std::min<int64_t>(tile, s->op->axes[rank - 1].extent);
+  int64_t fy = std::min<int64_t>(tile, op->axes[rank - 2].extent),
+          fx = std::min<int64_t>(tile, op->axes[rank - 1].extent);
   std::vector<std::string> cached;
-  for (auto& in : inputs) {
-    add(st, out, step("cache_read", {arg(in), arg("shared"), arg(name)}));
-    cached.push_back(st.stages[stage_index_of(st, name) - 1].name);
-  }
-  s = st.find(name);
-  add(st, out, step("tile", {arg(ax(*s, y)), arg(ax(*s, x)), arg(fy), arg(fx)}));
-  const auto* red = s->op->reduction();
-  std::string k = red->axes[0].var->name;
-  bool split_k = red->axes[0].extent >= 8;
-  if (split_k) add(st, out, step("split", {arg(ax(*s, k)), arg(int64_t{4})}));
-  s = st.find(name);
+  for (auto& in : inputs) cached.push_back(w.cache_read(in, "shared", name));
+  auto [y, x] = w.tile(w.root(name, rank - 2), w.root(name, rank - 1), fy, fx);
+  Loop k = w.reduce_root(name, 0);
+  if (op->reduction()->axes[0].extent >= 8) k = w.split(k, 4).first;
   // [lead..., y.outer, x.outer, y.inner, x.inner, reductions...] already; fuse the leading axes.
-  std::string lead;
-  for (size_t d = 0; d + 2 < rank; ++d) {
-    std::string a = s->op->axes[d].var->name;
-    if (lead.empty()) {
-      lead = a;
-      continue;
-    }
-    add(st, out, step("fuse", {arg(ax(*s, lead)), arg(ax(*s, a))}));
-    lead = lead + "." + a + ".fused";
-    s = st.find(name);
-  }
-  if (!lead.empty()) add(st, out, step("bind", {arg(ax(*s, lead)), arg("blockIdx.z")}));
-  add(st, out, step("bind", {arg(ax(*s, y + ".outer")), arg("blockIdx.y")}));
-  add(st, out, step("bind", {arg(ax(*s, x + ".outer")), arg("blockIdx.x")}));
-  add(st, out, step("bind", {arg(ax(*s, y + ".inner")), arg("threadIdx.y")}));
-  add(st, out, step("bind", {arg(ax(*s, x + ".inner")), arg("threadIdx.x")}));
-  std::string at = split_k ? k + ".outer" : k;
-  for (auto& c : cached) add(st, out, step("compute_at", {arg(c), arg(ax(*st.find(name), at))}));
+  std::optional<Loop> lead;
+  for (size_t d = 0; d + 2 < rank; ++d) lead = lead ? w.fuse(*lead, w.root(name, d)) : w.root(name, d);
+  if (lead) w.bind(*lead, "blockIdx.z");
+  w.bind(y.first, "blockIdx.y");
+  w.bind(x.first, "blockIdx.x");
+  w.bind(y.second, "threadIdx.y");
+  w.bind(x.second, "threadIdx.x");
+  for (auto& c : cached) w.compute_at(c, k);
 }
 
-void gpu_injective(ScheduleState& st, Schedule& out, const std::string& name, int64_t threads) {
-  Stage* s = st.find(name);
-  std::string fused = s->op->axes[0].var->name;
-  for (size_t d = 1; d < s->op->axes.size(); ++d) {
-    std::string a = s->op->axes[d].var->name;
-    add(st, out, step("fuse", {arg(ax(*s, fused)), arg(ax(*s, a))}));
-    fused = fused + "." + a + ".fused";
-    s = st.find(name);
-  }
-  add(st, out, step("split", {arg(ax(*s, fused)), arg(threads)}));
-  s = st.find(name);
-  add(st, out, step("bind", {arg(ax(*s, fused + ".outer")), arg("blockIdx.x")}));
-  add(st, out, step("bind", {arg(ax(*s, fused + ".inner")), arg("threadIdx.x")}));
+void gpu_injective(Writer& w, const std::string& name, int64_t threads) {
+  const size_t rank = w.stage(name).op->axes.size();
+  Loop fused = w.root(name, 0);
+  for (size_t d = 1; d < rank; ++d) fused = w.fuse(fused, w.root(name, d));
+  auto [outer, inner] = w.split(fused, threads);
+  w.bind(outer, "blockIdx.x");
+  w.bind(inner, "threadIdx.x");
 }
 
 }  // namespace
@@ -397,25 +415,25 @@ void gpu_injective(ScheduleState& st, Schedule& out, const std::string& name, in
 Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile, int64_t threads) {
   Schedule out;
   ScheduleState st = initial_state(dag);
+  Writer w(st, out);
   std::vector<std::string> names;
   for (auto& s : st.stages) names.push_back(s.name);
   for (auto& n : names) {
     Stage* s = st.find(n);
-    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty())
-      add(st, out, step("compute_inline", {arg(n)}));
+    if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty()) w.compute_inline(n);
   }
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (!s->is_output) {
-      if (s->op->reduction()) add(st, out, step("bind", {arg(ax(*s, s->axes[s->leaf[0]].name)), arg("blockIdx.x")}));
+      if (s->op->reduction()) w.bind(w.leaf(n, 0), "blockIdx.x");
       continue;
     }
     if (s->op->reduction() && s->op->axes.size() >= 2)
-      gpu_reduction_output(st, out, n, tile);
+      gpu_reduction_output(w, n, tile);
     else if (s->op->reduction())
-      add(st, out, step("bind", {arg(ax(*s, s->axes[s->leaf[0]].name)), arg("blockIdx.x")}));
+      w.bind(w.leaf(n, 0), "blockIdx.x");
     else
-      gpu_injective(st, out, n, threads);
+      gpu_injective(w, n, threads);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "core/schedule/schedule_state.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "core/loopir/functor.h"
@@ -57,25 +58,11 @@ std::vector<const Stage*> ScheduleState::effective_consumers(const std::string& 
   return out;
 }
 
-namespace {
-
-Stage make_stage(const te::Tensor& op, bool is_output) {
-  Stage s;
-  s.name = op->name;
-  s.op = op;
-  s.is_output = is_output;
-  for (auto& iv : op->axes) s.axes.push_back(AxisState{iv.var->name, false, ForKind::kSerial, {}, {}});
-  if (auto* r = op->reduction())
-    for (auto& iv : r->axes) s.axes.push_back(AxisState{iv.var->name, true, ForKind::kSerial, {}, {}});
-  s.num_root = static_cast<int>(s.axes.size());
-  for (int i = 0; i < s.num_root; ++i) s.leaf.push_back(i);
-  return s;
-}
-
-// Reads the arguments of one step with messages that name the argument.
-class Args {
+// Reads the arguments of one step with messages that name the argument (what the table rows'
+// apply functions see; declared in step.h).
+class StepArgs {
  public:
-  Args(const ScheduleStep& s, const char* signature) : s_(s), sig_(signature) {}
+  StepArgs(const ScheduleStep& s, const char* signature) : s_(s), sig_(signature) {}
 
   void count(size_t lo, size_t hi) const {
     if (s_.args.size() < lo || s_.args.size() > hi) {
@@ -108,6 +95,21 @@ class Args {
   const ScheduleStep& s_;
   std::string sig_;
 };
+
+namespace {
+
+Stage make_stage(const te::Tensor& op, bool is_output) {
+  Stage s;
+  s.name = op->name;
+  s.op = op;
+  s.is_output = is_output;
+  for (auto& iv : op->axes) s.axes.push_back(AxisState{iv.var->name, false, ForKind::kSerial, {}, {}});
+  if (auto* r = op->reduction())
+    for (auto& iv : r->axes) s.axes.push_back(AxisState{iv.var->name, true, ForKind::kSerial, {}, {}});
+  s.num_root = static_cast<int>(s.axes.size());
+  for (int i = 0; i < s.num_root; ++i) s.leaf.push_back(i);
+  return s;
+}
 
 std::string stage_list(const ScheduleState& st) {
   std::string out;
@@ -174,7 +176,7 @@ void reorder_axes(Stage& s, const std::vector<int>& order) {
   for (size_t i = 0; i < order.size(); ++i) s.leaf[positions[i]] = order[i];
 }
 
-int64_t factor_arg(const Args& a, size_t i, bool* nparts) {
+int64_t factor_arg(const StepArgs& a, size_t i, bool* nparts) {
   const std::string& k = a.key(i);
   if (!k.empty() && k != "nparts" && k != "factor")
     throw Error("argument " + std::to_string(i + 1) + ": unknown key '" + k + "' (allowed: factor, nparts)");
@@ -184,7 +186,7 @@ int64_t factor_arg(const Args& a, size_t i, bool* nparts) {
   return f;
 }
 
-void annotate(ScheduleState& st, const Args& a, ForKind kind, const std::string& tag, const char* what) {
+void annotate(ScheduleState& st, const StepArgs& a, ForKind kind, const std::string& tag, const char* what) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   check_not_inline(*r.stage);
   AxisState& ax = r.stage->axes[r.axis];
@@ -248,8 +250,7 @@ size_t stage_index(const ScheduleState& st, const std::string& name) {
 
 // ---------------------------------------------------------------- the step kinds
 
-void apply_split(ScheduleState& st, const Args& a) {
-  a.count(2, 2);
+void apply_split(ScheduleState& st, const StepArgs& a) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   check_not_inline(*r.stage);
   bool nparts = false;
@@ -257,8 +258,7 @@ void apply_split(ScheduleState& st, const Args& a) {
   do_split(r, f, nparts);
 }
 
-void apply_tile(ScheduleState& st, const Args& a) {
-  a.count(4, 4);
+void apply_tile(ScheduleState& st, const StepArgs& a) {
   AxisRef x = leaf_axis(st, a.name(0, "axis_x"));
   AxisRef y = leaf_axis(st, a.name(1, "axis_y"));
   if (x.stage != y.stage)
@@ -276,8 +276,7 @@ void apply_tile(ScheduleState& st, const Args& a) {
   reorder_axes(*x.stage, {xo, yo, xi, yi});
 }
 
-void apply_fuse(ScheduleState& st, const Args& a) {
-  a.count(2, 2);
+void apply_fuse(ScheduleState& st, const StepArgs& a) {
   AxisRef o = leaf_axis(st, a.name(0, "axis_outer"));
   AxisRef i = leaf_axis(st, a.name(1, "axis_inner"));
   if (o.stage != i.stage)
@@ -295,8 +294,7 @@ void apply_fuse(ScheduleState& st, const Args& a) {
   s.leaf.erase(s.leaf.begin() + i.leaf_pos);
 }
 
-void apply_reorder(ScheduleState& st, const Args& a) {
-  a.count(2, 1000);
+void apply_reorder(ScheduleState& st, const StepArgs& a) {
   std::vector<int> order;
   Stage* stage = nullptr;
   for (size_t k = 0; k < a.size(); ++k) {
@@ -312,8 +310,7 @@ void apply_reorder(ScheduleState& st, const Args& a) {
   reorder_axes(*stage, order);
 }
 
-void apply_bind(ScheduleState& st, const Args& a) {
-  a.count(2, 2);
+void apply_bind(ScheduleState& st, const StepArgs& a) {
   static const std::set<std::string> tags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                              "threadIdx.x", "threadIdx.y", "threadIdx.z"};
   const std::string& tag = a.name(1, "thread tag");
@@ -326,8 +323,7 @@ void apply_bind(ScheduleState& st, const Args& a) {
   annotate(st, a, ForKind::kThreadBound, tag, "bind");
 }
 
-void apply_compute_at(ScheduleState& st, const Args& a) {
-  a.count(2, 2);
+void apply_compute_at(ScheduleState& st, const StepArgs& a) {
   Stage& p = stage_by_name(st, a.name(0, "stage"));
   AxisRef r = leaf_axis(st, a.name(1, "axis"));
   Stage& c = *r.stage;
@@ -349,8 +345,7 @@ void apply_compute_at(ScheduleState& st, const Args& a) {
   p.attach_axis = r.axis;
 }
 
-void apply_compute_inline(ScheduleState& st, const Args& a) {
-  a.count(1, 1);
+void apply_compute_inline(ScheduleState& st, const StepArgs& a) {
   Stage& p = stage_by_name(st, a.name(0, "stage"));
   if (p.is_output) throw Error(p.name + " is an output of the kernel and cannot be inlined");
   if (p.op->reduction()) throw Error(p.name + " is a reduction; only injective stages can be inlined");
@@ -361,16 +356,14 @@ void apply_compute_inline(ScheduleState& st, const Args& a) {
   p.attach = Attach::kInline;
 }
 
-void apply_compute_root(ScheduleState& st, const Args& a) {
-  a.count(1, 1);
+void apply_compute_root(ScheduleState& st, const StepArgs& a) {
   Stage& p = stage_by_name(st, a.name(0, "stage"));
   p.attach = Attach::kRoot;
   p.attach_stage.clear();
   p.attach_axis = -1;
 }
 
-void apply_cache_read(ScheduleState& st, const Args& a) {
-  a.count(3, 1000);
+void apply_cache_read(ScheduleState& st, const StepArgs& a) {
   const std::string& tname = a.name(0, "tensor");
   te::Tensor t = find_tensor(st, tname);
   if (!t) throw Error("no tensor named '" + tname + "' (stages: " + stage_list(st) + ")");
@@ -409,8 +402,7 @@ void apply_cache_read(ScheduleState& st, const Args& a) {
   insert_stage_before(st, std::move(s), pos);
 }
 
-void apply_cache_write(ScheduleState& st, const Args& a) {
-  a.count(2, 2);
+void apply_cache_write(ScheduleState& st, const StepArgs& a) {
   Stage& c = stage_by_name(st, a.name(0, "stage"));
   const std::string& scope = a.name(1, "scope");
   if (!is_known_scope(scope))
@@ -442,8 +434,7 @@ void apply_cache_write(ScheduleState& st, const Args& a) {
     if (o->name == outer->name) o = outer;
 }
 
-void apply_storage_align(ScheduleState& st, const Args& a) {
-  a.count(3, 3);
+void apply_storage_align(ScheduleState& st, const StepArgs& a) {
   const std::string& ref = a.name(0, "axis");
   auto dot = ref.find('.');
   if (dot == std::string::npos) throw Error("'" + ref + "' is not an axis; write STAGE.AXIS");
@@ -460,16 +451,14 @@ void apply_storage_align(ScheduleState& st, const Args& a) {
   s.align.push_back(StorageAlign{axis, factor, offset});
 }
 
-void apply_double_buffer(ScheduleState& st, const Args& a) {
-  a.count(1, 1);
+void apply_double_buffer(ScheduleState& st, const StepArgs& a) {
   Stage& s = stage_by_name(st, a.name(0, "stage"));
   if (s.attach != Attach::kAt)
     throw Error(s.name + " must be computed at a loop (compute_at) before it can be double-buffered");
   s.double_buffer = true;
 }
 
-void apply_pragma(ScheduleState& st, const Args& a) {
-  a.count(2, 2);
+void apply_pragma(ScheduleState& st, const StepArgs& a) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   const std::string& key = a.key(1);
   if (key != "auto_unroll_max_step")
@@ -486,8 +475,7 @@ void apply_pragma(ScheduleState& st, const Args& a) {
 //   C[i, j] = sum(A[i, k] * B[k, j], k)      split(C.k, 4); rfactor(C.k.inner)
 //   ->  C_rf[k.inner, i, j] = sum(A[i, k.outer*4 + k.inner] * B[...], k.outer)
 //       C[i, j] = sum(C_rf[k.inner, i, j], k.inner)
-void apply_rfactor(ScheduleState& st, const Args& a) {
-  a.count(1, 1);
+void apply_rfactor(ScheduleState& st, const StepArgs& a) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   Stage& c = *r.stage;
   const loopir::Reduce* red = c.op->reduction();
@@ -579,8 +567,7 @@ void apply_rfactor(ScheduleState& st, const Args& a) {
 // innermost (step-1) part of a distinct root axis, without a split tail, and the stage's update
 // over those root axes must be the intrinsic's computation (same formula, operands accessed the
 // same way, extents equal). The lowering pass `tensorize` replaces the nest by the call.
-void apply_tensorize(ScheduleState& st, const Args& a) {
-  a.count(2, 2);
+void apply_tensorize(ScheduleState& st, const StepArgs& a) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   Stage& s = *r.stage;
   check_not_inline(s);
@@ -656,7 +643,58 @@ void apply_tensorize(ScheduleState& st, const Args& a) {
   s.tensor_intrinsic = in->name;
 }
 
+void apply_vectorize(ScheduleState& st, const StepArgs& a) { annotate(st, a, ForKind::kVectorized, {}, "vectorize"); }
+void apply_unroll(ScheduleState& st, const StepArgs& a) { annotate(st, a, ForKind::kUnrolled, {}, "unroll"); }
+void apply_parallel(ScheduleState& st, const StepArgs& a) { annotate(st, a, ForKind::kParallel, {}, "parallel"); }
+void apply_vthread(ScheduleState& st, const StepArgs& a) {
+  annotate(st, a, ForKind::kVirtualThread, "vthread", "vthread");
+}
+
+constexpr size_t kAny = std::numeric_limits<size_t>::max();  // no upper bound on the arguments
+
 }  // namespace
+
+// ---------------------------------------------------------------- the table of step kinds
+
+const std::vector<StepKindInfo>& step_kinds() {
+  static const std::vector<StepKindInfo> kinds = {
+      {"split", "split(axis, factor) | split(axis, nparts=N)", "splits a loop into an outer and an inner loop", 2, 2,
+       apply_split},
+      {"tile", "tile(axis_x, axis_y, factor_x, factor_y)",
+       "splits two loops and orders them x.outer, y.outer, x.inner, y.inner", 4, 4, apply_tile},
+      {"fuse", "fuse(axis_outer, axis_inner)", "merges two adjacent loops into one", 2, 2, apply_fuse},
+      {"reorder", "reorder(axis, axis, ...)", "puts the listed loops, in this order, where they stood", 2, kAny,
+       apply_reorder},
+      {"vectorize", "vectorize(axis)", "runs a loop as vector lanes", 1, 1, apply_vectorize},
+      {"unroll", "unroll(axis)", "replicates a loop's body", 1, 1, apply_unroll},
+      {"parallel", "parallel(axis)", "runs a loop's iterations on threads", 1, 1, apply_parallel},
+      {"bind", "bind(axis, blockIdx.x|blockIdx.y|blockIdx.z|threadIdx.x|threadIdx.y|threadIdx.z)",
+       "binds a loop to a GPU block/thread index", 2, 2, apply_bind},
+      {"vthread", "vthread(axis)", "makes a loop virtual threads, interleaved into one instruction stream", 1, 1,
+       apply_vthread},
+      {"compute_at", "compute_at(stage, axis)", "computes a stage inside a consumer's loop, only the region it needs",
+       2, 2, apply_compute_at},
+      {"compute_inline", "compute_inline(stage)", "substitutes a stage's formula into its consumers", 1, 1,
+       apply_compute_inline},
+      {"compute_root", "compute_root(stage)", "computes a stage fully at the top level (the default)", 1, 1,
+       apply_compute_root},
+      {"cache_read", "cache_read(tensor, scope, reader, ...)",
+       "copies a tensor into a new stage TENSOR_SCOPE that the readers use", 3, kAny, apply_cache_read},
+      {"cache_write", "cache_write(stage, scope)", "computes a stage into a new stage STAGE_SCOPE, then copies it out",
+       2, 2, apply_cache_write},
+      {"storage_align", "storage_align(axis, factor, offset)", "pads the stride of a root axis to factor*k + offset", 3,
+       3, apply_storage_align},
+      {"double_buffer", "double_buffer(stage)", "gives a compute_at stage two buffers used alternately", 1, 1,
+       apply_double_buffer},
+      {"pragma", "pragma(axis, auto_unroll_max_step=N)",
+       "annotates a loop (unroll inner loops of at most N iterations)", 2, 2, apply_pragma},
+      {"rfactor", "rfactor(reduction_axis)",
+       "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it", 1, 1, apply_rfactor},
+      {"tensorize", "tensorize(axis, intrinsic)",
+       "replaces the loop nest under a loop by a call of a declared tensor intrinsic", 2, 2, apply_tensorize},
+  };
+  return kinds;
+}
 
 ScheduleState initial_state(const te::ComputeDag& dag) {
   ScheduleState st;
@@ -673,52 +711,9 @@ ScheduleState initial_state(const te::ComputeDag& dag) {
 void apply_step(ScheduleState& st, const ScheduleStep& step) {
   const StepKindInfo* info = find_step_kind(step.kind);
   if (!info) throw Error("unknown step kind '" + step.kind + "'");
-  Args a(step, info->signature);
-  const std::string& k = step.kind;
-  if (k == "split")
-    apply_split(st, a);
-  else if (k == "tile")
-    apply_tile(st, a);
-  else if (k == "fuse")
-    apply_fuse(st, a);
-  else if (k == "reorder")
-    apply_reorder(st, a);
-  else if (k == "vectorize") {
-    a.count(1, 1);
-    annotate(st, a, ForKind::kVectorized, {}, "vectorize");
-  } else if (k == "unroll") {
-    a.count(1, 1);
-    annotate(st, a, ForKind::kUnrolled, {}, "unroll");
-  } else if (k == "parallel") {
-    a.count(1, 1);
-    annotate(st, a, ForKind::kParallel, {}, "parallel");
-  } else if (k == "vthread") {
-    a.count(1, 1);
-    annotate(st, a, ForKind::kVirtualThread, "vthread", "vthread");
-  } else if (k == "bind")
-    apply_bind(st, a);
-  else if (k == "compute_at")
-    apply_compute_at(st, a);
-  else if (k == "compute_inline")
-    apply_compute_inline(st, a);
-  else if (k == "compute_root")
-    apply_compute_root(st, a);
-  else if (k == "cache_read")
-    apply_cache_read(st, a);
-  else if (k == "cache_write")
-    apply_cache_write(st, a);
-  else if (k == "storage_align")
-    apply_storage_align(st, a);
-  else if (k == "double_buffer")
-    apply_double_buffer(st, a);
-  else if (k == "pragma")
-    apply_pragma(st, a);
-  else if (k == "rfactor")
-    apply_rfactor(st, a);
-  else if (k == "tensorize")
-    apply_tensorize(st, a);
-  else
-    throw Error("step kind '" + k + "' has no implementation");
+  StepArgs a(step, info->signature);
+  a.count(info->min_args, info->max_args);
+  info->apply(st, a);
 }
 
 }  // namespace tessel::schedule

@@ -6,37 +6,6 @@
 
 namespace tessel::schedule {
 
-const std::vector<StepKindInfo>& step_kinds() {
-  static const std::vector<StepKindInfo> kinds = {
-      {"split", "split(axis, factor) | split(axis, nparts=N)", "splits a loop into an outer and an inner loop"},
-      {"tile", "tile(axis_x, axis_y, factor_x, factor_y)",
-       "splits two loops and orders them x.outer, y.outer, x.inner, y.inner"},
-      {"fuse", "fuse(axis_outer, axis_inner)", "merges two adjacent loops into one"},
-      {"reorder", "reorder(axis, axis, ...)", "puts the listed loops, in this order, where they stood"},
-      {"vectorize", "vectorize(axis)", "runs a loop as vector lanes"},
-      {"unroll", "unroll(axis)", "replicates a loop's body"},
-      {"parallel", "parallel(axis)", "runs a loop's iterations on threads"},
-      {"bind", "bind(axis, blockIdx.x|blockIdx.y|blockIdx.z|threadIdx.x|threadIdx.y|threadIdx.z)",
-       "binds a loop to a GPU block/thread index"},
-      {"vthread", "vthread(axis)", "makes a loop virtual threads, interleaved into one instruction stream"},
-      {"compute_at", "compute_at(stage, axis)", "computes a stage inside a consumer's loop, only the region it needs"},
-      {"compute_inline", "compute_inline(stage)", "substitutes a stage's formula into its consumers"},
-      {"compute_root", "compute_root(stage)", "computes a stage fully at the top level (the default)"},
-      {"cache_read", "cache_read(tensor, scope, reader, ...)",
-       "copies a tensor into a new stage TENSOR_SCOPE that the readers use"},
-      {"cache_write", "cache_write(stage, scope)", "computes a stage into a new stage STAGE_SCOPE, then copies it out"},
-      {"storage_align", "storage_align(axis, factor, offset)", "pads the stride of a root axis to factor*k + offset"},
-      {"double_buffer", "double_buffer(stage)", "gives a compute_at stage two buffers used alternately"},
-      {"pragma", "pragma(axis, auto_unroll_max_step=N)",
-       "annotates a loop (unroll inner loops of at most N iterations)"},
-      {"rfactor", "rfactor(reduction_axis)",
-       "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it"},
-      {"tensorize", "tensorize(axis, intrinsic)",
-       "replaces the loop nest under a loop by a call of a declared tensor intrinsic"},
-  };
-  return kinds;
-}
-
 const StepKindInfo* find_step_kind(const std::string& name) {
   for (auto& k : step_kinds())
     if (name == k.name) return &k;

@@ -34,13 +34,21 @@ struct ScheduleStep {
   bool operator==(const ScheduleStep&) const = default;
 };
 
-// The step kinds with their signatures, for help texts and error messages.
+struct ScheduleState;  // schedule_state.h
+class StepArgs;        // a step's arguments as apply reads them (schedule_state.cpp)
+
+// The step kinds: one row each, with what help texts and error messages show (name, signature,
+// doc), how many arguments it takes (checked before apply) and what it does to the state.
 struct StepKindInfo {
   const char* name;
   const char* signature;  // "split(axis, factor) | split(axis, nparts=N)"
   const char* doc;
+  size_t min_args = 0, max_args = 0;
+  // Checks the arguments' meaning against the state (which axis, stage, scope) and applies the
+  // step; throws Error with the reason. apply_step checks the argument count first.
+  void (*apply)(ScheduleState& state, const StepArgs& args) = nullptr;
 };
-const std::vector<StepKindInfo>& step_kinds();
+const std::vector<StepKindInfo>& step_kinds();  // the table (schedule_state.cpp)
 const StepKindInfo* find_step_kind(const std::string& name);
 
 std::string to_string(const ScheduleStep& s);

@@ -5,6 +5,7 @@
 #include "core/arith/simplify.h"
 #include "core/loopir/equal.h"
 #include "core/loopir/functor.h"
+#include "core/loopir/interpreter.h"
 #include "core/loopir/printer.h"
 #include "core/support/error.h"
 
@@ -228,6 +229,57 @@ class FlatOperands : public IRMutator {
   const std::vector<std::vector<int64_t>>& strides_;
 };
 
+// What one call of `in` does where it runs: the call's arguments (`address_of(T[first element])`
+// and strides per operand, the rule in the header) give the regions, and the declared computation
+// runs over them.
+Stmt call_semantics(const TensorIntrinsic& in, bool reset, const Call& n, CallSite& site) {
+  std::vector<Tensor> ops = in.operands();
+  if (reset) ops = {ops.back()};
+  std::vector<Buffer> buffers;
+  std::vector<int64_t> base;
+  std::vector<std::vector<int64_t>> strides;
+  size_t k = 0;
+  for (auto& op : ops) {
+    const Call* addr = k < n.args.size() ? as<Call>(n.args[k]) : nullptr;
+    const Load* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? as<Load>(addr->args[0]) : nullptr;
+    if (!l)
+      throw Error("interpreter: argument " + std::to_string(k + 1) + " of " + n.name +
+                  " must be address_of(BUFFER[index])");
+    ++k;
+    buffers.push_back(l->buffer);
+    base.push_back(site.element_offset(*l));
+    std::vector<int64_t> st;
+    for (size_t d = 0; d + 1 < op->shape.size(); ++d, ++k) {
+      if (k >= n.args.size()) throw Error("interpreter: " + n.name + " is missing the strides of " + op->name);
+      st.push_back(site.integer(n.args[k]));
+    }
+    st.push_back(1);
+    strides.push_back(std::move(st));
+  }
+  if (k != n.args.size()) throw Error("interpreter: " + n.name + " takes " + std::to_string(k) + " arguments");
+  if (reset) {
+    // The reset fills the output: the semantics builder takes every operand, only the last is used.
+    size_t inputs = in.operands().size() - 1;
+    Buffer out_buffer = buffers.back();
+    int64_t out_base = base.back();
+    std::vector<int64_t> out_strides = strides.back();
+    buffers.insert(buffers.begin(), inputs, out_buffer);
+    base.insert(base.begin(), inputs, out_base);
+    strides.insert(strides.begin(), inputs, out_strides);
+  }
+  return tensor_intrinsic_semantics(in, reset, buffers, base, strides);
+}
+
+bool register_call_evaluators(const std::vector<TensorIntrinsic>& table) {
+  for (const TensorIntrinsic& in : table) {
+    register_call_evaluator(in.update_call,
+                            [&in](const Call& call, CallSite& site) { return call_semantics(in, false, call, site); });
+    register_call_evaluator(in.reset_call,
+                            [&in](const Call& call, CallSite& site) { return call_semantics(in, true, call, site); });
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<Tensor> TensorIntrinsic::operands() const {
@@ -238,6 +290,9 @@ std::vector<Tensor> TensorIntrinsic::operands() const {
 
 const std::vector<TensorIntrinsic>& tensor_intrinsics() {
   static const std::vector<TensorIntrinsic> table = {declare_gemm(16), declare_gemm(8)};
+  // Declaring an intrinsic teaches the loop-IR interpreter its calls, once. A program holds such a
+  // call only after tensorize found the intrinsic here, so the interpreter always knows it in time.
+  [[maybe_unused]] static const bool interpretable = register_call_evaluators(table);
   return table;
 }
 

@@ -84,7 +84,8 @@ std::string match_tensor_intrinsic_reset(const TensorIntrinsic& in, const loopir
 
 // What a call of the intrinsic does, as a loop nest over flat (1-d) accesses of `buffers`: the
 // declared computation with operand t read at `base[t] + sum(index_d * strides[t][d])`. The
-// interpreter runs tensor intrinsic calls through it, so they mean what the declaration says.
+// interpreter runs tensor intrinsic calls through it (tensor_intrinsics() registers the evaluator
+// with core/loopir/interpreter.h), so they mean what the declaration says.
 loopir::Stmt tensor_intrinsic_semantics(const TensorIntrinsic& in, bool reset,
                                         const std::vector<loopir::Buffer>& buffers, const std::vector<int64_t>& base,
                                         const std::vector<std::vector<int64_t>>& strides);

@@ -46,9 +46,7 @@ class CModule final : public tessel::Module {
                             " missing from the compiled library");
       entries_.push_back(reinterpret_cast<void (*)(void* const*)>(fn));
       symbols_.push_back(symbol);
-      tessel::KernelSignature sig{f.name, {}};
-      for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
-      add_kernel(std::move(sig));
+      add_kernel(tessel::kernel_signature(f));
     }
   }
   ~CModule() override { dlclose(handle_); }

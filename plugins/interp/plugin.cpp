@@ -9,11 +9,7 @@ namespace {
 class InterpModule final : public tessel::Module {
  public:
   explicit InterpModule(std::vector<tessel::loopir::Func> kernels) : kernels_(std::move(kernels)) {
-    for (const auto& f : kernels_) {
-      tessel::KernelSignature sig{f.name, {}};
-      for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
-      add_kernel(std::move(sig));
-    }
+    for (const auto& f : kernels_) add_kernel(tessel::kernel_signature(f));
   }
   std::string target_kind() const override { return "interp"; }
   std::map<std::string, std::string> artifacts() const override {

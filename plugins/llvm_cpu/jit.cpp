@@ -142,9 +142,7 @@ class LlvmModule final : public Module {
       auto address = jit_->lookup(f.name);
       if (!address) throw Error("kernel '" + f.name + "': llvm jit: " + error_text(address.takeError()));
       entries_.push_back(address->toPtr<void (*)(void* const*)>());
-      KernelSignature sig{f.name, {}};
-      for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
-      add_kernel(std::move(sig));
+      add_kernel(kernel_signature(f));
     }
   }
   std::string target_kind() const override { return "llvm"; }

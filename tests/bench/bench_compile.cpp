@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
       total_ms.push_back(ms_since(start));
     }
     double passes_ms = 0, lower_ms = 0;
-    for (const PassRecordPtr& rec : model->pipeline().records) passes_ms += rec->wall_ms;
+    for (const StepRecordPtr& rec : model->pipeline().records) passes_ms += rec->wall_ms;
     for (const compile::CompiledKernel& k : model->kernels()) lower_ms += k.compile_ms;
     const double total = median(total_ms);
     std::printf("whole model, llvm: %8.1f ms median of %d: %zu kernels (%d compiled)\n", total, model_repeats,

@@ -1,7 +1,7 @@
 // bench_inspect: how long `tessel inspect` takes on a ResNet-50-sized model, beside a reference
 // measured in the same run: reading the file's bytes and parsing them with protobuf alone, which
 // is the least any ONNX tool must do. Runs alternate (inspect, reference, inspect, ...) so clock
-// drift falls on both alike (see shared/TOOLCHAIN.md: the clock moves ±10% minute to minute).
+// drift falls on both alike (docs/building.md, "Benchmarks": the clock moves minute to minute).
 //
 //   bench_inspect [--runs N] [--smoke] [--model PATH]
 //

@@ -4,7 +4,7 @@
 // is shared, so the minimum is the figure to compare; the median shows the noise).
 //
 //   bench_kernels [--short]          run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset
-//                                    (see TOOLCHAIN.md), e.g. env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE
+//                                    (docs/building.md), e.g. env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE
 //   bench_kernels --op SPEC [--schedule FILE] [--threads N] [--repeat N] [--dump PREFIX]
 //                                    one kernel (e.g. --op "matmul M=1024 N=1024 K=1024") with the
 //                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
@@ -24,7 +24,7 @@
 #include <random>
 #include <sstream>
 
-#include "core/compile/calibrate.h"
+#include "core/analysis/calibrate.h"
 #include "core/lower/pipeline.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"

@@ -63,9 +63,9 @@ int main(int argc, char** argv) {
     std::printf("ratio pipeline/infer:   %9.2f\n", p / ref);
     std::printf("goal: pipeline < 200 ms -> %s\n", p < 200 ? "met" : "NOT met");
     std::printf("\nper pass (last run):\n");
-    for (const PassRecordPtr& rec : last.records)
-      std::printf("  %-32s %8.2f ms  %4d -> %4d nodes\n", rec->name.c_str(), rec->wall_ms, rec->nodes_before,
-                  rec->nodes_after);
+    for (const StepRecordPtr& rec : last.records)
+      std::printf("  %-32s %8.2f ms  %4d -> %4d nodes\n", rec->name.c_str(), rec->wall_ms, nodes_before(*rec),
+                  nodes_after(*rec));
     std::printf("result: %zu nodes in %zu kernels; memory peak %.1f MiB vs naive %.1f MiB\n", last.graph->nodes.size(),
                 last.fusion ? last.fusion->groups.size() : 0, last.memory_plan ? last.memory_plan->peak_bytes / 1048576.0 : 0,
                 last.memory_plan ? last.memory_plan->naive_bytes / 1048576.0 : 0);

@@ -109,7 +109,7 @@ class TestCli : public QObject {
   void run_binds_shape_operands_of_onnx_node_tests() {
     // In the ONNX node tests, Reshape's shape is a runtime input; tessel run binds it.
     const QString test = "/usr/share/libonnx-testdata/data/node/test_reshape_reordered_all_dims";
-    QVERIFY2(QFile::exists(test + "/model.onnx"), "libonnx-testdata is a build dependency (TOOLCHAIN.md)");
+    QVERIFY2(QFile::exists(test + "/model.onnx"), "libonnx-testdata is a build dependency (scripts/packages.txt)");
     const QString out = path("reshape_out");
     const Result r = tessel_cli({"run", test + "/model.onnx", "--inputs", test + "/test_data_set_0", "--out-dir", out});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
@@ -214,6 +214,12 @@ class TestCli : public QObject {
       QVERIFY2(listed, op.name.c_str());
     }
     QVERIFY(r.out.contains(QString("%1 ops").arg(all_ops().size())));
+    // The "compiles" column: yes, or partial/no with the reason from the op table.
+    QVERIFY(lines[0].trimmed().endsWith("compiles"));
+    for (const QString& line : lines) {
+      if (line.startsWith("Reshape ")) QVERIFY2(line.endsWith("  yes"), qPrintable(line));
+      if (line.startsWith("Relu ")) QVERIFY2(line.endsWith("  partial: f32/f64 only"), qPrintable(line));
+    }
 
     r = tessel_cli({"ops", "--doc"});
     QCOMPARE(r.exit_code, 0);
@@ -221,6 +227,36 @@ class TestCli : public QObject {
       for (const FieldDoc& f : op.attr_doc())
         QVERIFY2(r.out.contains(QString::fromStdString("      " + f.name + ": " + f.type)),
                  qPrintable(QString::fromStdString(op.name + "." + f.name)));
+  }
+
+  // `tessel lower --dump-after` prints the program after schedule steps and lowering passes the
+  // way `tessel passes --dump-after` prints graphs: all, changed, or one named step.
+  void lower_dumps_after_steps_and_passes() {
+    QFile schedule(path("split.sched"));
+    QVERIFY(schedule.open(QIODevice::WriteOnly));
+    schedule.write("split(C.i, 4)\n");
+    schedule.close();
+    const QStringList base = {"lower", "--op", "matmul M=8 N=8 K=8", "--schedule", path("split.sched")};
+    Result all = tessel_cli(base + QStringList{"--dump-after", "all"});
+    QCOMPARE(all.exit_code, 0);
+    QVERIFY2(all.out.contains("// ---- after initial, "), qPrintable(all.out));
+    QVERIFY2(all.out.contains("// ---- after step 1 split(C.i, 4), "), qPrintable(all.out));
+    QVERIFY2(all.out.contains("// ---- after loop_partition (unchanged), "), qPrintable(all.out));
+    QVERIFY2(all.out.contains("for i.outer in 0..2 {"), qPrintable(all.out));
+
+    Result one = tessel_cli(base + QStringList{"--dump-after", "step 1"});
+    QCOMPARE(one.exit_code, 0);
+    QCOMPARE(one.out.count("// ---- after"), 1);
+    QVERIFY(one.out.contains("// ---- after step 1 split(C.i, 4), "));
+
+    Result changed = tessel_cli(base + QStringList{"--dump-after", "changed"});
+    QCOMPARE(changed.exit_code, 0);
+    QVERIFY(changed.out.contains("// ---- after storage_flatten, "));
+    QVERIFY(!changed.out.contains("(unchanged)"));
+
+    Result unknown = tessel_cli(base + QStringList{"--dump-after", "unrol"});
+    check_one_line_error(unknown, 2);
+    QVERIFY2(unknown.err.contains("no schedule step or lowering pass named 'unrol'"), qPrintable(unknown.err));
   }
 };
 

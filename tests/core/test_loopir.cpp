@@ -194,6 +194,29 @@ class TestLoopIr : public QObject {
     QCOMPARE(t.data<float>()[3], 12.f);
     QCOMPARE(t.data<float>()[1], 2.f);
   }
+
+  // A call the interpreter does not know runs through the evaluator registered under its name
+  // (core/te registers the tensor intrinsics' this way): here fill_row(address_of(O[i, 0]), n)
+  // stands for `for j in 0..n { O[base + j] = 7 }`.
+  void interpreter_runs_registered_calls() {
+    Buffer out = make_buffer("O", DataType::kFloat32, {2, 3});
+    register_call_evaluator("test_fill_row", [out](const Call& call, CallSite& site) -> Stmt {
+      const Load& first = *as<Load>(as<Call>(call.args[0])->args[0]);
+      const int64_t base = site.element_offset(first), n = site.integer(call.args[1]);
+      Buffer flat = make_buffer(out->name, out->dtype, {out->shape[0] * out->shape[1]});
+      VarRef j = make_var("j");
+      return make_for(j, make_int(0), make_int(n), make_store(flat, {make_int(base) + j}, make_float(7)));
+    });
+    VarRef i = make_var("i");
+    Expr row = make_call("address_of", {make_load(out, {i, make_int(0)})}, DataType::kInt64);
+    Stmt body = make_for(i, make_int(0), make_int(2),
+                         make_evaluate(make_call("test_fill_row", {row, make_int(3)}, DataType::kInt32)));
+    Tensor t(DataType::kFloat32, {2, 3});
+    interpret(Func{"fill", {out}, body}, {t});
+    for (int k = 0; k < 6; ++k) QCOMPARE(t.data<float>()[k], 7.f);
+    QVERIFY_THROWS_EXCEPTION(Error,
+                             register_call_evaluator("test_fill_row", [](const Call&, CallSite&) { return Stmt(); }));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestLoopIr)

@@ -77,9 +77,9 @@ class TestPassConformance : public QObject {
           failures << QString::fromStdString(name + ": " + r.error);
           continue;
         }
-        for (const PassRecordPtr& rec : r.records) {
+        for (const StepRecordPtr& rec : r.records) {
           if (!rec->changed) continue;
-          const std::string diff = compare(run_reference(*rec->graph, inputs), want, 1e-4);
+          const std::string diff = compare(run_reference(*graph_after(*rec), inputs), want, 1e-4);
           if (!diff.empty()) failures << QString::fromStdString(name + " after " + rec->name + ": " + diff);
         }
         ++checked;

@@ -77,6 +77,8 @@ class TestSchedule : public QObject {
     for (auto& k : step_kinds()) {
       QVERIFY(std::string(k.signature).rfind(k.name, 0) == 0);
       QVERIFY(find_step_kind(k.name) == &k);
+      // One row holds everything about a kind: its argument count and what it does.
+      QVERIFY2(k.apply != nullptr && k.min_args >= 1 && k.min_args <= k.max_args, k.name);
     }
   }
 

@@ -1,7 +1,9 @@
 // Tensor expressions and the per-step views built on them.
 #include <QtTest>
+#include <sstream>
 
 #include "core/loopir/interpreter.h"
+#include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
 #include "core/lower/step_views.h"
 #include "core/support/error.h"
@@ -132,7 +134,7 @@ class TestTe : public QObject {
     QVERIFY(views[2].diff.find("+   for i.outer in 0..2 parallel {") != std::string::npos);
     QVERIFY(!views[3].record.changed);
     QVERIFY(views[3].diff.empty());
-    for (auto& v : views) QVERIFY(v.record.wall_ms >= 0 && !v.record.text.empty());
+    for (auto& v : views) QVERIFY(v.record.wall_ms >= 0 && !v.record.text().empty());
   }
 
   void a_failing_step_ends_the_list_with_its_error() {
@@ -163,6 +165,53 @@ class TestTe : public QObject {
     QVERIFY(!find("insert_barriers").record.changed);  // no shared buffers
     QVERIFY(!find("inject_virtual_thread").record.changed);
     QVERIFY(find("unroll").diff.find("k in 0..4 unrolled") != std::string::npos);
+  }
+
+  // Schedule steps and lowering passes go through the same instruments as graph passes and make
+  // the same StepRecord.
+  void schedule_steps_and_lowering_passes_go_through_the_instruments() {
+    ComputeDag dag = dag_from_spec("matmul M=10 N=8 K=4");
+    schedule::Schedule s = schedule::parse_schedule("split(C.i, 4)\nunroll(C.k)");
+    StepRecorder steps;
+    auto views = lower::program_after_each_step(dag, s, {&steps});
+    QCOMPARE(steps.records().size(), views.size());
+    for (size_t k = 0; k < views.size(); ++k) {
+      QVERIFY(steps.records()[k]->kind == StepKind::kScheduleStep);
+      QCOMPARE(steps.records()[k]->name, views[k].record.name);
+      QCOMPARE(steps.records()[k]->text(), views[k].record.text());
+      if (k > 0) QVERIFY(steps.records()[k]->before == steps.records()[k - 1]->after);
+    }
+
+    StepRecorder passes;
+    std::ostringstream dump;
+    TextDumper unroll(dump, TextDumper::When::kNamed, "unroll");
+    lower::LowerResult r = lower::lower(dag, s, {&passes, &unroll});
+    QCOMPARE(passes.records().size(), r.passes.size());
+    for (const StepRecordPtr& rec : passes.records()) QVERIFY(rec->kind == StepKind::kLoweringPass);
+    QCOMPARE(r.passes.back()->text(), loopir::to_string(r.func));
+    QVERIFY(lower::program_of(r.passes.back()->after) != nullptr);
+    const std::string text = dump.str();
+    QVERIFY2(text.rfind("// ---- after unroll, ", 0) == 0, text.c_str());
+    QCOMPARE(text.find("// ---- after", 1), std::string::npos);  // that pass only
+    for (const StepRecordPtr& rec : r.passes)
+      if (rec->name == "unroll") QVERIFY(text.find(rec->text()) != std::string::npos);
+  }
+
+  void a_verifier_rejects_a_lowering_pass() {
+    ComputeDag dag = dag_from_spec("matmul M=8 N=8 K=8");
+    Verifier reject([](const IrSnapshot&) { throw Error("rejected"); });
+    StepRecorder recorder;
+    try {
+      lower::lower(dag, schedule::Schedule{}, {&reject, &recorder});
+      QFAIL("expected a StepFailure");
+    } catch (const StepFailure& f) {
+      QCOMPARE(std::string(f.what()),
+               std::string("lowering pass build_loop_nests: verifier after 'build_loop_nests': rejected"));
+      QCOMPARE(f.record().name, std::string("build_loop_nests"));
+      QVERIFY(f.record().after == f.record().before && !f.record().changed);
+    }
+    QCOMPARE(recorder.records().size(), size_t{1});
+    QVERIFY(recorder.records()[0]->failed());
   }
 };
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "core/compile/compiled_model.h"
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/op_table.h"
 #include "core/plugin/plugin_manager.h"

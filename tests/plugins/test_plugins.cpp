@@ -1,6 +1,8 @@
 // Plugin loading: the working fixture registers and runs; every broken one is reported in one
 // line and skipped, leaving nothing half-registered.
 #include <QtTest>
+#include <filesystem>
+#include <fstream>
 
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
@@ -95,6 +97,40 @@ class TestPlugins : public QObject {
     size_t before = PluginManager::global().plugins().size();
     PluginManager::global().load_all({FIXTURE_PLUGIN_DIR});
     QCOMPARE(PluginManager::global().plugins().size(), before);
+  }
+  // Entries that are not plugin descriptions at all: each costs only itself, with a message, and
+  // the scan goes on to the next (a good description placed after them still loads).
+  void broken_folder_entries_cost_only_themselves() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::filesystem::path root = dir.path().toStdString();
+    std::filesystem::create_directory(root / "a_folder.json");
+    std::filesystem::create_symlink(root / "b_loop.json", root / "b_loop.json");
+    auto write = [&](const std::string& name, const std::string& text) { std::ofstream(root / name) << text; };
+    const std::string v = "\"core_version\": \"" + core_version() + "\"";
+    write("c_long.json",
+          "{\"name\": \"long\", \"version\": \"1.0\", " + v + ", \"library\": \"" + std::string(5000, 'x') + ".so\"}");
+    write("d_provides.json",
+          "{\"name\": \"provides\", \"version\": \"1.0\", " + v + ", \"library\": \"x.so\", \"provides\": [1, 2]}");
+    write("e_name.json", "{\"name\": 7, \"version\": \"1.0\", " + v + ", \"library\": \"x.so\"}");
+    PluginManager manager;
+    std::vector<PluginStatus> all;
+    try {
+      all = manager.load_all({root.string()});
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    QCOMPARE(all.size(), size_t{5});
+    for (const PluginStatus& s : all) {
+      QVERIFY2(!s.loaded, s.description_path.c_str());
+      QVERIFY2(!s.error.empty(), s.description_path.c_str());
+    }
+    QVERIFY2(QString::fromStdString(status_of(all, "a_folder").error).contains("not a regular file"),
+             status_of(all, "a_folder").error.c_str());
+    QVERIFY2(QString::fromStdString(status_of(all, "d_provides").error).contains("\"provides\" must be"),
+             status_of(all, "d_provides").error.c_str());
+    QVERIFY2(QString::fromStdString(status_of(all, "e_name").error).contains("\"name\""),
+             status_of(all, "e_name").error.c_str());
   }
   void unknown_codegen_lists_the_available() {
     try {

@@ -1,4 +1,4 @@
-// The normalization and Lp-pooling builders (core/compile/te_builders_normalization.cpp): a
+// The normalization and Lp-pooling builders (core/graph/ops/te/builders_normalization.cpp): a
 // one-node graph per op, with attributes away from their defaults (asymmetric LRN windows, padded
 // and strided Lp windows, odd p, partial MVN axes), compiles to a kernel on every CPU backend with
 // no reference fallback, and computes what the reference kernel computes on random inputs.
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/compile/compiled_model.h"
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/graph/op_table.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"

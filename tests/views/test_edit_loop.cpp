@@ -32,7 +32,7 @@ schedule::Schedule conv_hand_schedule() {
       "vectorize(relu_2.i4)\n");
 }
 
-std::string final_program(const KernelLowering& l) { return l.steps.empty() ? "" : l.steps.back().record.text; }
+std::string final_program(const KernelLowering& l) { return l.steps.empty() ? "" : l.steps.back().record.text(); }
 
 bool has_artifact(const KernelMeasurement& m, const std::string& name) {
   for (const auto& [n, text] : m.artifacts)

@@ -112,7 +112,7 @@ class ProgramPaneTest : public QObject {
     pane.show_lowering(low);
     QCOMPARE(pane.current_view(), 1);  // the newest step is shown
     QVERIFY(pane.current_program() != unscheduled);
-    QCOMPARE(pane.current_program(), low->steps[1].record.text);
+    QCOMPARE(pane.current_program(), low->steps[1].record.text());
     QVERIFY2(any_line(pane.added_lines(), "for i.outer in 0..8"), qPrintable(pane.added_lines().join('\n')));
     QVERIFY(any_line(pane.added_lines(), "for i.inner in 0..8"));
     QVERIFY(any_line(pane.removed_lines(), "for i in 0..64"));
@@ -146,7 +146,7 @@ class ProgramPaneTest : public QObject {
     QCOMPARE(pane.slider()->maximum(), 3);
     pane.slider()->setValue(0);
     QCOMPARE(pane.current_view(), 0);
-    QCOMPARE(pane.current_program(), low->steps[0].record.text);
+    QCOMPARE(pane.current_program(), low->steps[0].record.text());
     pane.step_list()->setCurrentIndex(model->index(1));
     QCOMPARE(pane.current_view(), 1);
     QCOMPARE(pane.slider()->value(), 1);
@@ -158,7 +158,7 @@ class ProgramPaneTest : public QObject {
     pane.set_source(ProgramPane::Source::kPasses);
     QCOMPARE(pane.views().size(), low->passes.size());
     QVERIFY(pane.views().size() > 2);
-    QCOMPARE(pane.current_program(), low->passes.back().record.text);
+    QCOMPARE(pane.current_program(), low->passes.back().record.text());
   }
 
   void loops_pick_their_step_and_steps_mark_their_lines() {

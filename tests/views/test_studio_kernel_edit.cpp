@@ -135,7 +135,7 @@ class StudioKernelEditTest : public QObject {
     // Undo restores the exact previous program.
     const std::string before_parallel = [&] {
       auto l = w->edit_loop()->lowering(kernel);
-      return l->steps.at(l->steps.size() - 2).record.text;
+      return l->steps.at(l->steps.size() - 2).record.text();
     }();
     edit_and_measure(*w, [&] { editor->undo_stack()->undo(); });
     QCOMPARE(editor->schedule().steps.size(), size_t{2});

@@ -36,7 +36,7 @@ class ViewModelsTest : public QObject {
     // The sample has 11 ONNX nodes (scripts/gen_models.py counts them independently).
     QCOMPARE(model.data(model.index(0, PassListModel::kNodes), Qt::DisplayRole).toInt(), 11);
     for (int r = 1; r < model.rowCount(); ++r) {
-      const PassRecord& rec = *snap_->passes[static_cast<size_t>(r - 1)];
+      const StepRecord& rec = *snap_->passes[static_cast<size_t>(r - 1)];
       QCOMPARE(model.data(model.index(r, PassListModel::kName), Qt::DisplayRole).toString(),
                QString::fromStdString(rec.name));
       QCOMPARE(model.data(model.index(r, 0), PassListModel::kPassIndexRole).toInt(), r - 1);

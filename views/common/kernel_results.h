@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/compile/calibrate.h"
-#include "core/compile/profile.h"
+#include "core/analysis/calibrate.h"
+#include "core/analysis/profile.h"
 #include "core/lower/step_views.h"
 #include "core/schedule/schedule.h"
 

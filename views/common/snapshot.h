@@ -10,7 +10,7 @@
 #include "core/graph/graph.h"
 #include "core/graph/passes/fusion_result.h"
 #include "core/graph/passes/memory_plan.h"
-#include "core/pass/pass_record.h"
+#include "core/graph/passes/pass_manager.h"
 
 namespace tessel::views {
 
@@ -25,7 +25,7 @@ struct StudioSnapshot {
   std::string model_path;
   std::string target;                 // Target::str() of the target compiled for
   GraphPtr imported;                  // straight from the frontend (pass index -1); null if import failed
-  std::vector<PassRecordPtr> passes;  // in pipeline order
+  std::vector<StepRecordPtr> passes;  // in pipeline order
   GraphPtr optimized;                 // the last good graph; fusion and memory plan refer to its ids
   FusionResultPtr fusion;             // null when fusion did not run
   MemoryPlanPtr memory_plan;          // null when planning did not run
@@ -35,7 +35,7 @@ struct StudioSnapshot {
   // The graph after pass `index`; -1 (or no passes) is the imported graph.
   GraphPtr graph_at(int index) const {
     if (index < 0 || passes.empty()) return imported;
-    return passes.at(static_cast<size_t>(index))->graph;
+    return graph_after(*passes.at(static_cast<size_t>(index)));
   }
   int last_pass() const { return static_cast<int>(passes.size()) - 1; }
   bool has_errors() const {

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/schedule/default_schedule.h"
 
 namespace tessel::views {

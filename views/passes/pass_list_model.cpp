@@ -26,7 +26,7 @@ void PassListModel::rebuild() {
   if (!snapshot_ || !snapshot_->imported) return;
   rows_.push_back(-1);
   for (size_t i = 0; i < snapshot_->passes.size(); ++i) {
-    const PassRecord& r = *snapshot_->passes[i];
+    const StepRecord& r = *snapshot_->passes[i];
     // A failed pass is news even though it changed nothing.
     if (hide_unchanged_ && !r.changed && !r.failed()) continue;
     rows_.push_back(static_cast<int>(i));
@@ -53,7 +53,7 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
   const int pass = rows_[static_cast<size_t>(index.row())];
   if (role == kPassIndexRole) return pass;
-  const PassRecord* r = pass >= 0 ? snapshot_->passes[static_cast<size_t>(pass)].get() : nullptr;
+  const StepRecord* r = pass >= 0 ? snapshot_->passes[static_cast<size_t>(pass)].get() : nullptr;
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kIndex:
@@ -67,8 +67,8 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
         return r ? QString::number(r->wall_ms, 'f', 2) : QString::number(snapshot_->import_ms, 'f', 2);
       case kNodes:
         if (!r) return static_cast<int>(snapshot_->imported->nodes.size());
-        if (r->nodes_after == r->nodes_before) return r->nodes_after;
-        return QStringLiteral("%1 → %2").arg(r->nodes_before).arg(r->nodes_after);
+        if (nodes_after(*r) == nodes_before(*r)) return nodes_after(*r);
+        return QStringLiteral("%1 → %2").arg(nodes_before(*r)).arg(nodes_after(*r));
     }
   }
   if (role == Qt::ToolTipRole && r && r->failed()) return QString::fromStdString(r->error);

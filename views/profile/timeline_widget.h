@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/compile/profile.h"
+#include "core/analysis/profile.h"
 
 namespace tessel::views {
 

@@ -102,9 +102,9 @@ bool has_loop(const std::string& text, const std::string& var) {
 
 int view_that_introduced_loop(const std::vector<lower::ViewRecord>& views, int at, const std::string& var) {
   if (at < 0 || static_cast<size_t>(at) >= views.size() || var.empty()) return -1;
-  if (!has_loop(views[static_cast<size_t>(at)].record.text, var)) return -1;
+  if (!has_loop(views[static_cast<size_t>(at)].record.text(), var)) return -1;
   int k = at;
-  while (k > 0 && has_loop(views[static_cast<size_t>(k - 1)].record.text, var)) --k;
+  while (k > 0 && has_loop(views[static_cast<size_t>(k - 1)].record.text(), var)) --k;
   return k;
 }
 

@@ -313,13 +313,13 @@ void ProgramPane::render() {
     status = lowering_->error.empty() ? tr("Nothing to show") : QString::fromUtf8("✗ ") + q(lowering_->error);
   } else {
     const lower::ViewRecord& v = vs[static_cast<size_t>(view_)];
-    const std::string before = view_ > 0 ? vs[static_cast<size_t>(view_ - 1)].record.text : std::string();
+    const std::string before = view_ > 0 ? vs[static_cast<size_t>(view_ - 1)].record.text() : std::string();
     if (v.record.failed()) {
       // A failing step has no program: show the last good one, unchanged, under the error.
       diff_ = same_lines(before);
       status = QString::fromUtf8("✗ ") + q(v.record.error);
     } else {
-      diff_ = view_ == 0 ? same_lines(v.record.text) : inline_diff(before, v.record.text, v.diff);
+      diff_ = view_ == 0 ? same_lines(v.record.text()) : inline_diff(before, v.record.text(), v.diff);
       int added = 0, removed = 0;
       for (const DiffLine& d : diff_) {
         added += d.kind == DiffLine::Kind::kAdded;
@@ -384,7 +384,9 @@ QStringList ProgramPane::removed_lines() const {
 
 std::string ProgramPane::current_program() const {
   const auto& vs = views();
-  return vs.empty() ? std::string() : vs[static_cast<size_t>(view_)].record.text;
+  if (vs.empty()) return std::string();
+  const StepRecord& r = vs[static_cast<size_t>(view_)].record;
+  return r.failed() ? std::string() : r.text();  // a failed step made no program (its record keeps the last one)
 }
 
 void ProgramPane::highlight_step(int step) {

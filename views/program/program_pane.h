@@ -64,7 +64,7 @@ class ProgramPane final : public QWidget {
   int current_view() const { return view_; }
   int picked_step() const { return picked_step_; }
   const std::vector<lower::ViewRecord>& views() const;  // of the current source
-  std::string current_program() const;  // the program text of the current view, exactly
+  std::string current_program() const;  // the program text of the current view, exactly (empty for a failed step)
   QStringList added_lines() const;       // lines the current view added / removed against the one before
   QStringList removed_lines() const;
   QStringList artifact_names() const;

@@ -25,7 +25,7 @@ void ProgramStepModel::set_hide_unchanged(bool hide) {
 void ProgramStepModel::rebuild_rows() {
   rows_.clear();
   for (size_t v = 0; v < views_.size(); ++v) {
-    const lower::LowerRecord& r = views_[v].record;
+    const StepRecord& r = views_[v].record;
     // The first view and failures always stay: one is the baseline, the other the news.
     if (!hide_unchanged_ || v == 0 || r.changed || r.failed()) rows_.push_back(static_cast<int>(v));
   }
@@ -48,7 +48,7 @@ int ProgramStepModel::rowCount(const QModelIndex& parent) const {
 
 QVariant ProgramStepModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const lower::LowerRecord& r = views_[static_cast<size_t>(rows_[static_cast<size_t>(index.row())])].record;
+  const StepRecord& r = views_[static_cast<size_t>(rows_[static_cast<size_t>(index.row())])].record;
   switch (role) {
     case Qt::DisplayRole:
       return QString("%1   %2 ms").arg(QString::fromStdString(r.name)).arg(r.wall_ms, 0, 'f', 2);

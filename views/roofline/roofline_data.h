@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "core/compile/calibrate.h"
-#include "core/compile/profile.h"
+#include "core/analysis/calibrate.h"
+#include "core/analysis/profile.h"
 #include "views/common/kernel_results.h"
 
 namespace tessel::views {

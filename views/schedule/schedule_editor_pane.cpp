@@ -17,7 +17,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
-#include "core/compile/te_from_graph.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/support/error.h"
 #include "views/schedule/schedule_highlighter.h"
 #include "views/schedule/step_choices.h"

@@ -13,11 +13,11 @@ namespace tessel::views {
 namespace {
 
 // Reports each pass as it starts and stops between passes when the user cancels.
-class ProgressInstrument final : public PassInstrument {
+class ProgressInstrument final : public Instrument {
  public:
   ProgressInstrument(const CompileProgress& progress, size_t num_passes)
       : progress_(progress), num_passes_(std::max<size_t>(num_passes, 1)) {}
-  void before_pass(std::string_view pass, const GraphPtr&) override {
+  void before_step(std::string_view pass, StepKind, const IrSnapshotPtr&) override {
     progress_.check_canceled();
     int percent = 20 + static_cast<int>(80 * done_ / num_passes_);
     progress_.report("pass " + std::string(pass), percent);

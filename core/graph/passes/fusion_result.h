@@ -11,7 +11,7 @@
 
 namespace tessel {
 
-// Why an edge producer → consumer was not fused (see REFERENCE.md, "Fusion").
+// Why an edge producer → consumer was not fused (the rules are in fuse_ops.h).
 enum class FusionBlock {
   kOpaqueProducer,        // the producer is opaque
   kOpaqueConsumer,        // the consumer is opaque

@@ -12,11 +12,8 @@
 namespace tessel {
 
 struct PipelineOptions {
-  bool fold_constants = true;
-  bool simplify = true;
+  // false: transform_layout still gives every value its layout, but blocks no conv chain (NCHW stays).
   bool transform_layout = true;
-  bool fuse = true;
-  bool plan_memory = true;
   int max_fusion_depth = 256;            // TVM's default max_fuse_depth
   int max_kernel_arguments = 64;         // inputs + outputs of one fused kernel
   int64_t max_folded_bytes = int64_t{64} << 20;  // constant folding skips results larger than this
@@ -26,7 +23,9 @@ struct PipelineOptions {
 #else
   bool verify = true;
 #endif
-  std::set<std::string> disabled_passes; // by name: "fuse_ops", ...
+  // The one way to leave passes out: by name ("fold_constants", "fuse_ops", ...).
+  std::set<std::string> disabled_passes;
+  bool runs(const std::string& pass) const { return disabled_passes.count(pass) == 0; }
 };
 
 struct PassContext {

@@ -10,6 +10,7 @@
 #include "core/graph/passes/plan_memory.h"
 #include "core/graph/passes/simplify_inference.h"
 #include "core/graph/passes/transform_layout.h"
+#include "core/graph/passes/verify_graph.h"
 
 namespace tessel {
 
@@ -27,24 +28,19 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
   };
   std::vector<GraphPass> enabled;
   for (GraphPass& p : all) {
-    if (o.disabled_passes.count(p.name)) continue;
-    if (!o.fold_constants && p.name == "fold_constants") continue;
-    if (!o.simplify && p.name == "simplify_inference") continue;
-    if (!o.fuse && p.name == "fuse_ops") continue;
-    if (!o.plan_memory && p.name == "plan_memory") continue;
-    enabled.push_back(std::move(p));
+    if (o.runs(p.name)) enabled.push_back(std::move(p));
   }
   return enabled;
 }
 
 GraphPipelineResult run_graph_pipeline(GraphPtr graph, const Target& target, const PipelineOptions& options,
-                                       const std::vector<PassInstrument*>& instruments) {
+                                       const std::vector<Instrument*>& instruments) {
   PassManager pm(graph_pipeline_passes(options));
-  PassVerifier verifier;
-  PassRecorder recorder;
+  Verifier verifier = graph_verifier();
+  StepRecorder recorder;
   if (options.verify) pm.add_instrument(&verifier);  // first: it may reject a pass's result
   pm.add_instrument(&recorder);
-  for (PassInstrument* i : instruments) pm.add_instrument(i);
+  for (Instrument* i : instruments) pm.add_instrument(i);
 
   PassContext ctx{target, options, nullptr, nullptr};
   GraphPipelineResult result;

@@ -4,7 +4,7 @@
 //
 //   Target target = Target::parse("ref -vector_bits=512");
 //   GraphPipelineResult r = run_graph_pipeline(std::make_shared<const Graph>(imported), target);
-//   r.records      one PassRecord per pass
+//   r.records      one StepRecord per pass
 //   r.graph        the optimized graph (runs on the reference executor)
 //   r.fusion       the fusion groups and blocked edges
 //   r.memory_plan  storage of every intermediate tensor
@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "core/graph/passes/pass_context.h"
-#include "core/pass/pass_manager.h"
+#include "core/graph/passes/pass_manager.h"
 
 namespace tessel {
 
 struct GraphPipelineResult {
-  std::vector<PassRecordPtr> records;
+  std::vector<StepRecordPtr> records;
   GraphPtr graph;             // the last good graph (the input's snapshot if the first pass failed)
   FusionResultPtr fusion;     // null when fusion is disabled or did not run
   MemoryPlanPtr memory_plan;  // null when planning is disabled or did not run
@@ -33,6 +33,6 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& options);
 // records up to and including the failed one, and the error text. `instruments` are called in
 // addition to the internal recorder (and the verifier when options.verify).
 GraphPipelineResult run_graph_pipeline(GraphPtr graph, const Target& target, const PipelineOptions& options = {},
-                                       const std::vector<PassInstrument*>& instruments = {});
+                                       const std::vector<Instrument*>& instruments = {});
 
 }  // namespace tessel

@@ -10,14 +10,14 @@ std::string node_name(const Graph& g, NodeId n) { return n >= 0 ? g.nodes[n].nam
 
 }  // namespace
 
-nlohmann::json pass_records_to_json(const std::vector<PassRecordPtr>& records) {
+nlohmann::json pass_records_to_json(const std::vector<StepRecordPtr>& records) {
   nlohmann::json out = nlohmann::json::array();
-  for (const PassRecordPtr& r : records) {
+  for (const StepRecordPtr& r : records) {
     nlohmann::json j = {{"name", r->name},
                         {"changed", r->changed},
                         {"ms", r->wall_ms},
-                        {"nodes_before", r->nodes_before},
-                        {"nodes_after", r->nodes_after}};
+                        {"nodes_before", nodes_before(*r)},
+                        {"nodes_after", nodes_after(*r)}};
     if (r->failed()) j["error"] = r->error;
     out.push_back(j);
   }
@@ -93,15 +93,15 @@ nlohmann::json pipeline_result_to_json(const GraphPipelineResult& r) {
   return j;
 }
 
-std::string pass_summary_table(const std::vector<PassRecordPtr>& records) {
+std::string pass_summary_table(const std::vector<StepRecordPtr>& records) {
   std::string out;
   char line[200];
   std::snprintf(line, sizeof line, "%-32s %-8s %10s %8s %8s\n", "pass", "changed", "ms", "before", "after");
   out += line;
   double total = 0;
-  for (const PassRecordPtr& r : records) {
+  for (const StepRecordPtr& r : records) {
     std::snprintf(line, sizeof line, "%-32s %-8s %10.3f %8d %8d%s\n", r->name.c_str(),
-                  r->failed() ? "FAILED" : (r->changed ? "yes" : "no"), r->wall_ms, r->nodes_before, r->nodes_after,
+                  r->failed() ? "FAILED" : (r->changed ? "yes" : "no"), r->wall_ms, nodes_before(*r), nodes_after(*r),
                   r->failed() ? ("  " + r->error).c_str() : "");
     out += line;
     total += r->wall_ms;

@@ -13,7 +13,7 @@
 
 namespace tessel {
 
-nlohmann::json pass_records_to_json(const std::vector<PassRecordPtr>& records);
+nlohmann::json pass_records_to_json(const std::vector<StepRecordPtr>& records);
 nlohmann::json fusion_to_json(const Graph& g, const FusionResult& fusion);
 nlohmann::json edges_to_json(const Graph& g);  // every data edge with its type and layout
 nlohmann::json memory_plan_to_json(const Graph& g, const MemoryPlan& plan);
@@ -21,6 +21,6 @@ nlohmann::json memory_plan_to_json(const Graph& g, const MemoryPlan& plan);
 nlohmann::json pipeline_result_to_json(const GraphPipelineResult& r);
 
 // The summary table: pass, changed, ms, nodes before → after (one line per pass, then the total).
-std::string pass_summary_table(const std::vector<PassRecordPtr>& records);
+std::string pass_summary_table(const std::vector<StepRecordPtr>& records);
 
 }  // namespace tessel

@@ -19,16 +19,22 @@ PipelineOptions pipeline_options_from_json(const nlohmann::json& j, std::vector<
       if (!v.is_number_integer()) throw Error("pass option '" + key + "' must be an integer");
       field = v.get<std::remove_reference_t<decltype(field)>>();
     };
+    // Shorthands for disabled_passes: false leaves the pass out (true, the default, changes nothing).
+    auto pass_flag = [&](const char* pass) {
+      bool runs = true;
+      flag(runs);
+      if (!runs) o.disabled_passes.insert(pass);
+    };
     if (key == "fold_constants")
-      flag(o.fold_constants);
+      pass_flag("fold_constants");
     else if (key == "simplify")
-      flag(o.simplify);
+      pass_flag("simplify_inference");
     else if (key == "transform_layout")
       flag(o.transform_layout);
     else if (key == "fuse")
-      flag(o.fuse);
+      pass_flag("fuse_ops");
     else if (key == "plan_memory")
-      flag(o.plan_memory);
+      pass_flag("plan_memory");
     else if (key == "verify")
       flag(o.verify);
     else if (key == "max_fusion_depth")

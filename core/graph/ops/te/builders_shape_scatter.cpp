@@ -3,10 +3,11 @@
 // (shape_values.cpp, shape_gather.cpp, nn_conv.cpp).
 #include <algorithm>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/shape_ops.h"
+#include "core/graph/ops/te/builder_support.h"
+#include "core/graph/ops/te/builders.h"
 
 namespace tessel::compile::te_builder {
 
@@ -25,6 +26,8 @@ te::Tensor constant_vector(BuildContext& c, const std::vector<int64_t>& values) 
 
 // Shape: the input's dims from `start` to `end` (each counted from the end when negative, then
 // clamped into [0, rank]); known from the input's static shape.
+}  // namespace
+
 std::vector<te::Tensor> shape_op(BuildContext& c) {
   const auto& a = c.attrs<ops::ShapeAttrs>();
   const Shape& in = c.input(0)->shape;
@@ -171,6 +174,8 @@ std::vector<te::Tensor> scatter_elements(BuildContext& c) {
   })};
 }
 
+namespace {
+
 int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
 // ConvTranspose's padding at the start of each spatial axis, as the reference's transposed_window
@@ -209,6 +214,8 @@ Shape transposed_pad_begin(BuildContext& c, const ops::ConvTransposeAttrs& a, co
 // which is the reference's gather (out[o] takes x[t/s]·w[j] for t = o + pad_begin - j·dil) with
 // j' = k-1-j. Groups: output channel m of group g reads input channels g·C/G .. (g+1)·C/G, weight
 // W[c, m mod M/G, …]. The bias is added in a second stage, as for Conv.
+}  // namespace
+
 std::vector<te::Tensor> conv_transpose(BuildContext& c) {
   const DataType t = float_operand(c);
   const auto& a = c.attrs<ops::ConvTransposeAttrs>();
@@ -264,20 +271,6 @@ std::vector<te::Tensor> conv_transpose(BuildContext& c) {
   if (!c.has(2)) return {conv};
   return {te::compute(c.stage(), out,
                       [&](const std::vector<Expr>& i) { return te::at(conv, i) + te::at(c.in[2], {i[1]}); })};
-}
-
-}  // namespace
-
-const std::vector<std::pair<std::string, Builder>>& shape_scatter_builders() {
-  static const std::vector<std::pair<std::string, Builder>> table = {
-      {"ConvTranspose", conv_transpose},
-      {"ScatterElements", scatter_elements},
-      {"Shape", shape_op},
-      {"Size", size_op},
-      {"ConstantOfShape", constant_of_shape},
-      {"Range", range},
-  };
-  return table;
 }
 
 }  // namespace tessel::compile::te_builder

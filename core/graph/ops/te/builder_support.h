@@ -1,14 +1,12 @@
 #pragma once
-// What the tensor-expression builders share. te_from_graph.cpp holds the table of builders (and
-// most of them); te_builders_rounding.cpp and te_builders_data_movement.cpp hold the rest. A
-// builder turns one graph node into tensor expressions over its inputs' tensors:
+// What the tensor-expression builders share (builders.h lists them; the op table names each op's
+// builder). A builder turns one graph node into tensor expressions over its inputs' tensors:
 //
 //   BuildContext{node Floor, in = {p0}, out = {f32[2,3]}}  ──floor builder──▶  {floor_7 = compute(...)}
 //
 // and throws Unsupported (caught by build_group_dag, which reports it) for what it cannot express.
 #include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -59,8 +57,6 @@ struct BuildContext {
   }
 };
 
-using Builder = std::function<std::vector<te::Tensor>(BuildContext&)>;
-
 // Shared helpers (te_from_graph.cpp).
 Expr convert(DataType t, const Expr& e);
 Expr num(DataType t, double v);
@@ -76,29 +72,10 @@ te::Tensor reduction(BuildContext& c, const te::Tensor& x, const std::vector<int
                      const std::string& kind, const std::function<Expr(const Expr&)>& pre, const std::string& name,
                      const Shape& out_shape);
 
-// Rounding, logic and index-valued reductions (te_builders_rounding.cpp).
+// Rounding without a rounding intrinsic (builders_rounding.cpp).
 Expr floor_of(const Expr& x);
 Expr ceil_of(const Expr& x);
 Expr round_half_even(const Expr& x);
 Expr sign_of(const Expr& x);
-Builder logic(std::function<Expr(const Expr&, const Expr&)> f);  // And, Or, Xor on bool
-Builder reduce_more(const std::string& kind);                    // "prod", "logsum", "logsumexp"
-Builder arg_extreme(bool is_max);                                // ArgMax, ArgMin
-std::vector<te::Tensor> hardmax(BuildContext& c);
-
-// Data movement (te_builders_data_movement.cpp).
-std::vector<te::Tensor> tile(BuildContext& c);
-std::vector<te::Tensor> split(BuildContext& c);
-std::vector<te::Tensor> slice(BuildContext& c);
-std::vector<te::Tensor> depth_to_space(BuildContext& c);
-std::vector<te::Tensor> space_to_depth(BuildContext& c);
-std::vector<te::Tensor> gather_elements(BuildContext& c);
-std::vector<te::Tensor> resize(BuildContext& c);
-
-// More builders by family, each table in its own file and merged into the one table of
-// te_from_graph.cpp: normalization and Lp pooling (te_builders_normalization.cpp); shape-valued
-// ops, scatter and transposed convolution (te_builders_shape_scatter.cpp).
-const std::vector<std::pair<std::string, Builder>>& normalization_builders();
-const std::vector<std::pair<std::string, Builder>>& shape_scatter_builders();
 
 }  // namespace tessel::compile::te_builder

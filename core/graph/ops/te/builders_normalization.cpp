@@ -4,10 +4,11 @@
 // placement and the same window rules, computed in the input's float type.
 #include <algorithm>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/ops/nn_norm.h"
 #include "core/graph/ops/nn_pool.h"
 #include "core/graph/ops/nn_spatial.h"
+#include "core/graph/ops/te/builder_support.h"
+#include "core/graph/ops/te/builders.h"
 
 namespace tessel::compile::te_builder {
 
@@ -45,6 +46,8 @@ Moments moments(BuildContext& c, const te::Tensor& x, const std::vector<int64_t>
 }
 
 // InstanceNormalization: each (n, c) plane normalized over its spatial axes, then scale[c]·y + B[c].
+}  // namespace
+
 std::vector<te::Tensor> instance_norm(BuildContext& c) {
   const DataType t = float_operand(c);
   const te::Tensor &x = c.input(0), &scale = c.input(1), &bias = c.input(2);
@@ -105,6 +108,8 @@ std::vector<te::Tensor> lrn(BuildContext& c) {
   })};
 }
 
+namespace {
+
 // |v|^p and its inverse, (Σ)^(1/p), with the exact forms the reference uses for p = 1 and 2.
 Expr lp_power(const Expr& v, int64_t p) {
   if (p == 2) return v * v;
@@ -141,6 +146,8 @@ te::Tensor zero_padded(const te::Tensor& x, const ops::nn::WindowGeometry& w, co
 
 // LpPool: (Σ |x|^p)^(1/p) over each window (no dilations, floor rounding, so every window lies
 // inside the padded input).
+}  // namespace
+
 std::vector<te::Tensor> lp_pool(BuildContext& c) {
   float_operand(c);
   const te::Tensor& x = c.input(0);
@@ -172,19 +179,6 @@ std::vector<te::Tensor> global_lp_pool(BuildContext& c) {
   te::Tensor sum = reduction(
       c, x, spatial, true, "sum", [p](const Expr& v) { return lp_power(v, p); }, c.stage("sum"), c.shape());
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return lp_root(te::at(sum, i), p); })};
-}
-
-}  // namespace
-
-const std::vector<std::pair<std::string, Builder>>& normalization_builders() {
-  static const std::vector<std::pair<std::string, Builder>> table = {
-      {"InstanceNormalization", instance_norm},
-      {"MeanVarianceNormalization", mean_variance_norm},
-      {"LRN", lrn},
-      {"LpPool", lp_pool},
-      {"GlobalLpPool", global_lp_pool},
-  };
-  return table;
 }
 
 }  // namespace tessel::compile::te_builder

@@ -1,9 +1,13 @@
 // Tensor-expression builders for data movement: each output element reads one (or, for linear
 // Resize, a few) input elements at an index computed from its own.
 #include <algorithm>
+#include <unordered_map>
 
-#include "core/compile/te_builder_support.h"
+#include "core/graph/layout.h"
+#include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/shape_ops.h"
+#include "core/graph/ops/te/builder_support.h"
+#include "core/graph/ops/te/builders.h"
 
 namespace tessel::compile::te_builder {
 
@@ -264,6 +268,129 @@ std::vector<te::Tensor> resize(BuildContext& c) {
     }
     return te::cast(c.dtype(), sum);
   })};
+}
+
+// out[idx] = x[the element with the same row-major position]: Reshape, Flatten, Squeeze, Unsqueeze.
+std::vector<te::Tensor> reshape(BuildContext& c) {
+  const te::Tensor& x = c.input(0);
+  Shape out_strides = contiguous_strides(c.shape()), in_strides = contiguous_strides(x->shape);
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    if (x->shape == c.shape()) return te::at(x, idx);
+    Expr flat = make_int(0);
+    for (size_t d = 0; d < idx.size(); ++d) flat = flat + idx[d] * out_strides[d];
+    std::vector<Expr> src;
+    for (size_t d = 0; d < x->shape.size(); ++d)
+      src.push_back(x->shape[d] == 1 ? make_int(0) : (flat / in_strides[d]) % x->shape[d]);
+    return te::at(x, src);
+  })};
+}
+
+std::vector<te::Tensor> transpose(BuildContext& c) {
+  const te::Tensor& x = c.input(0);
+  std::vector<int64_t> perm = c.attrs<ops::TransposeAttrs>().perm;
+  if (perm.empty())
+    for (int64_t d = static_cast<int64_t>(x->shape.size()) - 1; d >= 0; --d) perm.push_back(d);
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> src(x->shape.size());
+    for (size_t d = 0; d < perm.size(); ++d) src[perm[d]] = idx[d];
+    return te::at(x, src);
+  })};
+}
+
+std::vector<te::Tensor> concat(BuildContext& c) {
+  int64_t rank = static_cast<int64_t>(c.shape().size());
+  int64_t axis = c.attrs<ops::ConcatAttrs>().axis;
+  if (axis < 0) axis += rank;
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    // Nested selects, last input innermost: axis index < offset_k picks input k.
+    std::vector<int64_t> offsets;
+    int64_t off = 0;
+    for (size_t k = 0; k < c.in.size(); ++k) offsets.push_back(off), off += c.input(k)->shape[axis];
+    Expr v;
+    for (size_t k = c.in.size(); k-- > 0;) {
+      std::vector<Expr> src = idx;
+      src[axis] = idx[axis] - offsets[k];
+      Expr read = te::at(c.input(k), src);
+      v = v ? te::if_then_else(loopir::lt(idx[axis], make_int(offsets[k] + c.input(k)->shape[axis])), read, v) : read;
+    }
+    return v;
+  })};
+}
+
+std::vector<te::Tensor> gather(BuildContext& c) {
+  const te::Tensor &data = c.input(0), &indices = c.input(1);
+  int64_t rank = static_cast<int64_t>(data->shape.size());
+  int64_t axis = c.attrs<ops::GatherAttrs>().axis;
+  if (axis < 0) axis += rank;
+  size_t qr = indices->shape.size();
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> qi(idx.begin() + axis, idx.begin() + axis + static_cast<long>(qr));
+    Expr q = convert(DataType::kInt64, te::at(indices, qi));
+    q = te::if_then_else(loopir::lt(q, make_int(0)), q + data->shape[axis], q);
+    std::vector<Expr> src(idx.begin(), idx.begin() + axis);
+    src.push_back(q);
+    src.insert(src.end(), idx.begin() + axis + static_cast<long>(qr), idx.end());
+    return te::at(data, src);
+  })};
+}
+
+std::vector<te::Tensor> pad(BuildContext& c) {
+  if (c.attrs<ops::PadAttrs>().mode != "constant") c.unsupported("mode " + c.attrs<ops::PadAttrs>().mode);
+  const te::Tensor& x = c.input(0);
+  std::vector<int64_t> pads = c.known(1, "pads").to_int64s();
+  size_t rank = x->shape.size();
+  if (pads.size() != 2 * rank) c.unsupported("axes input");
+  for (int64_t p : pads)
+    if (p < 0) c.unsupported("negative pads");
+  double fill = c.has(2) ? c.known(2, "constant_value").get_double(0) : 0.0;
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    Expr inside;
+    std::vector<Expr> src;
+    for (size_t d = 0; d < rank; ++d) {
+      Expr s = idx[d] - pads[d];
+      src.push_back(s);
+      Expr ok = loopir::logical_and(loopir::ge(s, make_int(0)), loopir::lt(s, make_int(x->shape[d])));
+      inside = inside ? loopir::logical_and(inside, ok) : ok;
+    }
+    return inside ? te::if_then_else(inside, te::at(x, src), num(c.dtype(), fill)) : te::at(x, src);
+  })};
+}
+
+std::vector<te::Tensor> layout_transform(BuildContext& c) {
+  const auto& a = c.attrs<ops::LayoutTransformAttrs>();
+  Layout src(a.src_layout), dst(a.dst_layout);
+  const te::Tensor& x = c.input(0);
+  PrimalValues extents = src.logical_extents(x->shape);
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    // dst physical → logical coordinate per primal axis → src physical; padding reads as zero.
+    std::unordered_map<char, Expr> logical;
+    for (char p : dst.primal_axes()) {
+      Expr v = idx[dst.primal_position(p)];
+      if (dst.sub_position(p) >= 0) v = v * dst.factor(p) + idx[dst.sub_position(p)];
+      logical[p] = v;
+    }
+    std::vector<Expr> s(static_cast<size_t>(src.rank()));
+    Expr inside;
+    for (char p : src.primal_axes()) {
+      Expr v = logical.at(p);
+      int64_t f = src.factor(p);
+      if (src.sub_position(p) >= 0) {
+        s[src.primal_position(p)] = v / f;
+        s[src.sub_position(p)] = v % f;
+      } else {
+        s[src.primal_position(p)] = v;
+      }
+      Expr ok = loopir::lt(v, make_int(extents[p - 'A']));
+      inside = inside ? loopir::logical_and(inside, ok) : ok;
+    }
+    return te::if_then_else(inside, te::at(x, s), num(c.dtype(), 0));
+  })};
+}
+
+// out[idx] = x[idx broadcast]: Expand.
+std::vector<te::Tensor> expand(BuildContext& c) {
+  return {
+      te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) { return broadcast_read(c.input(0), idx); })};
 }
 
 }  // namespace tessel::compile::te_builder

@@ -1,4 +1,4 @@
-#include "core/compile/model_library.h"
+#include "core/aot/model_library.h"
 
 #include <cctype>
 #include <cstdio>

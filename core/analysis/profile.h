@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/compile/calibrate.h"
+#include "core/analysis/calibrate.h"
 #include "core/compile/compiled_model.h"
 
 namespace tessel::compile {

@@ -1,6 +1,6 @@
 #pragma once
 // Fused groups of the graph → tensor expressions: one ComputeDag per kernel, composed from a
-// tensor-expression builder per op (the table in te_from_graph.cpp).
+// tensor-expression builder per op (each op's is named in the op table, core/graph/ops/*.def).
 //
 //   group fused_conv2d_add_relu_3:  %x ─▶ Conv ─▶ Add(%b) ─▶ Relu ─▶ %y
 //   dag:  p0 = placeholder(x)   p1 = placeholder(w)   p2 = placeholder(b)
@@ -27,7 +27,7 @@ std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup&
 // (named after their stages). Throws Error naming the kernel and the parameter that matches nothing.
 std::vector<ValueId> bind_kernel_params(const loopir::Func& f, const FusionGroup& group, const te::ComputeDag& dag);
 
-// Whether `op` has a tensor-expression builder at all (for `tessel ops` and tests).
+// Whether `op` has a tensor-expression builder at all (its OpDef's compilation, for tests).
 bool has_te_builder(const std::string& op);
 
 }  // namespace tessel::compile

@@ -1,4 +1,4 @@
-#include "core/compile/calibrate.h"
+#include "core/analysis/calibrate.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "core/compile/profile.h"
+#include "core/analysis/profile.h"
 
 #include <algorithm>
 #include <random>

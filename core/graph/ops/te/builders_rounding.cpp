@@ -2,9 +2,10 @@
 // reductions whose result is not a plain sum/max/min (products, logs, indices).
 #include <algorithm>
 
-#include "core/compile/te_builder_support.h"
 #include "core/graph/ops/nn_softmax.h"
 #include "core/graph/ops/reduce.h"
+#include "core/graph/ops/te/builder_support.h"
+#include "core/graph/ops/te/builders.h"
 
 namespace tessel::compile::te_builder {
 
@@ -46,72 +47,63 @@ Expr sign_of(const Expr& x) {
       te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1), te::if_then_else(loopir::eq(x, num(t, 0)), num(t, 0), x)));
 }
 
-Builder logic(std::function<Expr(const Expr&, const Expr&)> f) {
-  return [f](BuildContext& c) {
-    if (c.input(0)->dtype != DataType::kBool) c.unsupported(std::string(dtype_name(c.input(0)->dtype)) + " operands");
-    return std::vector<te::Tensor>{
-        elementwise(c, DataType::kBool, [&](const std::vector<Expr>& v) { return f(v[0], v[1]); })};
-  };
-}
+namespace {
 
 // ReduceProd, ReduceLogSum and ReduceLogSumExp (max + log(sum(exp(x - max))), which never overflows).
-Builder reduce_more(const std::string& kind) {
-  return [kind](BuildContext& c) {
-    DataType t = float_operand(c);
-    const te::Tensor& x = c.input(0);
-    const int64_t rank = static_cast<int64_t>(x->shape.size());
-    const auto& a = c.attrs<ops::ReduceAttrs>();
-    std::vector<int64_t> axes = normalized_axes(c, a.axes, rank);
-    const bool keepdims = a.keepdims != 0;
-    auto id = [](const Expr& v) { return v; };
-    if (kind == "prod") {
-      std::vector<IterVar> r;
-      for (int64_t ax : axes) r.push_back(te::reduce_axis(x->shape[ax], "r" + std::to_string(ax)));
-      te::Reducer product = te::make_reducer(
-          "prod", t, [](Expr p, Expr q) { return p * q; }, num(t, 1));
-      return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-        std::vector<Expr> src;
-        size_t o = 0, k = 0;
-        for (int64_t d = 0; d < rank; ++d) {
-          if (std::find(axes.begin(), axes.end(), d) != axes.end()) {
-            src.push_back(r[k++].var);
-            if (keepdims) ++o;
-          } else {
-            src.push_back(idx[o++]);
-          }
-        }
-        return te::reduce(product, te::at(x, src), r);
-      })};
-    }
-    if (kind == "logsum") {
-      te::Tensor s = reduction(c, x, axes, keepdims, "sum", id, c.stage("sum"), c.shape());
-      return std::vector<te::Tensor>{
-          te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::log(te::at(s, i)); })};
-    }
-    Shape kept = x->shape;
-    for (int64_t ax : axes) kept[ax] = 1;
-    te::Tensor m = reduction(c, x, axes, true, "max", id, c.stage("max"), kept);
-    te::Tensor e = te::compute(c.stage("exp"), x->shape, [&](const std::vector<Expr>& i) {
-      return te::exp(te::at(x, i) - broadcast_read(m, i));
-    });
-    te::Tensor s = reduction(c, e, axes, true, "sum", id, c.stage("sum"), kept);
+Stages reduce_more(BuildContext& c, const std::string& kind) {
+  DataType t = float_operand(c);
+  const te::Tensor& x = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  const auto& a = c.attrs<ops::ReduceAttrs>();
+  std::vector<int64_t> axes = normalized_axes(c, a.axes, rank);
+  const bool keepdims = a.keepdims != 0;
+  auto id = [](const Expr& v) { return v; };
+  if (kind == "prod") {
+    std::vector<IterVar> r;
+    for (int64_t ax : axes) r.push_back(te::reduce_axis(x->shape[ax], "r" + std::to_string(ax)));
+    te::Reducer product = te::make_reducer(
+        "prod", t, [](Expr p, Expr q) { return p * q; }, num(t, 1));
     return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-      // Output index → index of the kept-dims intermediates (0 on reduced axes).
-      std::vector<Expr> k;
-      size_t o = 0;
+      std::vector<Expr> src;
+      size_t o = 0, k = 0;
       for (int64_t d = 0; d < rank; ++d) {
-        bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
-        if (reduced) {
-          k.push_back(make_int(0));
+        if (std::find(axes.begin(), axes.end(), d) != axes.end()) {
+          src.push_back(r[k++].var);
           if (keepdims) ++o;
         } else {
-          k.push_back(idx[o++]);
+          src.push_back(idx[o++]);
         }
       }
-      // A max of -inf (every element -inf) would give NaN from exp(-inf - -inf): that is the reference's answer too.
-      return te::log(te::at(s, k)) + te::at(m, k);
+      return te::reduce(product, te::at(x, src), r);
     })};
-  };
+  }
+  if (kind == "logsum") {
+    te::Tensor s = reduction(c, x, axes, keepdims, "sum", id, c.stage("sum"), c.shape());
+    return std::vector<te::Tensor>{
+        te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return te::log(te::at(s, i)); })};
+  }
+  Shape kept = x->shape;
+  for (int64_t ax : axes) kept[ax] = 1;
+  te::Tensor m = reduction(c, x, axes, true, "max", id, c.stage("max"), kept);
+  te::Tensor e = te::compute(c.stage("exp"), x->shape,
+                             [&](const std::vector<Expr>& i) { return te::exp(te::at(x, i) - broadcast_read(m, i)); });
+  te::Tensor s = reduction(c, e, axes, true, "sum", id, c.stage("sum"), kept);
+  return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    // Output index → index of the kept-dims intermediates (0 on reduced axes).
+    std::vector<Expr> k;
+    size_t o = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+      if (reduced) {
+        k.push_back(make_int(0));
+        if (keepdims) ++o;
+      } else {
+        k.push_back(idx[o++]);
+      }
+    }
+    // A max of -inf (every element -inf) would give NaN from exp(-inf - -inf): that is the reference's answer too.
+    return te::log(te::at(s, k)) + te::at(m, k);
+  })};
 }
 
 // ArgMax / ArgMin as three reductions along the axis (the loop IR's reducers carry one value, not
@@ -119,42 +111,48 @@ Builder reduce_more(const std::string& kind) {
 // extreme value, and a NaN, when there is one, wins over every number.
 //
 //   x = [3 7 7 1]   extreme = max = 7   first index with x == 7 → 1   (select_last_index: 2)
-Builder arg_extreme(bool is_max) {
-  return [is_max](BuildContext& c) {
-    float_operand(c);
-    const te::Tensor& x = c.input(0);
-    const int64_t rank = static_cast<int64_t>(x->shape.size());
-    const auto& a = c.attrs<ops::ArgAttrs>();
-    const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
-    const bool keepdims = a.keepdims != 0, last = a.select_last_index != 0;
-    Shape kept = x->shape;
-    kept[axis] = 1;
-    auto id = [](const Expr& v) { return v; };
-    te::Tensor extreme = reduction(c, x, {axis}, true, is_max ? "max" : "min", id, c.stage("extreme"), kept);
-    // Index of the first (min) or last (max) element satisfying `hit`; `none` when there is none.
-    const int64_t none = last ? -1 : x->shape[axis];
-    auto position = [&](const std::string& name, const std::function<Expr(const Expr& v, const Expr& e)>& hit) {
-      IterVar r = te::reduce_axis(x->shape[axis], "r");
-      return te::compute(c.stage(name), kept, [&](const std::vector<Expr>& i) {
-        std::vector<Expr> src = i;
-        src[axis] = r.var;
-        Expr found = te::if_then_else(hit(te::at(x, src), te::at(extreme, i)), Expr(r.var), make_int(none));
-        return last ? te::max_reduce(found, {r}) : te::min_reduce(found, {r});
-      });
-    };
-    te::Tensor nan_at = position("nan", [](const Expr& v, const Expr&) { return loopir::ne(v, v); });
-    te::Tensor extreme_at = position("at", [](const Expr& v, const Expr& e) { return loopir::eq(v, e); });
-    return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
-      std::vector<Expr> k = idx;
-      if (!keepdims)
-        k.insert(k.begin() + axis, make_int(0));
-      else
-        k[axis] = make_int(0);
-      Expr n = te::at(nan_at, k);
-      return convert(c.dtype(), te::if_then_else(loopir::ne(n, make_int(none)), n, te::at(extreme_at, k)));
-    })};
+Stages arg_extreme(BuildContext& c, bool is_max) {
+  float_operand(c);
+  const te::Tensor& x = c.input(0);
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  const auto& a = c.attrs<ops::ArgAttrs>();
+  const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+  const bool keepdims = a.keepdims != 0, last = a.select_last_index != 0;
+  Shape kept = x->shape;
+  kept[axis] = 1;
+  auto id = [](const Expr& v) { return v; };
+  te::Tensor extreme = reduction(c, x, {axis}, true, is_max ? "max" : "min", id, c.stage("extreme"), kept);
+  // Index of the first (min) or last (max) element satisfying `hit`; `none` when there is none.
+  const int64_t none = last ? -1 : x->shape[axis];
+  auto position = [&](const std::string& name, const std::function<Expr(const Expr& v, const Expr& e)>& hit) {
+    IterVar r = te::reduce_axis(x->shape[axis], "r");
+    return te::compute(c.stage(name), kept, [&](const std::vector<Expr>& i) {
+      std::vector<Expr> src = i;
+      src[axis] = r.var;
+      Expr found = te::if_then_else(hit(te::at(x, src), te::at(extreme, i)), Expr(r.var), make_int(none));
+      return last ? te::max_reduce(found, {r}) : te::min_reduce(found, {r});
+    });
   };
+  te::Tensor nan_at = position("nan", [](const Expr& v, const Expr&) { return loopir::ne(v, v); });
+  te::Tensor extreme_at = position("at", [](const Expr& v, const Expr& e) { return loopir::eq(v, e); });
+  return std::vector<te::Tensor>{te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> k = idx;
+    if (!keepdims)
+      k.insert(k.begin() + axis, make_int(0));
+    else
+      k[axis] = make_int(0);
+    Expr n = te::at(nan_at, k);
+    return convert(c.dtype(), te::if_then_else(loopir::ne(n, make_int(none)), n, te::at(extreme_at, k)));
+  })};
 }
+
+}  // namespace
+
+Stages reduce_prod(BuildContext& c) { return reduce_more(c, "prod"); }
+Stages reduce_log_sum(BuildContext& c) { return reduce_more(c, "logsum"); }
+Stages reduce_log_sum_exp(BuildContext& c) { return reduce_more(c, "logsumexp"); }
+Stages arg_max(BuildContext& c) { return arg_extreme(c, true); }
+Stages arg_min(BuildContext& c) { return arg_extreme(c, false); }
 
 // Hardmax: 1 at the first maximum along the axis, 0 elsewhere, as the reference scans it (a strict
 // `>` from element 0, so a NaN is never chosen unless it is element 0, which then stays chosen).

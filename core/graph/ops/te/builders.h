@@ -1,0 +1,123 @@
+#pragma once
+// Every tensor-expression builder, by name: the op table (core/graph/ops/*.def) names each op's
+// builder, and a name missing here does not compile. A builder turns one node into compute stages
+// (builder_support.h) and declines, with Unsupported, what it cannot express; the table says what
+// that is (`tessel ops`, column "compiles").
+#include <vector>
+
+#include "core/graph/op.h"
+#include "core/te/tensor.h"
+
+namespace tessel::compile::te_builder {
+
+using Stages = std::vector<te::Tensor>;
+
+// Element-wise and broadcast (builders_elementwise.cpp).
+Stages relu(BuildContext& c);
+Stages leaky_relu(BuildContext& c);
+Stages sigmoid(BuildContext& c);
+Stages tanh(BuildContext& c);
+Stages exp(BuildContext& c);
+Stages log(BuildContext& c);
+Stages sqrt(BuildContext& c);
+Stages erf(BuildContext& c);
+Stages neg(BuildContext& c);
+Stages abs(BuildContext& c);
+Stages reciprocal(BuildContext& c);
+Stages softplus(BuildContext& c);
+Stages hard_swish(BuildContext& c);
+Stages hard_sigmoid(BuildContext& c);
+Stages elu(BuildContext& c);
+Stages selu(BuildContext& c);
+Stages gelu(BuildContext& c);
+Stages floor(BuildContext& c);
+Stages ceil(BuildContext& c);
+Stages round(BuildContext& c);
+Stages sign(BuildContext& c);
+Stages identity(BuildContext& c);
+Stages dropout(BuildContext& c);
+Stages cast(BuildContext& c);
+Stages cast_like(BuildContext& c);
+Stages clip(BuildContext& c);
+Stages logical_not(BuildContext& c);
+Stages logical_and(BuildContext& c);
+Stages logical_or(BuildContext& c);
+Stages logical_xor(BuildContext& c);
+Stages add(BuildContext& c);
+Stages sub(BuildContext& c);
+Stages mul(BuildContext& c);
+Stages div(BuildContext& c);
+Stages pow(BuildContext& c);
+Stages prelu(BuildContext& c);
+Stages equal(BuildContext& c);
+Stages less(BuildContext& c);
+Stages greater(BuildContext& c);
+Stages less_or_equal(BuildContext& c);
+Stages greater_or_equal(BuildContext& c);
+Stages max(BuildContext& c);
+Stages min(BuildContext& c);
+Stages sum(BuildContext& c);
+Stages mean(BuildContext& c);
+Stages where(BuildContext& c);
+
+// Reductions, normalization, matmul, convolution and pooling (te_from_graph.cpp).
+Stages reduce_sum(BuildContext& c);
+Stages reduce_mean(BuildContext& c);
+Stages reduce_max(BuildContext& c);
+Stages reduce_min(BuildContext& c);
+Stages reduce_sum_square(BuildContext& c);
+Stages reduce_l1(BuildContext& c);
+Stages reduce_l2(BuildContext& c);
+Stages softmax(BuildContext& c);
+Stages log_softmax(BuildContext& c);
+Stages layer_norm(BuildContext& c);
+Stages batch_norm(BuildContext& c);
+Stages matmul(BuildContext& c);
+Stages gemm(BuildContext& c);
+Stages conv2d(BuildContext& c);
+Stages conv2d_nchwc(BuildContext& c);
+Stages max_pool(BuildContext& c);
+Stages average_pool(BuildContext& c);
+Stages global_max_pool(BuildContext& c);
+Stages global_average_pool(BuildContext& c);
+
+// Products, logs and indices of reductions (builders_rounding.cpp).
+Stages reduce_prod(BuildContext& c);
+Stages reduce_log_sum(BuildContext& c);
+Stages reduce_log_sum_exp(BuildContext& c);
+Stages arg_max(BuildContext& c);
+Stages arg_min(BuildContext& c);
+Stages hardmax(BuildContext& c);
+
+// Normalization and Lp pooling (builders_normalization.cpp).
+Stages instance_norm(BuildContext& c);
+Stages mean_variance_norm(BuildContext& c);
+Stages lrn(BuildContext& c);
+Stages lp_pool(BuildContext& c);
+Stages global_lp_pool(BuildContext& c);
+
+// Data movement (builders_data_movement.cpp).
+Stages reshape(BuildContext& c);  // Reshape, Flatten, Squeeze, Unsqueeze
+Stages transpose(BuildContext& c);
+Stages expand(BuildContext& c);
+Stages concat(BuildContext& c);
+Stages gather(BuildContext& c);
+Stages pad(BuildContext& c);
+Stages layout_transform(BuildContext& c);
+Stages tile(BuildContext& c);
+Stages split(BuildContext& c);
+Stages slice(BuildContext& c);
+Stages depth_to_space(BuildContext& c);
+Stages space_to_depth(BuildContext& c);
+Stages gather_elements(BuildContext& c);
+Stages resize(BuildContext& c);
+
+// Shape-valued ops, scatter and transposed convolution (builders_shape_scatter.cpp).
+Stages shape_op(BuildContext& c);
+Stages size_op(BuildContext& c);
+Stages constant_of_shape(BuildContext& c);
+Stages range(BuildContext& c);
+Stages scatter_elements(BuildContext& c);
+Stages conv_transpose(BuildContext& c);
+
+}  // namespace tessel::compile::te_builder
