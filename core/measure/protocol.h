@@ -17,8 +17,9 @@
 // Replies: {"id", "ok": true, "reply": "measure" | "profile" | "ceilings", ...the values}
 //       or {"id", "ok": false, "error": "kernel 'K': schedule: step 2 ...: ..."}.
 //
-// Decoding checks that every field it reads is present (or optional) and of its type; anything else
-// throws ProtocolError naming the field, e.g.
+// Decoding checks that every field it reads is present (or optional) and of its type; fields it does
+// not know are ignored (an older reader keeps working). A bad message throws ProtocolError naming
+// the field, e.g.
 //   request field 'seed': expected an unsigned integer, got "one"
 //   reply field 'profile.kernels[3].ms_min': expected a number, got null
 #include <cstdint>
