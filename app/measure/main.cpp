@@ -1,20 +1,17 @@
-// tessel-measure: the studio's measuring process. Reads one JSON request per line on stdin and
-// writes one JSON reply per line on stdout, until stdin closes.
+// tessel-measure: the studio's measuring process. Reads one request per line on stdin and writes
+// one reply per line on stdout, until stdin closes. The messages and their fields are defined once,
+// in core/measure/protocol.h (the studio encodes and decodes with the same code):
 //
 //   {"id": 7, "op": "measure", "model": "/m/resnet_block.onnx", "target": "llvm", "pass_options": {},
 //    "kernel": "fused_conv2d_nchwc_relu_1", "schedule": "split(...)\n...", "seed": 1}
-//     → {"id": 7, "ok": true, "verdict": "correct", "max_abs_error": 1e-6, "ms_min": 0.3, ...,
-//        "artifacts": [["asm", "..."], ["llvm_ir", "..."]]}
-//   {"id": 8, "op": "profile", "model": ..., "target": ..., "schedules": {"K": "text"}, "warmup": 2, "repeats": 10}
-//     → {"id": 8, "ok": true, "profile": <tessel profile --json>, "last_run": {...}, "ceilings": {...}|null}
-//   {"id": 9, "op": "ceilings", "target": ...}   → the cached ceilings (null when never calibrated)
-//   {"id": 10, "op": "calibrate", "target": ..., "quick": false} → measures, caches, returns them
-//   any failure → {"id": N, "ok": false, "error": "kernel 'K': schedule: step 2 ...: ..."}
+//     → {"id": 7, "ok": true, "reply": "measure", "verdict": "correct", "max_abs_error": 1e-6, ...}
+//   a request that breaks the protocol, or fails → {"id": 7, "ok": false, "error": "request field 'seed': ..."}
 //
-// Compiled models are cached per model path, so an edit costs one kernel's codegen. A hand schedule
-// may generate a kernel that crashes or never ends: this process dies or hangs, and the studio
-// (views/edit/measure_client.h) reports it and starts a new one. Tests make that happen on purpose
-// with "inject": "crash" | "hang", honoured only when TESSEL_MEASURE_ALLOW_INJECT=1.
+// A bad request costs its own error reply, never the process. Compiled models are cached per model
+// path, so an edit costs one kernel's codegen. A hand schedule may generate a kernel that crashes or
+// never ends: this process dies or hangs, and the studio (views/edit/measure_client.h) reports it
+// and starts a new one. Tests make that happen on purpose with "inject": "crash" | "hang", honoured
+// only when TESSEL_MEASURE_ALLOW_INJECT=1.
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -31,6 +28,7 @@
 #include "app/measure/measure_kernel.h"
 #include "app/measure/model_cache.h"
 #include "core/analysis/profile.h"
+#include "core/measure/protocol.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 
@@ -38,10 +36,8 @@ namespace tessel::measure {
 
 namespace {
 
-using json = nlohmann::json;
-
-Target target_of(const json& request) {
-  std::string spec = request.value("target", "");
+Target target_of(const std::string& requested) {
+  std::string spec = requested;
   if (spec.empty()) spec = CodeGenRegistry::global().has("llvm") ? "llvm" : "c";
   Target t = Target::parse(spec);
   if (!CodeGenRegistry::global().has(t.kind()))
@@ -53,31 +49,22 @@ Target target_of(const json& request) {
   return t;
 }
 
-std::string required_string(const json& request, const char* key) {
-  if (!request.contains(key) || !request[key].is_string()) throw Error(std::string("request without \"") + key + "\"");
-  return request[key].get<std::string>();
-}
-
 class Server {
  public:
-  json handle(const json& request) {
-    inject(request);
-    const std::string op = request.value("op", "measure");
-    if (op == "measure") return measure(request);
-    if (op == "profile") return profile(request);
-    if (op == "ceilings") return ceilings_reply(cached_ceilings(target_of(request)));
-    if (op == "calibrate") return calibrate(request);
-    throw Error("unknown op '" + op + "' (measure, profile, ceilings, calibrate)");
+  Reply handle(const Request& request) {
+    inject(request.inject);
+    return Reply{request.id, std::visit([this](const auto& body) { return answer(body); }, request.body)};
   }
 
  private:
+  using Answer = decltype(Reply::body);
+
   // Test-only faults: the client must survive both.
-  static void inject(const json& request) {
-    if (!request.contains("inject")) return;
+  static void inject(const std::string& what) {
+    if (what.empty()) return;
     const char* allow = std::getenv("TESSEL_MEASURE_ALLOW_INJECT");
     if (!allow || std::string(allow) != "1")
       throw Error("\"inject\" is honoured only with TESSEL_MEASURE_ALLOW_INJECT=1");
-    const std::string what = request["inject"].get<std::string>();
     if (what == "crash") std::raise(SIGSEGV);
     if (what == "hang")
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -90,74 +77,64 @@ class Server {
     return it->second;
   }
 
-  static json ceilings_reply(const std::optional<compile::MachineCeilings>& c) {
-    return {{"ceilings", c ? compile::ceilings_json(*c) : json(nullptr)}};
-  }
-
-  json measure(const json& request) {
-    const Target target = target_of(request);
-    auto pipeline =
-        models_.pipeline(required_string(request, "model"), target, request.value("pass_options", json::object()));
+  Answer answer(const MeasureKernelRequest& request) {
+    const Target target = target_of(request.model.target);
+    auto pipeline = models_.pipeline(request.model.path, target, request.model.pass_options);
     KernelRequest k;
-    k.kernel = required_string(request, "kernel");
-    k.schedule_text = request.value("schedule", "");
-    k.seed = request.value("seed", uint64_t{1});
-    k.min_time_ms = request.value("min_time_ms", 60.0);
+    k.kernel = request.kernel;
+    k.schedule_text = request.schedule;
+    k.seed = request.seed;
+    k.min_time_ms = request.min_time_ms;
     KernelResult r = measure_kernel(*pipeline, target, k, cached_ceilings(target));
-    json artifacts = json::array();
-    for (const auto& [name, text] : r.artifacts) artifacts.push_back({name, text});
-    return {{"kernel", r.kernel},
-            {"target", target.str()},
-            {"verdict", r.correct ? "correct" : "wrong"},
-            {"max_abs_error", r.max_abs_error},
-            {"tolerance", r.tolerance},
-            {"ms_min", r.ms_min},
-            {"ms_median", r.ms_median},
-            {"repeats", r.repeats},
-            {"flops", r.flops},
-            {"bytes", r.bytes},
-            {"gflops", r.gflops},
-            {"gbps", r.gbps},
-            {"intensity", r.intensity},
-            {"attainable_gflops", r.attainable_gflops},
-            {"bound", r.bound},
-            {"compile_ms", r.compile_ms},
-            {"artifacts", artifacts}};
+    KernelMeasured m;
+    m.kernel = r.kernel;
+    m.target = target.str();
+    m.correct = r.correct;
+    m.max_abs_error = r.max_abs_error;
+    m.tolerance = r.tolerance;
+    m.ms_min = r.ms_min;
+    m.ms_median = r.ms_median;
+    m.repeats = r.repeats;
+    m.flops = r.flops;
+    m.bytes = r.bytes;
+    m.gflops = r.gflops;
+    m.gbps = r.gbps;
+    m.intensity = r.intensity;
+    m.attainable_gflops = r.attainable_gflops;
+    m.bound = r.bound;
+    m.compile_ms = r.compile_ms;
+    m.artifacts = r.artifacts;
+    return m;
   }
 
-  json profile(const json& request) {
-    const Target target = target_of(request);
-    const std::string path = required_string(request, "model");
+  Answer answer(const ProfileModelRequest& request) {
+    const Target target = target_of(request.model.target);
     compile::CompileOptions options;
-    options.pipeline = pipeline_options_from_json(request.value("pass_options", json::object()));
-    if (request.contains("schedules"))
-      for (auto it = request["schedules"].begin(); it != request["schedules"].end(); ++it) {
-        try {
-          options.schedules[it.key()] = schedule::parse_schedule(it.value().get<std::string>());
-        } catch (const Error& e) {
-          rethrow_with_context(e, "kernel '" + it.key() + "': schedule");
-        }
+    options.pipeline = pipeline_options_from_json(request.model.pass_options);
+    for (const auto& [kernel, text] : request.schedules) {
+      try {
+        options.schedules[kernel] = schedule::parse_schedule(text);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "kernel '" + kernel + "': schedule");
       }
-    auto model = compile::CompiledModel::compile(models_.imported(path), target, options);
+    }
+    auto model = compile::CompiledModel::compile(models_.imported(request.model.path), target, options);
     const auto& ceilings = cached_ceilings(target);
-    compile::Profile p =
-        compile::profile_model(*model, compile::random_inputs(model->graph(), request.value("seed", uint64_t{1})),
-                               request.value("warmup", 2), request.value("repeats", 10), ceilings);
-    json reply = ceilings_reply(ceilings);
-    reply["profile"] = compile::profile_json(p);
-    reply["threads"] = p.threads;
-    reply["last_run"] = compile::run_times_json(p.last_run);
-    return reply;
+    compile::Profile p = compile::profile_model(*model, compile::random_inputs(model->graph(), request.seed),
+                                                request.warmup, request.repeats, ceilings);
+    return ModelProfiled{std::move(p), ceilings};
   }
 
-  json calibrate(const json& request) {
-    const Target target = target_of(request);
+  Answer answer(const CeilingsRequest& request) { return CeilingsKnown{cached_ceilings(target_of(request.target))}; }
+
+  Answer answer(const CalibrateRequest& request) {
+    const Target target = target_of(request.target);
     compile::CalibrateOptions options;
-    options.quick = request.value("quick", false);
+    options.quick = request.quick;
     compile::MachineCeilings c = compile::calibrate(target, options);
     compile::save_cached_ceilings(c);
     ceilings_[target.str()] = c;
-    return ceilings_reply(c);
+    return CeilingsKnown{c};
   }
 
   ModelCache models_;
@@ -187,20 +164,17 @@ int serve() {
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json reply;
-    json request = json::parse(line, nullptr, false);
-    if (request.is_discarded() || !request.is_object()) {
-      reply = {{"ok", false}, {"error", "request is not a JSON object: " + line.substr(0, 80)}};
-    } else {
-      try {
-        reply = server.handle(request);
-        reply["ok"] = true;
-      } catch (const std::exception& e) {
-        reply = {{"ok", false}, {"error", e.what()}};
-      }
-      if (request.contains("id")) reply["id"] = request["id"];
+    Reply reply;
+    try {
+      const Request request = decode_request_line(line);
+      reply.id = request.id;
+      reply = server.handle(request);
+    } catch (const ProtocolError& e) {
+      reply = Reply{e.request_id(), Failed{e.what()}};
+    } catch (const std::exception& e) {
+      reply.body = Failed{e.what()};  // keeps the id of the request that failed
     }
-    const std::string text = reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    const std::string text = encode_line(reply);
     std::fwrite(text.data(), 1, text.size(), replies);
     std::fflush(replies);
   }

@@ -313,14 +313,15 @@ void build_model_library(const CompiledModel& model, const std::string& so_path,
   // Only the entry points leave the library: kernels and tessel_parallel_for stay inside it.
   write_file(exports, "{\n  global: " + name + "_*;\n  local: *;\n};\n");
 
-  std::string command = options.cc + " -shared -fPIC -O2 -std=c11 -o " + shell_quote(library.string()) + " " +
-                        shell_quote(entry.string()) + " " + shell_quote(object.string()) +
-                        " -Wl,--version-script=" + shell_quote(exports.string()) + " -lm -lpthread";
-  std::string output;
-  int rc = run_shell_command(command, &output);
-  if (rc != 0)
-    throw Error("linking the library: `" + options.cc + "` failed (exit " + std::to_string(rc) +
-                "): " + output.substr(0, output.find('\n')));
+  // An argument vector, no shell: `cc` is one program (checked), every path one argument.
+  if (std::string why = program_problem(options.cc); !why.empty()) throw Error("linking the library: " + why);
+  ProgramRun run =
+      run_program({options.cc, "-shared", "-fPIC", "-O2", "-std=c11", "-o", library.string(), entry.string(),
+                   object.string(), "-Wl,--version-script=" + exports.string(), "-lm", "-lpthread"},
+                  {.working_dir = dir.path(), .timeout = std::chrono::minutes(10)});
+  if (!run.ok())
+    throw Error("linking the library: `" + options.cc + "` failed (" + run.failure() +
+                "): " + run.first_message_line());
   std::error_code ec;
   fs::copy_file(library, so_path, fs::copy_options::overwrite_existing, ec);
   if (ec) throw Error(so_path + ": cannot write: " + ec.message());

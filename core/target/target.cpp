@@ -170,6 +170,9 @@ void Target::set(std::string_view option, const TargetOptionValue& value) {
     for (const std::string& c : spec->choices) allowed += (allowed.empty() ? "" : ", ") + c;
     throw Error("target '" + kind_->name + "': option '" + spec->name + "' = '" + *s + "' is not one of " + allowed);
   }
+  if (spec->check)
+    if (std::string why = spec->check(value); !why.empty())
+      throw Error("target '" + kind_->name + "': option '" + spec->name + "': " + why);
   options_[spec->name] = value;
 }
 
@@ -206,15 +209,19 @@ Target Target::parse(std::string_view spec) {
   }
   std::vector<std::string> words;
   std::string cur;
+  bool quoted = false, in_word = false;
   for (char c : spec) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!cur.empty()) words.push_back(std::move(cur));
-      cur.clear();
+    if (c == '"') {
+      quoted = !quoted, in_word = true;
+    } else if (!quoted && std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(std::move(cur));
+      cur.clear(), in_word = false;
     } else {
-      cur += c;
+      cur += c, in_word = true;
     }
   }
-  if (!cur.empty()) words.push_back(cur);
+  if (quoted) throw Error("target spec: a '\"' is not closed");
+  if (in_word) words.push_back(cur);
   Target t = of_kind(words[0]);
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -255,7 +262,12 @@ const std::string& Target::get_string(std::string_view option) const {
 
 std::string Target::str() const {
   std::string s = kind_->name;
-  for (const auto& [name, v] : options_) s += " -" + name + "=" + value_text(v);
+  for (const auto& [name, v] : options_) {
+    std::string text = value_text(v);
+    const bool spaced =
+        std::any_of(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+    s += " -" + name + "=" + (spaced ? "\"" + text + "\"" : text);
+  }
   return s;
 }
 

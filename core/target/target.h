@@ -4,6 +4,7 @@
 //
 //   Target::parse(R"({"kind": "ref", "vector_bits": 512})")
 //   Target::parse("ref -vector_bits=256 -num_threads=2")
+//   Target::parse(R"(c -cflags="-O3 -ffast-math")")   // double quotes keep spaces in a value
 //
 // Passes and code generators read only these options, never the machine they run on (compilation
 // may happen away from the device). Kinds are registered in TargetKindRegistry with their options;
@@ -33,6 +34,9 @@ struct TargetOptionSpec {
   std::function<TargetOptionValue()> default_value;
   int64_t min = 0, max = INT64_MAX;  // for integers
   std::vector<std::string> choices;  // for strings; empty: any
+  // Refuses a well-typed value that is still unacceptable (a compiler flag that loads a plugin):
+  // returns why, or "" to accept. Runs on every value set from JSON or a spec, never on defaults.
+  std::function<std::string(const TargetOptionValue&)> check = {};
 };
 std::string_view target_option_type_name(TargetOptionSpec::Type t);  // "int", "bool", "string"
 
@@ -63,6 +67,8 @@ class TargetKindRegistry {
 class Target {
  public:
   // JSON object (starts with '{') or short form "kind -opt=value ...". Throws Error.
+  // In the short form words are split at whitespace outside double quotes, and the quotes are
+  // dropped (no escapes): -cflags="-O2 -g" is one word, the value `-O2 -g`.
   static Target parse(std::string_view spec);
   static Target from_json(const nlohmann::json& j);
   // The kind with every option at its default.
@@ -74,7 +80,9 @@ class Target {
   bool get_bool(std::string_view option) const;
   const std::string& get_string(std::string_view option) const;
 
-  std::string str() const;           // short form with every option: "ref -num_threads=1 -vector_bits=512"
+  // Short form with every option: "ref -num_threads=1 -vector_bits=512"; a value with whitespace is
+  // double-quoted, so parse(str()) gives the same target.
+  std::string str() const;
   nlohmann::json to_json() const;    // {"kind": ..., every option}
   bool operator==(const Target& o) const { return kind_ == o.kind_ && options_ == o.options_; }
 

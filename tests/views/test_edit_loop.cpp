@@ -126,11 +126,11 @@ class EditLoopTest : public QObject {
   void crashing_kernel_is_reported_and_the_next_edit_works() {
     auto loop = make_loop();
     QSignalSpy measuring(loop.get(), &KernelEditLoop::measuring);
-    loop->set_request_extras({{"inject", "crash"}});
+    loop->set_injected_fault("crash");
     loop->set_schedule(kConv, conv_hand_schedule());
     // Another kernel's request queued behind the crashing one runs in a fresh process.
     QVERIFY(measuring.wait(20000));
-    loop->set_request_extras(nlohmann::json::object());
+    loop->set_injected_fault("");
     const QString other = "fused_conv2d_nchwc_add_relu_2";
     loop->open_kernel(other);
     QVERIFY(loop->wait_until_idle(60000));
@@ -153,7 +153,7 @@ class EditLoopTest : public QObject {
   void hanging_kernel_times_out_and_the_next_edit_works() {
     auto loop = make_loop();
     loop->set_measure_timeout_ms(3000);
-    loop->set_request_extras({{"inject", "hang"}});
+    loop->set_injected_fault("hang");
     loop->set_schedule(kConv, conv_hand_schedule());
     QVERIFY(loop->wait_until_idle(60000));
     KernelMeasurementPtr m = loop->measurement(kConv);
@@ -162,7 +162,7 @@ class EditLoopTest : public QObject {
     QVERIFY2(QString::fromStdString(m->error).contains("timed out after 3000 ms on kernel '" + kConv + "'"),
              m->error.c_str());
 
-    loop->set_request_extras(nlohmann::json::object());
+    loop->set_injected_fault("");
     loop->set_measure_timeout_ms(20000);
     loop->set_schedule(kConv, conv_hand_schedule());
     QVERIFY(loop->wait_until_idle(60000));
@@ -186,11 +186,11 @@ class EditLoopTest : public QObject {
 
     // An edit while the previous schedule is being measured: the busy process is killed and only
     // the newer measurement arrives.
-    loop->set_request_extras({{"inject", "hang"}});
+    loop->set_injected_fault("hang");
     QSignalSpy measuring(loop.get(), &KernelEditLoop::measuring);
     loop->set_schedule(kConv, first);
     QVERIFY(measuring.wait(20000));
-    loop->set_request_extras(nlohmann::json::object());
+    loop->set_injected_fault("");
     const int restarts = loop->measuring_process_restarts();
     loop->set_schedule(kConv, conv_hand_schedule());
     QVERIFY(loop->wait_until_idle(60000));

@@ -167,7 +167,7 @@ class StudioKernelEditTest : public QObject {
     QVERIFY(w->edit_loop()->wait_until_idle(kWaitMs));
     ScheduleEditorPane* editor = w->panes().schedule;
 
-    w->edit_loop()->set_request_extras({{"inject", "crash"}});
+    w->edit_loop()->set_injected_fault("crash");
     KernelMeasurementPtr crashed = edit_and_measure(*w, [&] { QVERIFY(editor->apply_text("")); });
     QVERIFY(crashed);
     QCOMPARE(crashed->verdict, KernelMeasurement::Verdict::kFailed);
@@ -176,7 +176,7 @@ class StudioKernelEditTest : public QObject {
     QVERIFY(w->isVisible());
 
     // The next edit measures normally in a restarted process.
-    w->edit_loop()->set_request_extras(nlohmann::json::object());
+    w->edit_loop()->set_injected_fault("");
     KernelMeasurementPtr next = edit_and_measure(*w, [&] { editor->reset_to_default(); });
     QVERIFY(next);
     QCOMPARE(next->verdict, KernelMeasurement::Verdict::kCorrect);

@@ -158,13 +158,13 @@ void KernelEditLoop::start_measuring(const QString& kernel, const KernelLowering
     publish(std::move(m));
     return;
   }
-  nlohmann::json request = measure_request(context_, lowering.kernel, lowering.schedule);
-  request.update(extras_);
+  measure::Request request = measure_request(context_, lowering.kernel, lowering.schedule);
+  request.inject = inject_;
   Q_EMIT measuring(kernel);
   QPointer<KernelEditLoop> self(this);
   state_->client.submit(
       measure_key(kernel), std::move(request), timeout_ms_, "kernel '" + lowering.kernel + "'",
-      [self, publish, kernel = lowering.kernel, generation](const nlohmann::json* reply, const std::string& failure) {
+      [self, publish, kernel = lowering.kernel, generation](const measure::Reply* reply, const std::string& failure) {
         if (self) publish(measurement_from_reply(kernel, generation, reply, failure));
       });
 }
@@ -173,7 +173,7 @@ void KernelEditLoop::profile_model() {
   QPointer<KernelEditLoop> self(this);
   state_->client.submit(
       "profile", profile_request(context_, hand_), std::max(timeout_ms_, 120000), "the model profile",
-      [self](const nlohmann::json* reply, const std::string& failure) {
+      [self](const measure::Reply* reply, const std::string& failure) {
         if (self) Q_EMIT self->profiled(std::make_shared<const ModelProfile>(profile_from_reply(reply, failure)));
       });
 }
@@ -182,7 +182,7 @@ void KernelEditLoop::request_ceilings() {
   QPointer<KernelEditLoop> self(this);
   state_->client.submit(
       "ceilings", ceilings_request(context_), timeout_ms_, "the ceilings lookup",
-      [self](const nlohmann::json* reply, const std::string& failure) {
+      [self](const measure::Reply* reply, const std::string& failure) {
         if (self)
           Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
       });
@@ -192,7 +192,7 @@ void KernelEditLoop::calibrate(bool quick) {
   QPointer<KernelEditLoop> self(this);
   state_->client.submit(
       "calibrate", calibrate_request(context_, quick), std::max(timeout_ms_, 300000), "calibration",
-      [self](const nlohmann::json* reply, const std::string& failure) {
+      [self](const measure::Reply* reply, const std::string& failure) {
         if (self)
           Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
       });

@@ -86,9 +86,9 @@ class KernelEditLoop : public QObject {
   EditTiming timing(const QString& kernel) const;
   // Tests: processes events until no lowering or measurement is pending; false on timeout.
   bool wait_until_idle(int timeout_ms);
-  // Tests: fields merged into every measure request (e.g. {"inject": "crash"}, which tessel-measure
-  // honours only with TESSEL_MEASURE_ALLOW_INJECT=1).
-  void set_request_extras(const nlohmann::json& extras) { extras_ = extras; }
+  // Tests: a fault every measure request asks for ("crash" or "hang"; "" for none), which
+  // tessel-measure honours only with TESSEL_MEASURE_ALLOW_INJECT=1.
+  void set_injected_fault(const std::string& fault) { inject_ = fault; }
   int measuring_process_restarts() const;
 
  Q_SIGNALS:
@@ -112,7 +112,7 @@ class KernelEditLoop : public QObject {
   StudioSnapshotPtr snapshot_;
   MeasureContext context_;
   QString current_;
-  nlohmann::json extras_ = nlohmann::json::object();
+  std::string inject_;
   int timeout_ms_ = 20000;
 };
 

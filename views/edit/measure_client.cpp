@@ -35,7 +35,7 @@ QString MeasureClient::default_program() {
   return dir.filePath("tessel-measure");
 }
 
-void MeasureClient::submit(const std::string& key, nlohmann::json request, int timeout_ms, const std::string& what,
+void MeasureClient::submit(const std::string& key, measure::Request request, int timeout_ms, const std::string& what,
                            Callback done) {
   cancel(key);
   queue_.push_back(Job{key, what, std::move(request), timeout_ms, std::move(done), 0});
@@ -98,8 +98,8 @@ void MeasureClient::start_next() {
       continue;
     }
     current_->id = next_id_++;
-    current_->request["id"] = current_->id;
-    const std::string line = current_->request.dump() + "\n";
+    current_->request.id = current_->id;
+    const std::string line = measure::encode_line(current_->request);
     process_->write(line.data(), static_cast<qint64>(line.size()));
     timer_.start(current_->timeout_ms);
   }
@@ -111,8 +111,17 @@ void MeasureClient::on_output() {
   while ((newline = pending_output_.indexOf('\n')) >= 0) {
     const QByteArray line = pending_output_.left(newline);
     pending_output_.remove(0, newline + 1);
-    nlohmann::json reply = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
-    if (reply.is_discarded() || !current_ || reply.value("id", int64_t{-1}) != current_->id) continue;  // stale
+    if (!current_) continue;  // nobody waits for it
+    measure::Reply reply;
+    try {
+      reply = measure::decode_reply_line(std::string_view(line.constData(), static_cast<size_t>(line.size())));
+    } catch (const measure::ProtocolError& e) {
+      if (e.request_id() != 0 && e.request_id() != current_->id) continue;  // stale
+      timer_.stop();
+      finish_current(nullptr, "malformed reply from the measuring process on " + current_->what + ": " + e.what());
+      continue;
+    }
+    if (reply.id != current_->id) continue;  // stale
     timer_.stop();
     finish_current(&reply, {});
   }
@@ -147,7 +156,7 @@ void MeasureClient::on_timeout() {
   finish_current(nullptr, failure);
 }
 
-void MeasureClient::finish_current(const nlohmann::json* reply, const std::string& failure) {
+void MeasureClient::finish_current(const measure::Reply* reply, const std::string& failure) {
   Job job = std::move(*current_);
   current_.reset();
   // The callback may submit more work; start the queue after it.

@@ -1,6 +1,6 @@
 #pragma once
-// Talks to one long-lived tessel-measure process: a queue of JSON requests, one in flight at a
-// time, each with a timeout. The process is started on the first request and restarted after it
+// Talks to one long-lived tessel-measure process: a queue of requests (core/measure/protocol.h),
+// one in flight at a time, each with a timeout. The process is started on the first request and restarted after it
 // dies, so a kernel that crashes (or hangs, and is killed) fails only its own request.
 //
 //   submit(key, request) ─▶ queue ─▶ write line ─▶ [tessel-measure] ─▶ read line ─▶ done(reply)
@@ -12,7 +12,7 @@
 // Not a QObject (moc is slow): QProcess and QTimer signals are connected with lambdas.
 // Usage:
 //   MeasureClient client("/build/app/measure/tessel-measure");
-//   client.submit("measure:K", request, 20000, "kernel 'K'", [](const nlohmann::json* reply, const std::string&
+//   client.submit("measure:K", request, 20000, "kernel 'K'", [](const measure::Reply* reply, const std::string&
 //   failure) {...});
 #include <QProcess>
 #include <QString>
@@ -20,17 +20,18 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+#include "core/measure/protocol.h"
 
 namespace tessel::views {
 
 class MeasureClient {
  public:
-  // reply: the parsed reply line (check "ok"); null with `failure` set when the process crashed,
-  // timed out or could not start.
-  using Callback = std::function<void(const nlohmann::json* reply, const std::string& failure)>;
+  // reply: the decoded reply (check failed()); null with `failure` set when the process crashed,
+  // timed out, could not start, or wrote a line that is not a reply.
+  using Callback = std::function<void(const measure::Reply* reply, const std::string& failure)>;
 
   explicit MeasureClient(QString program);
   ~MeasureClient();
@@ -38,8 +39,9 @@ class MeasureClient {
   MeasureClient& operator=(const MeasureClient&) = delete;
 
   QString program() const { return program_; }
-  // `what` names the job in failure messages ("kernel 'fused_conv2d_relu_1'").
-  void submit(const std::string& key, nlohmann::json request, int timeout_ms, const std::string& what, Callback done);
+  // `what` names the job in failure messages ("kernel 'fused_conv2d_relu_1'"). The client sets the
+  // request's id.
+  void submit(const std::string& key, measure::Request request, int timeout_ms, const std::string& what, Callback done);
   // Drops the queued or in-flight job with this key (no callback).
   void cancel(const std::string& key);
   bool idle() const { return !current_ && queue_.empty() && deferred_ == 0; }
@@ -50,7 +52,7 @@ class MeasureClient {
  private:
   struct Job {
     std::string key, what;
-    nlohmann::json request;
+    measure::Request request;
     int timeout_ms = 0;
     Callback done;
     int64_t id = 0;
@@ -61,7 +63,7 @@ class MeasureClient {
   void on_output();
   void on_finished(int code, QProcess::ExitStatus status);
   void on_timeout();
-  void finish_current(const nlohmann::json* reply, const std::string& failure);
+  void finish_current(const measure::Reply* reply, const std::string& failure);
 
   QString program_;
   QObject context_;  // receiver of deferred calls: they die with the client

@@ -1,15 +1,17 @@
 #pragma once
-// The studio's side of tessel-measure's line protocol (app/measure/main.cpp documents it): requests
-// as JSON, replies turned into the immutable result values of views/common/kernel_results.h. Qt-free,
-// so tests can check the translation without a process.
+// The studio's side of tessel-measure's protocol (core/measure/protocol.h defines the messages):
+// typed requests built from the edit loop's context, typed replies turned into the immutable result
+// values of views/common/kernel_results.h. Qt-free, so tests can check the translation without a
+// process.
 //
-//   measure_request(...) ──▶ {"op": "measure", ...} ──▶ tessel-measure ──▶ reply ──▶ measurement_from_reply
+//   measure_request(...) ──▶ measure::Request ──▶ tessel-measure ──▶ measure::Reply ──▶ measurement_from_reply
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
+#include "core/measure/protocol.h"
 #include "views/common/kernel_results.h"
 
 namespace tessel::views {
@@ -28,20 +30,18 @@ struct MeasureContext {
   nlohmann::json pass_options = nlohmann::json::object();
 };
 
-nlohmann::json measure_request(const MeasureContext& c, const std::string& kernel, const schedule::Schedule& s,
-                               uint64_t seed = 1);
-nlohmann::json profile_request(const MeasureContext& c,
-                               const std::map<std::string, schedule::Schedule>& hand_schedules);
-nlohmann::json ceilings_request(const MeasureContext& c);
-nlohmann::json calibrate_request(const MeasureContext& c, bool quick);
+measure::Request measure_request(const MeasureContext& c, const std::string& kernel, const schedule::Schedule& s,
+                                 uint64_t seed = 1);
+measure::Request profile_request(const MeasureContext& c,
+                                 const std::map<std::string, schedule::Schedule>& hand_schedules);
+measure::Request ceilings_request(const MeasureContext& c);
+measure::Request calibrate_request(const MeasureContext& c, bool quick);
 
-// A reply (ok or not) → a measurement; `failure` (a crash, a timeout) when there is no reply.
-KernelMeasurement measurement_from_reply(const std::string& kernel, int64_t generation, const nlohmann::json* reply,
+// A reply (ok or not) → a result; `failure` (a crash, a timeout, a malformed reply) when there is
+// no reply. A reply of another kind than the request's is a failure too.
+KernelMeasurement measurement_from_reply(const std::string& kernel, int64_t generation, const measure::Reply* reply,
                                          const std::string& failure);
-ModelProfile profile_from_reply(const nlohmann::json* reply, const std::string& failure);
-CeilingsResult ceilings_from_reply(const nlohmann::json* reply, const std::string& failure);
-
-// `tessel profile --json` (compile::profile_json) plus the last run's spans → a Profile.
-compile::Profile profile_from_json(const nlohmann::json& profile, const nlohmann::json& last_run, int threads);
+ModelProfile profile_from_reply(const measure::Reply* reply, const std::string& failure);
+CeilingsResult ceilings_from_reply(const measure::Reply* reply, const std::string& failure);
 
 }  // namespace tessel::views
