@@ -13,7 +13,8 @@ void load_plugins() {
   if (loaded) return;
   loaded = true;
   for (const PluginStatus& p : PluginManager::global().load_all())
-    if (!p.loaded) std::fprintf(stderr, "tessel: warning: plugin %s skipped: %s\n", p.description_path.c_str(), p.error.c_str());
+    if (!p.loaded)
+      std::fprintf(stderr, "tessel: warning: plugin %s skipped: %s\n", p.description_path.c_str(), p.error.c_str());
 }
 
 Target resolve_target(const std::optional<std::string>& spec) {
@@ -23,12 +24,7 @@ Target resolve_target(const std::optional<std::string>& spec) {
 }
 
 Target resolve_code_generating_target(const std::optional<std::string>& spec, const std::string& command) {
-  Target target = resolve_target(spec);
-  if (compile::generates_code(target)) return target;
-  std::string kinds;
-  for (const std::string& kind : CodeGenRegistry::global().kinds()) kinds += (kinds.empty() ? "" : ", ") + kind;
-  throw Error(command + " needs a code generator; the target '" + target.kind() +
-              "' has none (targets with one: " + (kinds.empty() ? "none loaded" : kinds) + ")");
+  return compile::require_code_generator(resolve_target(spec), command);
 }
 
 }  // namespace tessel::cli

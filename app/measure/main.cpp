@@ -28,6 +28,7 @@
 #include "app/measure/measure_kernel.h"
 #include "app/measure/model_cache.h"
 #include "core/analysis/profile.h"
+#include "core/compile/kernel_compiler.h"
 #include "core/measure/protocol.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
@@ -36,17 +37,10 @@ namespace tessel::measure {
 
 namespace {
 
+// The request's target, or the default one; it must generate code (this process compiles and times).
 Target target_of(const std::string& requested) {
-  std::string spec = requested;
-  if (spec.empty()) spec = CodeGenRegistry::global().has("llvm") ? "llvm" : "c";
-  Target t = Target::parse(spec);
-  if (!CodeGenRegistry::global().has(t.kind()))
-    throw Error("target '" + spec + "' has no code generator (loaded: " + [] {
-      std::string s;
-      for (const std::string& k : CodeGenRegistry::global().kinds()) s += (s.empty() ? "" : ", ") + k;
-      return s.empty() ? std::string("none") : s;
-    }() + ")");
-  return t;
+  const Target target = requested.empty() ? compile::default_target() : Target::parse(requested);
+  return compile::require_code_generator(target, "measuring");
 }
 
 class Server {

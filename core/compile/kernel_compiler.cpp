@@ -15,6 +15,14 @@ Target default_target() { return Target::parse(CodeGenRegistry::global().has("ll
 
 bool generates_code(const Target& target) { return CodeGenRegistry::global().has(target.kind()); }
 
+Target require_code_generator(Target target, const std::string& what) {
+  if (generates_code(target)) return target;
+  std::string kinds;
+  for (const std::string& kind : CodeGenRegistry::global().kinds()) kinds += (kinds.empty() ? "" : ", ") + kind;
+  throw Error(what + " needs a code generator; the target '" + target.kind() +
+              "' has none (targets with one: " + (kinds.empty() ? "none loaded" : kinds) + ")");
+}
+
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
   return default_schedule(dag, target_vector_floats(target));
 }

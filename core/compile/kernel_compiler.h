@@ -46,6 +46,9 @@ namespace tessel::compile {
 Target default_target();
 // Whether the target's kind has a code generator (asks CodeGenRegistry).
 bool generates_code(const Target& target);
+// `target` when it generates code; otherwise Error "WHAT needs a code generator; the target 'K'
+// has none (targets with one: ...)". For commands that compile and time kernels.
+Target require_code_generator(Target target, const std::string& what);
 // The default CPU schedule of `dag`, its vectors target_vector_floats(target) lanes wide; plain
 // loops (the empty schedule) for a DAG the default schedule cannot be built for.
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target);

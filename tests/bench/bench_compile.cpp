@@ -19,13 +19,13 @@
 
 #include "core/compile/compiled_model.h"
 #include "core/graph/op_table.h"
-#include "tests/bench/resnet_graph.h"
 #include "core/lower/pipeline.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 #include "core/schedule/default_schedule.h"
 #include "core/support/timing.h"
 #include "core/te/op_builders.h"
+#include "tests/bench/resnet_graph.h"
 
 using namespace tessel;
 
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
 
     // --- one conv kernel
     const te::ComputeDag conv = te::conv2d_dag({1, 64, 56, 56, 64, 3, 3, 1, 1});
-    const int64_t lanes = llvm.get_int("vector_bits") / 32;
+    const int64_t lanes = target_vector_floats(llvm);
     compile_kernel_once(conv, llvm, lanes);  // warm-up: first use of LLVM's target registry
     KernelTimes ours = median_times(kernel_repeats, [&] { return compile_kernel_once(conv, llvm, lanes); });
     std::printf("conv 3x3 64->64 56x56, llvm: %8.1f ms median of %d (lower %.1f ms, codegen + O3 + JIT %.1f ms)\n",

@@ -25,11 +25,11 @@
 #include <sstream>
 
 #include "core/analysis/calibrate.h"
+#include "core/compile/kernel_compiler.h"
 #include "core/lower/pipeline.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/thread_pool.h"
-#include "core/schedule/default_schedule.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
 
@@ -88,7 +88,7 @@ Timing tessel_time(const te::ComputeDag& dag, const schedule::Schedule& sched, c
 }
 
 Timing tessel_default_time(const te::ComputeDag& dag, const Target& target, int repeats) {
-  return tessel_time(dag, schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32), target, repeats);
+  return tessel_time(dag, compile::default_schedule(dag, target), target, repeats);
 }
 
 // Tessel and OpenBLAS timed in alternation, call by call: the clock of this shared machine drifts
@@ -105,10 +105,12 @@ GemmComparison compare_with_openblas(const te::ComputeDag& dag, const schedule::
   std::vector<Tensor> args = random_args(f);
   std::vector<Tensor*> ptrs;
   for (auto& a : args) ptrs.push_back(&a);
-  std::vector<float> a(static_cast<size_t>(m * k), 0.5f), b(static_cast<size_t>(k * n), 0.25f), c(static_cast<size_t>(m * n));
+  std::vector<float> a(static_cast<size_t>(m * k), 0.5f), b(static_cast<size_t>(k * n), 0.25f),
+      c(static_cast<size_t>(m * n));
   auto blas = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data(),
-                static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(), static_cast<int>(n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a.data(), static_cast<int>(k), b.data(), static_cast<int>(n), 0.0f, c.data(),
+                static_cast<int>(n));
   };
   auto ours = [&] { module->call_host(f.name, ptrs); };
   auto seconds = [](const std::function<void()>& fn) {
@@ -133,9 +135,10 @@ GemmComparison compare_with_openblas(const te::ComputeDag& dag, const schedule::
 }
 
 void print_gemm_row(const char* name, double flops, const GemmComparison& c, double peak) {
-  std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: OpenBLAS sgemm; medians %.1f vs %.1f GF, pairwise %.2fx)\n",
-              name, flops / c.ours.min / 1e9, flops / c.blas.min / 1e9, c.blas.min / c.ours.min, 100 * flops / c.ours.min / 1e9 / peak,
-              flops / c.ours.median / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
+  std::printf(
+      "%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: OpenBLAS sgemm; medians %.1f vs %.1f GF, pairwise %.2fx)\n",
+      name, flops / c.ours.min / 1e9, flops / c.blas.min / 1e9, c.blas.min / c.ours.min,
+      100 * flops / c.ours.min / 1e9 / peak, flops / c.ours.median / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
 }
 
 // Multiply-adds of the reductions (2 FLOPs each): what a GEMM or conv rate is quoted in.
@@ -158,23 +161,29 @@ int run_one(int argc, char** argv) {
   int threads = 1, repeats = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
-    if (k == "--op") spec = argv[i + 1];
-    else if (k == "--schedule") file = argv[i + 1];
-    else if (k == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (k == "--repeat") repeats = std::atoi(argv[i + 1]);
-    else if (k == "--dump") dump = argv[i + 1];
+    if (k == "--op")
+      spec = argv[i + 1];
+    else if (k == "--schedule")
+      file = argv[i + 1];
+    else if (k == "--threads")
+      threads = std::atoi(argv[i + 1]);
+    else if (k == "--repeat")
+      repeats = std::atoi(argv[i + 1]);
+    else if (k == "--dump")
+      dump = argv[i + 1];
   }
   Target target = Target::parse("llvm -num_threads=" + std::to_string(threads));
   ThreadPool::set_global_threads(threads);
   te::ComputeDag dag = te::dag_from_spec(spec);
   schedule::Schedule sched =
-      file.empty() ? schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32) : schedule::parse_schedule(read_text(file));
+      file.empty() ? compile::default_schedule(dag, target) : schedule::parse_schedule(read_text(file));
   double flops = reduction_flops(dag);
   {
     // Lowering + code generation + JIT of this kernel (the studio's edit loop pays it per edit).
     auto t0 = std::chrono::steady_clock::now();
     auto module = build_module({lower::lower(dag, sched).func}, target);
-    std::printf("compile (lower + codegen + jit): %.1f ms\n", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    std::printf("compile (lower + codegen + jit): %.1f ms\n",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   if (!dump.empty()) {
     // The code generator's artifacts (LLVM IR, assembly), one file each: DUMP.<artifact>.
@@ -186,14 +195,17 @@ int run_one(int argc, char** argv) {
     // A[M, K] x B[K, N]: OpenBLAS on the same shape, timed in alternation with ours.
     auto in = dag.inputs();
     openblas_set_num_threads(threads);
-    GemmComparison c = compare_with_openblas(dag, sched, target, in[0]->shape[0], in[1]->shape[1], in[0]->shape[1], repeats);
-    std::printf("%s (%s, %d thread(s)): %.1f GFLOP/s min, %.1f median; OpenBLAS %.1f min, %.1f median; pairwise ratio %.2fx",
-                spec.c_str(), file.empty() ? "default schedule" : file.c_str(), threads, flops / c.ours.min / 1e9,
-                flops / c.ours.median / 1e9, flops / c.blas.min / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
+    GemmComparison c =
+        compare_with_openblas(dag, sched, target, in[0]->shape[0], in[1]->shape[1], in[0]->shape[1], repeats);
+    std::printf(
+        "%s (%s, %d thread(s)): %.1f GFLOP/s min, %.1f median; OpenBLAS %.1f min, %.1f median; pairwise ratio %.2fx",
+        spec.c_str(), file.empty() ? "default schedule" : file.c_str(), threads, flops / c.ours.min / 1e9,
+        flops / c.ours.median / 1e9, flops / c.blas.min / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
   } else {
     Timing t = tessel_time(dag, sched, target, repeats);
     std::printf("%s (%s, %d thread(s)): %.2f ms min, %.2f ms median, %.1f GFLOP/s (min)", spec.c_str(),
-                file.empty() ? "default schedule" : file.c_str(), threads, t.min * 1e3, t.median * 1e3, flops / t.min / 1e9);
+                file.empty() ? "default schedule" : file.c_str(), threads, t.min * 1e3, t.median * 1e3,
+                flops / t.min / 1e9);
   }
   std::printf("\n");
   return 0;
@@ -217,8 +229,9 @@ int main(int argc, char** argv) {
   }
   bool quick = argc > 1 && std::strcmp(argv[1], "--short") == 0;
   int repeats = quick ? 2 : 7;
-  std::printf("OpenBLAS core: %s%s\n", openblas_get_corename(),
-              std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE is set: OpenBLAS runs a slower kernel; unset it)" : "");
+  std::printf(
+      "OpenBLAS core: %s%s\n", openblas_get_corename(),
+      std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE is set: OpenBLAS runs a slower kernel; unset it)" : "");
   const std::string hand_path = std::string(TESSEL_SOURCE_DIR) + "/resources/schedules/matmul_1024.sched";
   const schedule::Schedule hand = schedule::parse_schedule(read_text(hand_path));
   for (int threads : {1, 2}) {
@@ -237,20 +250,23 @@ int main(int argc, char** argv) {
     struct Gemm {
       int64_t m, n, k;
     };
-    std::vector<Gemm> gemms = quick ? std::vector<Gemm>{{256, 256, 256}} : std::vector<Gemm>{{1024, 1024, 1024}, {512, 512, 512}, {1, 4096, 1024}};
+    std::vector<Gemm> gemms = quick ? std::vector<Gemm>{{256, 256, 256}}
+                                    : std::vector<Gemm>{{1024, 1024, 1024}, {512, 512, 512}, {1, 4096, 1024}};
     for (const Gemm& g : gemms) {
       double flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
       te::ComputeDag dag = te::matmul_dag(g.m, g.n, g.k);
-      GemmComparison c = compare_with_openblas(dag, schedule::default_cpu_schedule(dag, target.get_int("vector_bits") / 32), target,
-                                               g.m, g.n, g.k, repeats);
+      GemmComparison c =
+          compare_with_openblas(dag, compile::default_schedule(dag, target), target, g.m, g.n, g.k, repeats);
       char name[64];
-      std::snprintf(name, sizeof name, "gemm %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n), static_cast<long>(g.k));
+      std::snprintf(name, sizeof name, "gemm %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n),
+                    static_cast<long>(g.k));
       print_gemm_row(name, flops, c, peak);
     }
     {
       // The shipped hand schedule, on the shape it was written for, against OpenBLAS measured again.
       double flops = 2.0 * 1024 * 1024 * 1024;
-      GemmComparison c = compare_with_openblas(te::matmul_dag(1024, 1024, 1024), hand, target, 1024, 1024, 1024, repeats);
+      GemmComparison c =
+          compare_with_openblas(te::matmul_dag(1024, 1024, 1024), hand, target, 1024, 1024, 1024, repeats);
       print_gemm_row("gemm 1024 hand schedule", flops, c, peak);
     }
 
@@ -267,30 +283,32 @@ int main(int argc, char** argv) {
     }
     for (const Conv& c : convs) {
       const auto& p = c.p;
-      double flops = 2.0 * static_cast<double>(p.batch * p.out_channels * p.out_height() * p.out_width() * p.in_channels * p.kernel_h * p.kernel_w);
+      double flops = 2.0 * static_cast<double>(p.batch * p.out_channels * p.out_height() * p.out_width() *
+                                               p.in_channels * p.kernel_h * p.kernel_w);
       // NCHW as written, and NCHW16c as the graph pipeline's layout pass hands it to the kernels.
       for (bool blocked : {false, true}) {
         if (blocked && p.in_channels % 16 != 0) continue;
         Timing ours = tessel_default_time(blocked ? te::conv2d_nchwc_dag(p, 16) : te::conv2d_dag(p), target, repeats);
         std::string name = std::string(c.name) + (blocked ? " nchw16c" : "");
-        std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: calibrated peak; median %.1f GF)\n", name.c_str(),
-                    flops / ours.min / 1e9, peak, flops / ours.min / 1e9 / peak, 100 * flops / ours.min / 1e9 / peak,
-                    flops / ours.median / 1e9);
+        std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: calibrated peak; median %.1f GF)\n",
+                    name.c_str(), flops / ours.min / 1e9, peak, flops / ours.min / 1e9 / peak,
+                    100 * flops / ours.min / 1e9 / peak, flops / ours.median / 1e9);
       }
     }
     te::Conv2dParams dw{1, 144, 56, 56, 144, 3, 3, 1, 1};
     double dw_bytes = 4.0 * (2 * 144 * 56 * 56 + 144 * 9);
     double dws = tessel_default_time(te::depthwise_conv2d_dag(dw), target, repeats).min;
-    std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "depthwise 3x3 (1,144,56,56)", dw_bytes / dws / 1e9,
-                ceilings.dram_gbps(), dw_bytes / dws / 1e9 / ceilings.dram_gbps(), "");
+    std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n",
+                "depthwise 3x3 (1,144,56,56)", dw_bytes / dws / 1e9, ceilings.dram_gbps(),
+                dw_bytes / dws / 1e9 / ceilings.dram_gbps(), "");
     double sm_bytes = 4.0 * 2 * 12 * 128 * 128;
     double sms = tessel_default_time(te::softmax_dag(12 * 128, 128), target, repeats).min;
-    std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "softmax (1,12,128,128)", sm_bytes / sms / 1e9,
-                ceilings.dram_gbps(), sm_bytes / sms / 1e9 / ceilings.dram_gbps(), "");
+    std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "softmax (1,12,128,128)",
+                sm_bytes / sms / 1e9, ceilings.dram_gbps(), sm_bytes / sms / 1e9 / ceilings.dram_gbps(), "");
     double ln_bytes = 4.0 * 2 * 128 * 768;
     double lns = tessel_default_time(te::layernorm_dag(128, 768), target, repeats).min;
-    std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "layernorm (128,768)", ln_bytes / lns / 1e9,
-                ceilings.dram_gbps(), ln_bytes / lns / 1e9 / ceilings.dram_gbps(), "");
+    std::printf("%-28s %9.1f GB/s %7.1f GB/s %8.2fx %10s   (reference: DRAM bandwidth)\n", "layernorm (128,768)",
+                ln_bytes / lns / 1e9, ceilings.dram_gbps(), ln_bytes / lns / 1e9 / ceilings.dram_gbps(), "");
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-# Checks that every layer includes only what sits below it (DESIGN.md, Layers). Run by ctest as
+# Checks that every layer includes only what sits below it (docs/architecture.md, "Layers and dependency rules"). Run by ctest as
 #   cmake -DSOURCE_DIR=<repo> -P check_layers.cmake
 # and fails naming the file and the include that runs upward.
 #
