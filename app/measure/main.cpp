@@ -74,31 +74,7 @@ class Server {
   Answer answer(const MeasureKernelRequest& request) {
     const Target target = target_of(request.model.target);
     auto pipeline = models_.pipeline(request.model.path, target, request.model.pass_options);
-    KernelRequest k;
-    k.kernel = request.kernel;
-    k.schedule_text = request.schedule;
-    k.seed = request.seed;
-    k.min_time_ms = request.min_time_ms;
-    KernelResult r = measure_kernel(*pipeline, target, k, cached_ceilings(target));
-    KernelMeasured m;
-    m.kernel = r.kernel;
-    m.target = target.str();
-    m.correct = r.correct;
-    m.max_abs_error = r.max_abs_error;
-    m.tolerance = r.tolerance;
-    m.ms_min = r.ms_min;
-    m.ms_median = r.ms_median;
-    m.repeats = r.repeats;
-    m.flops = r.flops;
-    m.bytes = r.bytes;
-    m.gflops = r.gflops;
-    m.gbps = r.gbps;
-    m.intensity = r.intensity;
-    m.attainable_gflops = r.attainable_gflops;
-    m.bound = r.bound;
-    m.compile_ms = r.compile_ms;
-    m.artifacts = r.artifacts;
-    return m;
+    return measure_kernel(*pipeline, target, request, cached_ceilings(target));
   }
 
   Answer answer(const ProfileModelRequest& request) {

@@ -47,19 +47,21 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-KernelResult measure_kernel(const GraphPipelineResult& pipeline, const Target& target, const KernelRequest& request,
-                            const std::optional<compile::MachineCeilings>& ceilings) {
+KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target& target,
+                              const MeasureKernelRequest& request,
+                              const std::optional<compile::MachineCeilings>& ceilings) {
   const Graph& g = *pipeline.graph;
   const FusionGroup& group = compile::find_kernel(*pipeline.fusion, request.kernel);
-  KernelResult r;
+  KernelMeasured r;
   r.kernel = request.kernel;
+  r.target = target.str();
 
   // Compile this kernel alone.
   const auto compile_start = Clock::now();
   const te::ComputeDag dag = compile::kernel_dag(g, group);
   schedule::Schedule s;
   try {
-    s = schedule::parse_schedule(request.schedule_text);
+    s = schedule::parse_schedule(request.schedule);
   } catch (const Error& e) {
     rethrow_with_context(e, "kernel '" + request.kernel + "': schedule");
   }

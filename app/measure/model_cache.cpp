@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-
 namespace tessel::measure {
 
 GraphPtr ModelCache::imported(const std::string& path) {

@@ -50,7 +50,7 @@ struct ModelRef {
 struct MeasureKernelRequest {
   ModelRef model;
   std::string kernel;
-  std::string schedule;  // schedule::to_text; empty: the default schedule
+  std::string schedule;  // schedule::to_text; empty: no step (plain loops)
   uint64_t seed = 1;
   double min_time_ms = 60;  // keep repeating until this much time has been measured
   bool operator==(const MeasureKernelRequest&) const = default;
