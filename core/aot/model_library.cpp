@@ -134,41 +134,135 @@ void tensor_infos(std::ostringstream& c, const Graph& g, const std::vector<Value
 }
 
 // The part of the entry source that does not depend on the model: tessel_parallel_for, which the
-// llvm backend's kernels call for parallel loops (the same contract as core/runtime/thread_pool.h:
-// chunk(begin, end, env) over [0, extent), one contiguous chunk per thread, nested loops serial).
-// Threads are started per loop: the library keeps no pool alive between calls.
+// llvm backend's kernels call for parallel loops. The same design as core/runtime/thread_pool.h
+// (what `tessel run` and `profile` use): chunk(begin, end, env) over [0, extent), one contiguous
+// chunk per thread, the caller takes the first, nested loops run serially; worker threads are
+// started once (on the first parallel loop) and live until the library is unloaded.
+//
+//   caller                                   worker k (k = 1 .. workers)
+//   ──────                                   ───────────────────────────
+//   lock the pool (busy: run serially)       wait for a new generation: spin briefly, then
+//   tasks[0..n) = chunks; pending = workers    sleep on the condition variable
+//   generation++ ; broadcast  ────────────▶  run tasks[k] when k < n
+//   run tasks[0]                             pending-- (every worker acknowledges, so none can
+//   spin, then sleep, until pending == 0 ◀─    mistake the next loop's tasks for this one's;
+//                                               the last one wakes a sleeping caller)
+//   unlock the pool
+//
+// A second thread calling the library while a loop runs finds the pool busy and runs its loops
+// serially: correct, never blocked. A destructor stops and joins the workers before dlclose.
 const char* kParallelFor = R"(typedef void (*tessel_chunk_fn)(int64_t begin, int64_t end, void* env);
 struct tessel_task { tessel_chunk_fn chunk; void* env; int64_t begin, end; };
+#define TESSEL_MAX_WORKERS 255
 static _Thread_local int tessel_inside_parallel_loop;
+static pthread_mutex_t tessel_pool_lock = PTHREAD_MUTEX_INITIALIZER;  /* one parallel loop at a time */
+static pthread_mutex_t tessel_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tessel_wake = PTHREAD_COND_INITIALIZER, tessel_done = PTHREAD_COND_INITIALIZER;
+static pthread_t tessel_workers[TESSEL_MAX_WORKERS];
+static long tessel_worker_start[TESSEL_MAX_WORKERS];  /* the generation each worker starts after */
+static int tessel_worker_count;
+static atomic_long tessel_generation;
+static atomic_int tessel_pending;
+static atomic_int tessel_stopping;
+static struct tessel_task tessel_tasks[TESSEL_MAX_WORKERS + 1];
+static int64_t tessel_task_count;
 
-static void* tessel_run_task(void* p) {
-  struct tessel_task* t = (struct tessel_task*)p;
+static void tessel_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Spin rounds yield the core every 64th time: on a busy machine, a thread with work gets it soon. */
+static void tessel_relax(int spin) {
+  if ((spin & 63) == 63) sched_yield(); else tessel_cpu_relax();
+}
+
+static long tessel_wait_for_generation(long seen) {
+  long g;
+  for (int spin = 0; spin < 2048; ++spin) {  /* kernels follow each other closely: stay awake */
+    if ((g = atomic_load_explicit(&tessel_generation, memory_order_acquire)) != seen) return g;
+    tessel_relax(spin);
+  }
+  pthread_mutex_lock(&tessel_wake_lock);
+  while ((g = atomic_load_explicit(&tessel_generation, memory_order_acquire)) == seen)
+    pthread_cond_wait(&tessel_wake, &tessel_wake_lock);
+  pthread_mutex_unlock(&tessel_wake_lock);
+  return g;
+}
+
+static void* tessel_worker(void* arg) {
+  const int k = (int)(intptr_t)arg;  /* runs tasks[k + 1] */
+  long seen = tessel_worker_start[k];
   tessel_inside_parallel_loop = 1;
-  t->chunk(t->begin, t->end, t->env);
-  return 0;
+  for (;;) {
+    seen = tessel_wait_for_generation(seen);
+    if (atomic_load_explicit(&tessel_stopping, memory_order_acquire)) return 0;
+    if (k + 1 < tessel_task_count) {
+      struct tessel_task* t = &tessel_tasks[k + 1];
+      t->chunk(t->begin, t->end, t->env);
+    }
+    if (atomic_fetch_sub_explicit(&tessel_pending, 1, memory_order_acq_rel) == 1) {  /* the last one */
+      pthread_mutex_lock(&tessel_wake_lock);
+      pthread_cond_signal(&tessel_done);
+      pthread_mutex_unlock(&tessel_wake_lock);
+    }
+  }
+}
+
+/* Starts workers until there are `wanted` (as many as the system allows). Under tessel_pool_lock. */
+static void tessel_start_workers(int wanted) {
+  if (wanted > TESSEL_MAX_WORKERS) wanted = TESSEL_MAX_WORKERS;
+  while (tessel_worker_count < wanted) {
+    const int k = tessel_worker_count;
+    tessel_worker_start[k] = atomic_load_explicit(&tessel_generation, memory_order_relaxed);
+    if (pthread_create(&tessel_workers[k], 0, tessel_worker, (void*)(intptr_t)k) != 0) return;
+    ++tessel_worker_count;
+  }
+}
+
+__attribute__((destructor)) static void tessel_stop_workers(void) {
+  if (tessel_worker_count == 0) return;
+  pthread_mutex_lock(&tessel_wake_lock);
+  atomic_store_explicit(&tessel_stopping, 1, memory_order_release);
+  atomic_fetch_add_explicit(&tessel_generation, 1, memory_order_release);
+  pthread_cond_broadcast(&tessel_wake);
+  pthread_mutex_unlock(&tessel_wake_lock);
+  for (int k = 0; k < tessel_worker_count; ++k) pthread_join(tessel_workers[k], 0);
+  tessel_worker_count = 0;
 }
 
 __attribute__((visibility("hidden"))) void tessel_parallel_for(int64_t extent, tessel_chunk_fn chunk, void* env) {
-  int64_t n = tessel_threads < extent ? tessel_threads : extent;
   if (extent <= 0) return;
-  if (n <= 1 || tessel_inside_parallel_loop) { chunk(0, extent, env); return; }
-  pthread_t threads[n];
-  int started[n];
-  struct tessel_task tasks[n];
+  int64_t n = tessel_threads < extent ? tessel_threads : extent;
+  if (n <= 1 || tessel_inside_parallel_loop || pthread_mutex_trylock(&tessel_pool_lock) != 0) {
+    chunk(0, extent, env);
+    return;
+  }
+  tessel_start_workers((int)(n - 1));
+  if (n > tessel_worker_count + 1) n = tessel_worker_count + 1;
   int64_t base = extent / n, extra = extent % n, begin = 0;
   for (int64_t i = 0; i < n; ++i) {
     int64_t size = base + (i < extra ? 1 : 0);
-    tasks[i].chunk = chunk, tasks[i].env = env, tasks[i].begin = begin, tasks[i].end = begin + size;
+    tessel_tasks[i].chunk = chunk, tessel_tasks[i].env = env, tessel_tasks[i].begin = begin;
+    tessel_tasks[i].end = begin + size;
     begin += size;
   }
-  for (int64_t i = 1; i < n; ++i) started[i] = pthread_create(&threads[i], 0, tessel_run_task, &tasks[i]) == 0;
+  tessel_task_count = n;
+  atomic_store_explicit(&tessel_pending, tessel_worker_count, memory_order_relaxed);
+  pthread_mutex_lock(&tessel_wake_lock);
+  atomic_fetch_add_explicit(&tessel_generation, 1, memory_order_release);
+  pthread_cond_broadcast(&tessel_wake);
+  pthread_mutex_unlock(&tessel_wake_lock);
   tessel_inside_parallel_loop = 1;
-  chunk(tasks[0].begin, tasks[0].end, env);
-  for (int64_t i = 1; i < n; ++i)
-    if (!started[i]) chunk(tasks[i].begin, tasks[i].end, env);  /* no thread: run it here */
+  chunk(tessel_tasks[0].begin, tessel_tasks[0].end, env);
   tessel_inside_parallel_loop = 0;
-  for (int64_t i = 1; i < n; ++i)
-    if (started[i]) pthread_join(threads[i], 0);
+  for (int spin = 0; spin < 2048 && atomic_load_explicit(&tessel_pending, memory_order_acquire) != 0; ++spin)
+    tessel_relax(spin);
+  pthread_mutex_lock(&tessel_wake_lock);
+  while (atomic_load_explicit(&tessel_pending, memory_order_acquire) != 0) pthread_cond_wait(&tessel_done, &tessel_wake_lock);
+  pthread_mutex_unlock(&tessel_wake_lock);
+  pthread_mutex_unlock(&tessel_pool_lock);
 }
 
 )";
@@ -179,7 +273,7 @@ std::string entry_source(const CompiledModel& model, const std::string& name, co
   const Module& module = *model.module();
   std::ostringstream c;
   c << "/* Generated by tessel build: runs the model's kernels in the order of its static memory plan. */\n"
-    << "#include <pthread.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include "
+    << "#include <pthread.h>\n#include <sched.h>\n#include <stdatomic.h>\n#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include "
        "\"model.h\"\n\n";
   int64_t threads = model.target().kind_info().find_option("num_threads") ? model.target().get_int("num_threads") : 1;
   c << "static int tessel_threads = " << threads << ";\n";

@@ -13,6 +13,25 @@ void chunk_bounds(int64_t extent, int parts, int index, int64_t* begin, int64_t*
   *begin = index * base + std::min<int64_t>(index, extra);
   *end = *begin + base + (index < extra ? 1 : 0);
 }
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Kernels of a model follow each other within microseconds: a thread spins this many rounds
+// (tens of microseconds) before it sleeps; on a loaded machine a sleeper woken by the kernel gets a
+// core sooner than a thread that kept spinning. Every 64th round yields the core, so that on an
+// oversubscribed machine a thread that has work (another worker, the caller) gets it soon.
+constexpr int kSpins = 2048;
+
+void relax(int spin) {
+  if ((spin & 63) == 63)
+    std::this_thread::yield();
+  else
+    cpu_relax();
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -22,29 +41,34 @@ ThreadPool::ThreadPool(int num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
+uint64_t ThreadPool::wait_for_generation(uint64_t seen) {
+  for (int spin = 0; spin < kSpins; ++spin) {
+    const uint64_t g = generation_.load(std::memory_order_acquire);
+    if (g != seen) return g;
+    relax(spin);
+  }
+  std::unique_lock lock(mutex_);
+  wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+  return generation_.load(std::memory_order_acquire);
+}
+
 void ThreadPool::worker_loop(int index) {
-  uint64_t seen = 0;
+  uint64_t seen = 0;  // workers start before the first loop
   while (true) {
-    const std::function<void(int64_t, int64_t)>* body;
-    int64_t extent;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      body = body_;
-      extent = extent_;
-    }
-    run_chunk(index, extent, *body);
-    {
+    seen = wait_for_generation(seen);
+    if (stop_.load(std::memory_order_acquire)) return;
+    run_chunk(index, extent_, *body_);
+    // Every worker acknowledges every loop; the last one wakes the caller if it went to sleep.
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -76,17 +100,27 @@ void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, 
     body(0, extent);
     return;
   }
+  // One loop at a time: a second thread calling in meanwhile runs its loop serially.
+  std::unique_lock busy(busy_, std::try_to_lock);
+  if (!busy.owns_lock()) {
+    body(0, extent);
+    return;
+  }
+  body_ = &body;  // published to the workers by the release below
+  extent_ = extent;
+  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
-    std::lock_guard lock(mutex_);
-    body_ = &body;
-    extent_ = extent;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+    std::lock_guard lock(mutex_);  // a worker about to sleep either sees the new generation or is woken
+    generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   run_chunk(0, extent, body);
+  for (int spin = 0; spin < kSpins; ++spin) {
+    if (pending_.load(std::memory_order_acquire) == 0) return;
+    relax(spin);
+  }
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
 }
 
 namespace {

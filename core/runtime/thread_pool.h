@@ -6,7 +6,13 @@
 //   extent = 10, threads = 3:   [0..4) → caller   [4..7) → worker 1   [7..10) → worker 2
 //
 // The calling thread takes the first chunk, so a pool of N threads starts N-1 workers. Nested
-// parallel loops run serially inside the outer one.
+// parallel loops run serially inside the outer one, and so does a loop started by a second thread
+// while one is in flight.
+//
+//   caller: body/extent; pending = workers; generation++ ─▶ workers (spinning briefly, then asleep)
+//           run chunk 0; spin (then sleep) until pending == 0 ◀── each worker: its chunk; pending--
+//
+// The libraries `tessel build` writes carry the same design in C (core/aot/model_library.cpp).
 //
 // While tracing is on, every chunk leaves a span (which pool thread, when it started and ended):
 // the profiler's per-thread timeline. Off, it costs one relaxed atomic load per loop.
@@ -46,15 +52,18 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
+  uint64_t wait_for_generation(uint64_t seen);  // spins, then sleeps on wake_
   void run_chunk(int thread, int64_t extent, const std::function<void(int64_t, int64_t)>& body);
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
+  std::mutex busy_;   // held by the loop in flight
+  std::mutex mutex_;  // with wake_: sleeping workers; with done_: a sleeping caller
   std::condition_variable wake_, done_;
+  // The loop in flight, written before generation_ is bumped (release) and read after it is seen.
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t extent_ = 0;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  std::atomic<uint64_t> generation_{0};  // one per loop (and one to stop)
+  std::atomic<int> pending_{0};          // workers that have not yet acknowledged the loop
+  std::atomic<bool> stop_{false};
   std::atomic<bool> tracing_{false};
   std::mutex trace_mutex_;
   std::vector<ChunkSpan> trace_;

@@ -1,8 +1,8 @@
 // The thread pool behind parallel loops: every index covered exactly once, nested loops serial.
 #include <QtTest>
-
 #include <atomic>
 #include <set>
+#include <thread>
 
 #include "core/runtime/thread_pool.h"
 
@@ -21,6 +21,36 @@ class TestThreadPool : public QObject {
         });
         for (int64_t i = 0; i < extent; ++i) QCOMPARE(hits[i].load(), 1);
       }
+    }
+  }
+  // Loops back to back: each worker must take each loop's chunk exactly once (a worker that
+  // confused one loop's generation with the next would run a chunk twice or not at all).
+  void many_loops_back_to_back() {
+    ThreadPool pool(3);
+    std::vector<std::atomic<int>> hits(30);
+    for (int loop = 0; loop < 2000; ++loop)
+      pool.parallel_for(30, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[i]++;
+      });
+    for (auto& h : hits) QCOMPARE(h.load(), 2000);
+  }
+  // Two threads using one pool at once: one gets the workers, the other runs its loop serially;
+  // both loops cover every index exactly once.
+  void two_callers_at_once() {
+    ThreadPool pool(2);
+    std::vector<std::atomic<int>> a(64), b(64);
+    auto caller = [&pool](std::vector<std::atomic<int>>& hits) {
+      for (int loop = 0; loop < 2000; ++loop)
+        pool.parallel_for(64, [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i) hits[i]++;
+        });
+    };
+    std::thread other(caller, std::ref(b));
+    caller(a);
+    other.join();
+    for (size_t i = 0; i < 64; ++i) {
+      QCOMPARE(a[i].load(), 2000);
+      QCOMPARE(b[i].load(), 2000);
     }
   }
   void uses_several_threads() {
@@ -66,10 +96,13 @@ class TestThreadPool : public QObject {
   void c_entry_point_uses_global_pool() {
     ThreadPool::set_global_threads(2);
     std::vector<int> out(50, 0);
-    tessel_parallel_for(50, [](int64_t b, int64_t e, void* env) {
-      auto* v = static_cast<std::vector<int>*>(env);
-      for (int64_t i = b; i < e; ++i) (*v)[i] = static_cast<int>(i);
-    }, &out);
+    tessel_parallel_for(
+        50,
+        [](int64_t b, int64_t e, void* env) {
+          auto* v = static_cast<std::vector<int>*>(env);
+          for (int64_t i = b; i < e; ++i) (*v)[i] = static_cast<int>(i);
+        },
+        &out);
     for (int i = 0; i < 50; ++i) QCOMPARE(out[i], i);
     ThreadPool::set_global_threads(1);
   }
