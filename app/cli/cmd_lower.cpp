@@ -8,7 +8,6 @@
 // after the chosen schedule steps and lowering passes through the instrumentation's TextDumper,
 // the way `tessel passes --dump-after` prints graphs.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <span>
 #include <sstream>
@@ -22,6 +21,7 @@
 #include "core/lower/pipeline.h"
 #include "core/lower/step_views.h"
 #include "core/schedule/default_schedule.h"
+#include "core/support/file_io.h"
 #include "core/te/op_spec.h"
 
 namespace tessel::cli {
@@ -69,14 +69,6 @@ std::string details() {
   return d;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read schedule file " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 void print_view(const lower::ViewRecord& v, bool first, bool diff) {
   std::printf("# %s  (%s, %.2f ms)\n", v.record.name.c_str(), v.record.changed ? "changed" : "unchanged",
               v.record.wall_ms);
@@ -120,7 +112,7 @@ int run_lower_command(std::span<const std::string> argv) {
   schedule::Schedule sched;
   if (auto file = args.value("--schedule")) {
     try {
-      sched = schedule::parse_schedule(read_file(*file));
+      sched = schedule::parse_schedule(read_text_file(*file, "schedule", size_t{1} << 20));
     } catch (const Error& e) {
       rethrow_with_context(e, *file);
     }

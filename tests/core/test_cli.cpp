@@ -1,5 +1,7 @@
 // The `tessel` binary, run as a user would: exit codes, one-line "tessel: ..." errors on stderr,
 // the run contract (input_K.pb in, output_K.pb out, nothing partial left behind), inspect and ops.
+#include <sys/stat.h>
+
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -257,6 +259,50 @@ class TestCli : public QObject {
     Result unknown = tessel_cli(base + QStringList{"--dump-after", "unrol"});
     check_one_line_error(unknown, 2);
     QVERIFY2(unknown.err.contains("no schedule step or lowering pass named 'unrol'"), qPrintable(unknown.err));
+  }
+
+  // Every file the user names is read only when it is a regular file: a FIFO would hang the read,
+  // a device never end, a folder read as nothing. Text files are bounded in size.
+  void non_regular_and_oversized_files_are_refused() {
+    const QStringList lower = {"lower", "--op", "matmul M=8 N=8 K=8", "--schedule"};
+    QVERIFY(::mkfifo(path("fifo.sched").toUtf8().constData(), 0600) == 0);
+    Result r = tessel_cli(lower + QStringList{path("fifo.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("fifo.sched: is a FIFO, not a schedule file"), qPrintable(r.err));
+
+    QVERIFY(QDir().mkpath(path("sched_folder")));
+    r = tessel_cli(lower + QStringList{path("sched_folder")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("sched_folder: is a folder, not a schedule file"), qPrintable(r.err));
+
+    QFile big(path("big.sched"));
+    QVERIFY(big.open(QIODevice::WriteOnly));
+    big.write(QByteArray((1 << 20) + 1, '\n'));
+    big.close();
+    r = tessel_cli(lower + QStringList{path("big.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("big.sched: larger than the 1048576 bytes allowed for a schedule file"), qPrintable(r.err));
+
+    r = tessel_cli({"inspect", "/dev/zero"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("/dev/zero: is a character device, not a"), qPrintable(r.err));
+
+    QVERIFY(::mkfifo(path("fifo.graph").toUtf8().constData(), 0600) == 0);
+    r = tessel_cli({"passes", path("fifo.graph")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("fifo.graph: is a FIFO, not a graph text file"), qPrintable(r.err));
+
+    QVERIFY(::mkfifo(path("fifo.onnx").toUtf8().constData(), 0600) == 0);
+    r = tessel_cli({"inspect", path("fifo.onnx")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("fifo.onnx: is a FIFO, not an ONNX model file"), qPrintable(r.err));
+
+    const QString model = prepare_run("fifo_input", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+    QFile::remove(path("fifo_input_inputs/input_0.pb"));
+    QVERIFY(::mkfifo(path("fifo_input_inputs/input_0.pb").toUtf8().constData(), 0600) == 0);
+    r = tessel_cli({"run", model, "--inputs", path("fifo_input_inputs"), "--out-dir", path("fifo_input_out")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input_0.pb: is a FIFO, not a TensorProto file"), qPrintable(r.err));
   }
 };
 
