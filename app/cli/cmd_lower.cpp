@@ -21,6 +21,7 @@
 #include "core/lower/pipeline.h"
 #include "core/lower/step_views.h"
 #include "core/schedule/default_schedule.h"
+#include "core/schedule/schedule.h"
 #include "core/support/file_io.h"
 #include "core/te/op_spec.h"
 
@@ -69,6 +70,28 @@ std::string details() {
   return d;
 }
 
+// The schedule in `path`, each step applied once to `dag` here so that a step that does not fit the
+// kernel is reported with the file and line it came from, like a step that does not parse.
+schedule::Schedule read_schedule_file(const std::string& path, const te::ComputeDag& dag) {
+  std::vector<int> lines;
+  schedule::Schedule sched;
+  try {
+    sched = schedule::parse_schedule(read_text_file(path, "schedule", size_t{1} << 20), &lines);
+  } catch (const Error& e) {
+    rethrow_with_context(e, path);
+  }
+  schedule::ScheduleState state = schedule::initial_state(dag);
+  for (size_t k = 0; k < sched.steps.size(); ++k) {
+    try {
+      schedule::apply_step(state, sched.steps[k]);
+    } catch (const Error& e) {
+      rethrow_with_context(e, path + ": schedule line " + std::to_string(lines[k]) + ": step " + std::to_string(k + 1) +
+                                  " " + schedule::to_string(sched.steps[k]));
+    }
+  }
+  return sched;
+}
+
 void print_view(const lower::ViewRecord& v, bool first, bool diff) {
   std::printf("# %s  (%s, %.2f ms)\n", v.record.name.c_str(), v.record.changed ? "changed" : "unchanged",
               v.record.wall_ms);
@@ -111,11 +134,7 @@ int run_lower_command(std::span<const std::string> argv) {
   const te::ComputeDag dag = model_dag ? *model_dag : te::dag_from_spec(args.required("--op"));
   schedule::Schedule sched;
   if (auto file = args.value("--schedule")) {
-    try {
-      sched = schedule::parse_schedule(read_text_file(*file, "schedule", size_t{1} << 20));
-    } catch (const Error& e) {
-      rethrow_with_context(e, *file);
-    }
+    sched = read_schedule_file(*file, dag);
   } else if (args.flag("--gpu")) {
     sched = schedule::default_gpu_schedule(dag);
   } else {

@@ -304,6 +304,29 @@ class TestCli : public QObject {
     check_one_line_error(r, 1);
     QVERIFY2(r.err.contains("input_0.pb: is a FIFO, not a TensorProto file"), qPrintable(r.err));
   }
+
+  // A schedule file's errors name the file and line, also for a step that parses but does not fit
+  // the kernel; bytes echoed from a binary file come out escaped, never raw control bytes.
+  void schedule_errors_name_the_file_and_escape_control_bytes() {
+    const auto write = [&](const QString& name, const QByteArray& text) {
+      QFile f(path(name));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(text);
+    };
+    const QStringList lower = {"lower", "--op", "matmul M=8 N=8 K=8", "--schedule"};
+    write("misfit.sched", "# comment\nsplit(C.i, 4)\n\nsplit(C.zz, 4)\n");
+    Result r = tessel_cli(lower + QStringList{path("misfit.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("misfit.sched: schedule line 4: step 2 split(C.zz, 4): stage C has no axis 'zz'"),
+             qPrintable(r.err));
+
+    write("binary.sched", QByteArray("split(C.i, 4)\nbo\x01gus\x1b[2J(x)\n"));
+    r = tessel_cli(lower + QStringList{path("binary.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("binary.sched: schedule line 2: "), qPrintable(r.err));
+    QVERIFY2(r.err.contains("'bo\\x01gus\\x1b[2J'"), qPrintable(r.err));
+    for (QChar c : r.err.chopped(1)) QVERIFY2(c.unicode() >= 0x20 && c.unicode() != 0x7f, qPrintable(r.err));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCli)
