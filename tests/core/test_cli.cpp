@@ -327,6 +327,30 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("'bo\\x01gus\\x1b[2J'"), qPrintable(r.err));
     for (QChar c : r.err.chopped(1)) QVERIFY2(c.unicode() >= 0x20 && c.unicode() != 0x7f, qPrintable(r.err));
   }
+
+  // Sizes are computed with overflow checks: an input whose element count wraps int64 (it read as 0
+  // elements and 0 FLOPs) or whose bytes are beyond any machine is refused naming the value, and so
+  // are huge extents in an op spec.
+  void huge_shapes_are_refused() {
+    const QString model = QString::fromStdString(two_output_model().save(dir_, "huge.onnx"));
+    Result r = tessel_cli({"inspect", model, "--shape", "x=4611686018427387904x3"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input 'x': shape [4611686018427387904,3] has more elements than a 64-bit count holds"),
+             qPrintable(r.err));
+    r = tessel_cli({"build", model, "--shape", "x=70368744177664x3", "-o", path("huge.so")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input 'x': shape [70368744177664,3] is larger than the 256 TiB allowed for one tensor"),
+             qPrintable(r.err));
+    QVERIFY(!QFile::exists(path("huge.so")));
+
+    r = tessel_cli({"lower", "--op", "matmul M=9223372036854775807"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("matmul: attribute M=9223372036854775807 is larger than 2147483647"), qPrintable(r.err));
+    r = tessel_cli({"lower", "--op", "matmul M=2147483647 N=2147483647 K=2147483647"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("matmul: tensor A: shape [2147483647,2147483647] is larger than the 256 TiB"),
+             qPrintable(r.err));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCli)
