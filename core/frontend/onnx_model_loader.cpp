@@ -144,6 +144,7 @@ LoadedOnnxModel load_onnx_model(const std::string& path) {
   try {
     onnx::ModelProto& model = loaded.proto;
     if (!model.has_graph()) throw Error("not an ONNX model: it has no graph");
+    if (model.graph().output_size() == 0) throw Error("the model's graph has no outputs, so it computes nothing");
     loaded.opset = default_domain_opset(model);
     onnx::GraphProto& graph = *model.mutable_graph();
     name_unnamed_nodes(graph);

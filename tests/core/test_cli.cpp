@@ -351,6 +351,23 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("matmul: tensor A: shape [2147483647,2147483647] is larger than the 256 TiB"),
              qPrintable(r.err));
   }
+
+  // A model without outputs would run and write nothing: refused at import, naming the file.
+  void model_without_outputs_is_refused() {
+    OnnxModel m;
+    m.input("x", DataType::kFloat32, {2, 3});
+    m.node("Relu", {"x"}, {"y"}, "relu");
+    const QString model = QString::fromStdString(m.save(dir_, "no_outputs.onnx"));
+    for (const QString& command : {QString("inspect"), QString("build")}) {
+      QStringList args = {command, model};
+      if (command == "build") args += QStringList{"-o", path("no_outputs.so")};
+      const Result r = tessel_cli(args);
+      check_one_line_error(r, 1);
+      QVERIFY2(r.err.contains("no_outputs.onnx: the model's graph has no outputs, so it computes nothing"),
+               qPrintable(r.err));
+    }
+    QVERIFY(!QFile::exists(path("no_outputs.so")));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCli)
