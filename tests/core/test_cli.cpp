@@ -165,8 +165,8 @@ class TestCli : public QObject {
     QCOMPARE(r.err, "tessel: " + bad_model + ": 1 unsupported op: 'frob' (Frobnicate)\n");
     QVERIFY(files_in(out).isEmpty());
 
-    // Writing fails after output_0.pb is done (output_1.pb is taken by a folder): output_0.pb is
-    // removed again and no temporary file remains.
+    // Writing cannot finish (output_1.pb is taken by a folder): no output_0.pb and no temporary
+    // file remains.
     out = path("blocked_out");
     QDir().mkpath(out + "/output_1.pb/occupied");
     r = tessel_cli({"run", model, "--inputs", path("bad_inputs"), "--out-dir", out});
@@ -367,6 +367,33 @@ class TestCli : public QObject {
                qPrintable(r.err));
     }
     QVERIFY(!QFile::exists(path("no_outputs.so")));
+  }
+
+  // A failed run leaves the out-dir exactly as it was: an output_0.pb from an earlier run is not
+  // replaced and then deleted when a later output cannot be written.
+  void failed_run_keeps_earlier_outputs() {
+    const QString model = prepare_run("keep", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+    const QString out = path("keep_out");
+    QDir().mkpath(out + "/output_1.pb/occupied");
+    QFile earlier(out + "/output_0.pb");
+    QVERIFY(earlier.open(QIODevice::WriteOnly));
+    earlier.write("earlier run");
+    earlier.close();
+    Result r = tessel_cli({"run", model, "--inputs", path("keep_inputs"), "--out-dir", out});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("output_1.pb: exists and is not a regular file"), qPrintable(r.err));
+    QCOMPARE(files_in(out), (QStringList{"output_0.pb", "output_1.pb"}));
+    QVERIFY(earlier.open(QIODevice::ReadOnly));
+    QCOMPARE(earlier.readAll(), QByteArray("earlier run"));
+    earlier.close();
+
+    // Once the way is clear the run replaces the earlier output and leaves nothing else behind.
+    QVERIFY(QDir(out + "/output_1.pb").removeRecursively());
+    r = tessel_cli({"run", model, "--inputs", path("keep_inputs"), "--out-dir", out});
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(files_in(out), (QStringList{"output_0.pb", "output_1.pb"}));
+    QVERIFY(earlier.open(QIODevice::ReadOnly));
+    QVERIFY(earlier.readAll() != QByteArray("earlier run"));
   }
 };
 
