@@ -395,6 +395,18 @@ class TestCli : public QObject {
     QVERIFY(earlier.open(QIODevice::ReadOnly));
     QVERIFY(earlier.readAll() != QByteArray("earlier run"));
   }
+
+  // An llvm target's mattr names features LLVM knows; an unknown one is an error naming it
+  // (LLVM alone warned and went on, exit 0).
+  void unknown_llvm_features_are_refused() {
+    if (!QFile::exists(TESSEL_BINARY_DIR "/plugins/libtessel_llvm_cpu.so")) QSKIP("the llvm plugin is not built");
+    const QString model = prepare_run("mattr", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+    Result r = tessel_cli({"run", model, "--inputs", path("mattr_inputs"), "--out-dir", path("mattr_out"), "--target",
+                           "llvm -mattr=+bogus"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("unknown mattr feature 'bogus'"), qPrintable(r.err));
+    QVERIFY(files_in(path("mattr_out")).isEmpty());
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCli)
