@@ -8,7 +8,6 @@
 // after the chosen schedule steps and lowering passes through the instrumentation's TextDumper,
 // the way `tessel passes --dump-after` prints graphs.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <span>
 #include <sstream>
@@ -22,6 +21,8 @@
 #include "core/lower/pipeline.h"
 #include "core/lower/step_views.h"
 #include "core/schedule/default_schedule.h"
+#include "core/schedule/schedule.h"
+#include "core/support/file_io.h"
 #include "core/te/op_spec.h"
 
 namespace tessel::cli {
@@ -69,12 +70,26 @@ std::string details() {
   return d;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read schedule file " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// The schedule in `path`, each step applied once to `dag` here so that a step that does not fit the
+// kernel is reported with the file and line it came from, like a step that does not parse.
+schedule::Schedule read_schedule_file(const std::string& path, const te::ComputeDag& dag) {
+  std::vector<int> lines;
+  schedule::Schedule sched;
+  try {
+    sched = schedule::parse_schedule(read_text_file(path, "schedule", size_t{1} << 20), &lines);
+  } catch (const Error& e) {
+    rethrow_with_context(e, path);
+  }
+  schedule::ScheduleState state = schedule::initial_state(dag);
+  for (size_t k = 0; k < sched.steps.size(); ++k) {
+    try {
+      schedule::apply_step(state, sched.steps[k]);
+    } catch (const Error& e) {
+      rethrow_with_context(e, path + ": schedule line " + std::to_string(lines[k]) + ": step " + std::to_string(k + 1) +
+                                  " " + schedule::to_string(sched.steps[k]));
+    }
+  }
+  return sched;
 }
 
 void print_view(const lower::ViewRecord& v, bool first, bool diff) {
@@ -119,11 +134,7 @@ int run_lower_command(std::span<const std::string> argv) {
   const te::ComputeDag dag = model_dag ? *model_dag : te::dag_from_spec(args.required("--op"));
   schedule::Schedule sched;
   if (auto file = args.value("--schedule")) {
-    try {
-      sched = schedule::parse_schedule(read_file(*file));
-    } catch (const Error& e) {
-      rethrow_with_context(e, *file);
-    }
+    sched = read_schedule_file(*file, dag);
   } else if (args.flag("--gpu")) {
     sched = schedule::default_gpu_schedule(dag);
   } else {

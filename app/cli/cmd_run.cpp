@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <set>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
@@ -52,7 +54,9 @@ std::set<std::string> optimizing_passes() {
   return names;
 }
 
-// Temporary output files, removed unless commit() renamed all of them into place.
+// Temporary output files, removed unless commit() renamed all of them into place. An output file
+// already in the folder is moved aside before it is replaced and moved back when any rename fails,
+// so a failed run leaves the folder exactly as it was.
 class OutputFiles {
  public:
   explicit OutputFiles(fs::path dir) : dir_(std::move(dir)) {}
@@ -60,6 +64,7 @@ class OutputFiles {
     std::error_code ec;
     for (const fs::path& p : temps_) fs::remove(p, ec);
     for (const fs::path& p : committed_) fs::remove(p, ec);
+    for (auto it = set_aside_.rbegin(); it != set_aside_.rend(); ++it) fs::rename(it->second, it->first, ec);
   }
   void write(const Tensor& t, const std::string& name, size_t k) {
     fs::path final_path = dir_ / ("output_" + std::to_string(k) + ".pb");
@@ -69,6 +74,21 @@ class OutputFiles {
     write_tensor_pb(t, name, temp.string());
   }
   void commit() {
+    for (const fs::path& p : finals_) {
+      std::error_code ec;
+      const fs::file_status st = fs::symlink_status(p, ec);
+      if (fs::exists(st) && !fs::is_regular_file(st))
+        throw Error(p.string() + ": exists and is not a regular file; not replacing it");
+    }
+    for (size_t k = 0; k < finals_.size(); ++k) {
+      std::error_code ec;
+      if (!fs::exists(fs::symlink_status(finals_[k], ec))) continue;
+      fs::path aside = temps_[k];
+      aside += ".old";
+      fs::rename(finals_[k], aside, ec);
+      if (ec) throw Error(finals_[k].string() + ": cannot replace: " + ec.message());
+      set_aside_.emplace_back(finals_[k], aside);
+    }
     for (size_t k = 0; k < temps_.size(); ++k) {
       std::error_code ec;
       fs::rename(temps_[k], finals_[k], ec);
@@ -77,11 +97,15 @@ class OutputFiles {
     }
     temps_.clear();
     committed_.clear();  // every output is in place: keep them
+    std::error_code ec;
+    for (const auto& [original, aside] : set_aside_) fs::remove(aside, ec);
+    set_aside_.clear();
   }
 
  private:
   fs::path dir_;
   std::vector<fs::path> temps_, finals_, committed_;
+  std::vector<std::pair<fs::path, fs::path>> set_aside_;  // (output file, where it was moved)
 };
 
 }  // namespace

@@ -49,7 +49,7 @@ int fail(std::string message, int status) {
   for (char& c : message)
     if (c == '\n' || c == '\r') c = ' ';
   std::fflush(stdout);
-  std::fprintf(stderr, "tessel: %s\n", message.c_str());
+  std::fprintf(stderr, "tessel: %s\n", tessel::printable(message).c_str());  // text echoed from a binary file
   return status;
 }
 

@@ -1,11 +1,10 @@
 #include "core/frontend/load_model.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/graph/text_format.h"
 #include "core/support/error.h"
+#include "core/support/file_io.h"
 
 namespace tessel {
 
@@ -13,12 +12,9 @@ Graph load_model_file(const std::string& path, const ImportOptions& options) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".onnx") return import_onnx(path, options);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot read the file");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(path, "graph text");
   try {
-    return parse_graph(text.str());
+    return parse_graph(text);
   } catch (const Error& e) {
     rethrow_with_context(e, path);
   }

@@ -4,6 +4,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/stubs/logging.h>
 #include <onnx/checker.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "core/frontend/opset_upgrade.h"
 #include "core/graph/op_table.h"
 #include "core/support/error.h"
+#include "core/support/file_io.h"
 
 namespace tessel {
 
@@ -100,15 +102,14 @@ void check_tensor_sizes(const onnx::GraphProto& graph) {
 }  // namespace
 
 void parse_proto_file(const std::string& path, google::protobuf::MessageLite& message, const char* what) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not " + std::string(what) + " file");
+  const int fd = open_regular_file(path, what);  // a FIFO or device would never end
   // Protobuf refuses messages of 2 GiB or more; say so instead of calling such a file corrupt.
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size >= (uintmax_t{1} << 31))
-    throw Error(path + ": " + std::to_string(size >> 20) + " MiB is beyond protobuf's 2 GiB limit for one " + what +
-                " file (store the weights as external data)");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<uintmax_t>(st.st_size) >= (uintmax_t{1} << 31)) {
+    ::close(fd);
+    throw Error(path + ": " + std::to_string(st.st_size >> 20) + " MiB is beyond protobuf's 2 GiB limit for one " +
+                what + " file (store the weights as external data)");
+  }
   bool parsed = false;
   bool empty = false;
   {
@@ -143,6 +144,7 @@ LoadedOnnxModel load_onnx_model(const std::string& path) {
   try {
     onnx::ModelProto& model = loaded.proto;
     if (!model.has_graph()) throw Error("not an ONNX model: it has no graph");
+    if (model.graph().output_size() == 0) throw Error("the model's graph has no outputs, so it computes nothing");
     loaded.opset = default_domain_opset(model);
     onnx::GraphProto& graph = *model.mutable_graph();
     name_unnamed_nodes(graph);

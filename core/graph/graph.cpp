@@ -107,6 +107,14 @@ void check_arity(const Node& n) {
     if (n.inputs[i] == kNoValue) throw Error("required input " + std::to_string(i) + " is missing");
 }
 
+void check_type_size(const TensorType& type, const std::string& what) {
+  try {
+    checked_tensor_bytes(type.shape, dtype_size(type.dtype));
+  } catch (const Error& e) {
+    rethrow_with_context(e, what);
+  }
+}
+
 void infer_node(Graph& g, Node& n) {
   check_arity(n);
   std::vector<const TensorType*> types;
@@ -128,6 +136,7 @@ void infer_node(Graph& g, Node& n) {
     Value& out = g.value(n.outputs[k]);
     out.type = ctx.outputs()[k];
     out.value = ctx.output_values()[k];
+    check_type_size(out.type, "output '" + out.name + "'");
     out_elements += shape_numel(out.type.shape);
     values_given = values_given && out.value.defined();
   }
@@ -141,6 +150,7 @@ void infer_node(Graph& g, Node& n) {
 }  // namespace
 
 void infer_types(Graph& g) {
+  for (ValueId id : g.inputs) check_type_size(g.value(id).type, "input '" + g.value(id).name + "'");
   for (Node& n : g.nodes) {
     try {
       infer_node(g, n);

@@ -12,7 +12,7 @@ std::string to_text(const Schedule& s) {
   return out;
 }
 
-Schedule parse_schedule(const std::string& text) {
+Schedule parse_schedule(const std::string& text, std::vector<int>* step_lines) {
   Schedule s;
   std::istringstream in(text);
   std::string line;
@@ -23,6 +23,7 @@ Schedule parse_schedule(const std::string& text) {
     if (first == std::string::npos || line[first] == '#') continue;
     try {
       s.steps.push_back(parse_step(line));
+      if (step_lines) step_lines->push_back(number);
     } catch (const Error& e) {
       rethrow_with_context(e, "schedule line " + std::to_string(number));
     }

@@ -16,7 +16,8 @@ struct Schedule {
 };
 
 std::string to_text(const Schedule& s);
-Schedule parse_schedule(const std::string& text);  // errors name the line number
+// Errors name the line number; `step_lines`, when given, receives the line of each step.
+Schedule parse_schedule(const std::string& text, std::vector<int>* step_lines = nullptr);
 nlohmann::json to_json(const Schedule& s);
 Schedule schedule_from_json(const nlohmann::json& j);
 

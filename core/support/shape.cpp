@@ -6,8 +6,19 @@ namespace tessel {
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error("shape " + shape_str(s) + " has more elements than a 64-bit count holds");
   return n;
+}
+
+int64_t checked_tensor_bytes(const Shape& s, size_t element_size) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape_numel(s), static_cast<int64_t>(element_size), &bytes) ||
+      bytes > kMaxDeclaredTensorBytes)
+    throw Error("shape " + shape_str(s) + " is larger than the " + std::to_string(kMaxDeclaredTensorBytes >> 40) +
+                " TiB allowed for one tensor");
+  return bytes;
 }
 
 std::string shape_str(const Shape& s) {

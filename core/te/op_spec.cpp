@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/support/error.h"
+#include "core/support/shape.h"
 #include "core/te/op_builders.h"
 
 namespace tessel::te {
@@ -67,14 +68,22 @@ const std::vector<SpecKind>& kinds() {
   return k;
 }
 
+// Each attribute is an extent, a window or a step: bounded so that the builders' arithmetic on
+// them (H + 2 * pad, ...) cannot overflow; the tensors' sizes are checked once the kernel is built.
+constexpr int64_t kMaxSpecValue = (int64_t{1} << 31) - 1;
+
 int64_t to_int(const std::string& op, const std::string& key, const std::string& text) {
+  int64_t v = 0;
   try {
     size_t used = 0;
-    int64_t v = std::stoll(text, &used);
-    if (used == text.size()) return v;
+    v = std::stoll(text, &used);
+    if (used != text.size()) throw Error("");
   } catch (...) {
+    throw Error(op + ": attribute " + key + "=" + text + " is not an integer");
   }
-  throw Error(op + ": attribute " + key + "=" + text + " is not an integer");
+  if (v > kMaxSpecValue)
+    throw Error(op + ": attribute " + key + "=" + text + " is larger than " + std::to_string(kMaxSpecValue));
+  return v;
 }
 
 Shape to_shape(const std::string& op, const std::string& text) {
@@ -85,7 +94,21 @@ Shape to_shape(const std::string& op, const std::string& text) {
   return s;
 }
 
+ComputeDag build_dag(const std::string& spec);
+
 }  // namespace
+
+ComputeDag dag_from_spec(const std::string& spec) {
+  ComputeDag dag = build_dag(spec);
+  for (const Tensor& t : dag.ops) {
+    try {
+      checked_tensor_bytes(t->shape, dtype_size(t->dtype));
+    } catch (const Error& e) {
+      rethrow_with_context(e, dag.name + ": tensor " + t->name);
+    }
+  }
+  return dag;
+}
 
 std::vector<std::string> op_spec_help() {
   std::vector<std::string> out;
@@ -97,7 +120,9 @@ std::vector<std::string> op_spec_help() {
   return out;
 }
 
-ComputeDag dag_from_spec(const std::string& spec) {
+namespace {
+
+ComputeDag build_dag(const std::string& spec) {
   std::istringstream in(spec);
   std::string name;
   in >> name;
@@ -153,5 +178,7 @@ ComputeDag dag_from_spec(const std::string& spec) {
   if (n == "layernorm") return layernorm_dag(get("M"), get("N"));
   return transpose_dag(get("M"), get("N"));
 }
+
+}  // namespace
 
 }  // namespace tessel::te

@@ -42,6 +42,21 @@ std::string error_text(llvm::Error e) {
   return os.str();
 }
 
+// Each item of `mattr` must be a feature LLVM knows for the host (the names its host detection
+// reports, present or not): LLVM itself would only print a warning and ignore an unknown one.
+void check_mattr(const std::string& mattr) {
+  llvm::StringMap<bool> host;
+  if (!llvm::sys::getHostCPUFeatures(host) || host.empty()) return;  // nothing to check against
+  for (llvm::StringRef item : llvm::split(mattr, ',')) {
+    item = item.trim();
+    const llvm::StringRef name = item.startswith("+") || item.startswith("-") ? item.drop_front() : item;
+    if (name.empty()) throw Error("llvm: mattr '" + mattr + "' has an empty item; expected e.g. '+avx2,-avx512f'");
+    if (!host.count(name))
+      throw Error("llvm: unknown mattr feature '" + name.str() +
+                  "': not one of the CPU features LLVM detects on this host (e.g. avx2, fma, avx512f)");
+  }
+}
+
 llvm::orc::JITTargetMachineBuilder machine_builder(const JitOptions& o) {
   auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!host) throw Error("llvm: cannot detect the host: " + error_text(host.takeError()));
@@ -58,6 +73,7 @@ llvm::orc::JITTargetMachineBuilder machine_builder(const JitOptions& o) {
     jtmb.setCPU(o.mcpu);
   }
   if (!o.mattr.empty()) {
+    check_mattr(o.mattr);
     // Appended after the host's features, so each "+x"/"-x" overrides what the host said.
     for (llvm::StringRef f : llvm::split(o.mattr, ',')) jtmb.getFeatures().AddFeature(f.trim());
   }

@@ -1,5 +1,7 @@
 // The `tessel` binary, run as a user would: exit codes, one-line "tessel: ..." errors on stderr,
 // the run contract (input_K.pb in, output_K.pb out, nothing partial left behind), inspect and ops.
+#include <sys/stat.h>
+
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -163,8 +165,8 @@ class TestCli : public QObject {
     QCOMPARE(r.err, "tessel: " + bad_model + ": 1 unsupported op: 'frob' (Frobnicate)\n");
     QVERIFY(files_in(out).isEmpty());
 
-    // Writing fails after output_0.pb is done (output_1.pb is taken by a folder): output_0.pb is
-    // removed again and no temporary file remains.
+    // Writing cannot finish (output_1.pb is taken by a folder): no output_0.pb and no temporary
+    // file remains.
     out = path("blocked_out");
     QDir().mkpath(out + "/output_1.pb/occupied");
     r = tessel_cli({"run", model, "--inputs", path("bad_inputs"), "--out-dir", out});
@@ -257,6 +259,153 @@ class TestCli : public QObject {
     Result unknown = tessel_cli(base + QStringList{"--dump-after", "unrol"});
     check_one_line_error(unknown, 2);
     QVERIFY2(unknown.err.contains("no schedule step or lowering pass named 'unrol'"), qPrintable(unknown.err));
+  }
+
+  // Every file the user names is read only when it is a regular file: a FIFO would hang the read,
+  // a device never end, a folder read as nothing. Text files are bounded in size.
+  void non_regular_and_oversized_files_are_refused() {
+    const QStringList lower = {"lower", "--op", "matmul M=8 N=8 K=8", "--schedule"};
+    QVERIFY(::mkfifo(path("fifo.sched").toUtf8().constData(), 0600) == 0);
+    Result r = tessel_cli(lower + QStringList{path("fifo.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("fifo.sched: is a FIFO, not a schedule file"), qPrintable(r.err));
+
+    QVERIFY(QDir().mkpath(path("sched_folder")));
+    r = tessel_cli(lower + QStringList{path("sched_folder")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("sched_folder: is a folder, not a schedule file"), qPrintable(r.err));
+
+    QFile big(path("big.sched"));
+    QVERIFY(big.open(QIODevice::WriteOnly));
+    big.write(QByteArray((1 << 20) + 1, '\n'));
+    big.close();
+    r = tessel_cli(lower + QStringList{path("big.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("big.sched: larger than the 1048576 bytes allowed for a schedule file"), qPrintable(r.err));
+
+    r = tessel_cli({"inspect", "/dev/zero"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("/dev/zero: is a character device, not a"), qPrintable(r.err));
+
+    QVERIFY(::mkfifo(path("fifo.graph").toUtf8().constData(), 0600) == 0);
+    r = tessel_cli({"passes", path("fifo.graph")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("fifo.graph: is a FIFO, not a graph text file"), qPrintable(r.err));
+
+    QVERIFY(::mkfifo(path("fifo.onnx").toUtf8().constData(), 0600) == 0);
+    r = tessel_cli({"inspect", path("fifo.onnx")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("fifo.onnx: is a FIFO, not an ONNX model file"), qPrintable(r.err));
+
+    const QString model = prepare_run("fifo_input", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+    QFile::remove(path("fifo_input_inputs/input_0.pb"));
+    QVERIFY(::mkfifo(path("fifo_input_inputs/input_0.pb").toUtf8().constData(), 0600) == 0);
+    r = tessel_cli({"run", model, "--inputs", path("fifo_input_inputs"), "--out-dir", path("fifo_input_out")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input_0.pb: is a FIFO, not a TensorProto file"), qPrintable(r.err));
+  }
+
+  // A schedule file's errors name the file and line, also for a step that parses but does not fit
+  // the kernel; bytes echoed from a binary file come out escaped, never raw control bytes.
+  void schedule_errors_name_the_file_and_escape_control_bytes() {
+    const auto write = [&](const QString& name, const QByteArray& text) {
+      QFile f(path(name));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(text);
+    };
+    const QStringList lower = {"lower", "--op", "matmul M=8 N=8 K=8", "--schedule"};
+    write("misfit.sched", "# comment\nsplit(C.i, 4)\n\nsplit(C.zz, 4)\n");
+    Result r = tessel_cli(lower + QStringList{path("misfit.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("misfit.sched: schedule line 4: step 2 split(C.zz, 4): stage C has no axis 'zz'"),
+             qPrintable(r.err));
+
+    write("binary.sched", QByteArray("split(C.i, 4)\nbo\x01gus\x1b[2J(x)\n"));
+    r = tessel_cli(lower + QStringList{path("binary.sched")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("binary.sched: schedule line 2: "), qPrintable(r.err));
+    QVERIFY2(r.err.contains("'bo\\x01gus\\x1b[2J'"), qPrintable(r.err));
+    for (QChar c : r.err.chopped(1)) QVERIFY2(c.unicode() >= 0x20 && c.unicode() != 0x7f, qPrintable(r.err));
+  }
+
+  // Sizes are computed with overflow checks: an input whose element count wraps int64 (it read as 0
+  // elements and 0 FLOPs) or whose bytes are beyond any machine is refused naming the value, and so
+  // are huge extents in an op spec.
+  void huge_shapes_are_refused() {
+    const QString model = QString::fromStdString(two_output_model().save(dir_, "huge.onnx"));
+    Result r = tessel_cli({"inspect", model, "--shape", "x=4611686018427387904x3"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input 'x': shape [4611686018427387904,3] has more elements than a 64-bit count holds"),
+             qPrintable(r.err));
+    r = tessel_cli({"build", model, "--shape", "x=70368744177664x3", "-o", path("huge.so")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("input 'x': shape [70368744177664,3] is larger than the 256 TiB allowed for one tensor"),
+             qPrintable(r.err));
+    QVERIFY(!QFile::exists(path("huge.so")));
+
+    r = tessel_cli({"lower", "--op", "matmul M=9223372036854775807"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("matmul: attribute M=9223372036854775807 is larger than 2147483647"), qPrintable(r.err));
+    r = tessel_cli({"lower", "--op", "matmul M=2147483647 N=2147483647 K=2147483647"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("matmul: tensor A: shape [2147483647,2147483647] is larger than the 256 TiB"),
+             qPrintable(r.err));
+  }
+
+  // A model without outputs would run and write nothing: refused at import, naming the file.
+  void model_without_outputs_is_refused() {
+    OnnxModel m;
+    m.input("x", DataType::kFloat32, {2, 3});
+    m.node("Relu", {"x"}, {"y"}, "relu");
+    const QString model = QString::fromStdString(m.save(dir_, "no_outputs.onnx"));
+    for (const QString& command : {QString("inspect"), QString("build")}) {
+      QStringList args = {command, model};
+      if (command == "build") args += QStringList{"-o", path("no_outputs.so")};
+      const Result r = tessel_cli(args);
+      check_one_line_error(r, 1);
+      QVERIFY2(r.err.contains("no_outputs.onnx: the model's graph has no outputs, so it computes nothing"),
+               qPrintable(r.err));
+    }
+    QVERIFY(!QFile::exists(path("no_outputs.so")));
+  }
+
+  // A failed run leaves the out-dir exactly as it was: an output_0.pb from an earlier run is not
+  // replaced and then deleted when a later output cannot be written.
+  void failed_run_keeps_earlier_outputs() {
+    const QString model = prepare_run("keep", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+    const QString out = path("keep_out");
+    QDir().mkpath(out + "/output_1.pb/occupied");
+    QFile earlier(out + "/output_0.pb");
+    QVERIFY(earlier.open(QIODevice::WriteOnly));
+    earlier.write("earlier run");
+    earlier.close();
+    Result r = tessel_cli({"run", model, "--inputs", path("keep_inputs"), "--out-dir", out});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("output_1.pb: exists and is not a regular file"), qPrintable(r.err));
+    QCOMPARE(files_in(out), (QStringList{"output_0.pb", "output_1.pb"}));
+    QVERIFY(earlier.open(QIODevice::ReadOnly));
+    QCOMPARE(earlier.readAll(), QByteArray("earlier run"));
+    earlier.close();
+
+    // Once the way is clear the run replaces the earlier output and leaves nothing else behind.
+    QVERIFY(QDir(out + "/output_1.pb").removeRecursively());
+    r = tessel_cli({"run", model, "--inputs", path("keep_inputs"), "--out-dir", out});
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(files_in(out), (QStringList{"output_0.pb", "output_1.pb"}));
+    QVERIFY(earlier.open(QIODevice::ReadOnly));
+    QVERIFY(earlier.readAll() != QByteArray("earlier run"));
+  }
+
+  // An llvm target's mattr names features LLVM knows; an unknown one is an error naming it
+  // (LLVM alone warned and went on, exit 0).
+  void unknown_llvm_features_are_refused() {
+    if (!QFile::exists(TESSEL_BINARY_DIR "/plugins/libtessel_llvm_cpu.so")) QSKIP("the llvm plugin is not built");
+    const QString model = prepare_run("mattr", f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+    Result r = tessel_cli({"run", model, "--inputs", path("mattr_inputs"), "--out-dir", path("mattr_out"), "--target",
+                           "llvm -mattr=+bogus"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("unknown mattr feature 'bogus'"), qPrintable(r.err));
+    QVERIFY(files_in(path("mattr_out")).isEmpty());
   }
 };
 

@@ -37,6 +37,13 @@ class TestSupport : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, Tensor(DataType::kFloat32, {int64_t{1} << 40}));
     QVERIFY_THROWS_EXCEPTION(Error, Tensor(DataType::kFloat32, {-1}));
   }
+  void shape_sizes_are_checked_for_overflow() {
+    QCOMPARE(shape_numel({3, 4, 5}), 60);
+    QVERIFY_THROWS_EXCEPTION(Error, shape_numel({int64_t{1} << 62, 4}));  // wrapped to 0
+    QCOMPARE(checked_tensor_bytes({1024, 1024}, 4), int64_t{4} << 20);
+    QVERIFY_THROWS_EXCEPTION(Error, checked_tensor_bytes({int64_t{1} << 46, 3}, 4));
+    QVERIFY_THROWS_EXCEPTION(Error, checked_tensor_bytes({int64_t{1} << 61}, 8));
+  }
   void cast_truncates_and_keeps_int64_exact() {
     Tensor f = Tensor::from_values<float>({3}, std::vector<float>{-1.7f, 2.9f, 0.0f});
     Tensor i = f.cast(DataType::kInt32);
