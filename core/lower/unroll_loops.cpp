@@ -2,6 +2,7 @@
 
 #include "core/arith/simplify.h"
 #include "core/loopir/functor.h"
+#include "core/support/error.h"
 
 namespace tessel::lower {
 using namespace loopir;
@@ -9,6 +10,20 @@ using namespace loopir;
 namespace {
 
 constexpr int64_t kMaxExplicitUnroll = 256;
+// Nested unrolls multiply: unroll(i), unroll(j), unroll(k) of 256 each would copy the body 16.7
+// million times. Past this many statements in one unrolled nest, lowering stops with an error.
+constexpr int64_t kMaxUnrolledStatements = 1 << 16;
+
+// Statements in a body (what each copy of an unrolled loop repeats).
+class CountStatements : public IRVisitor {
+ public:
+  int64_t count = 0;
+
+ protected:
+  bool enter(const Store&) override { return ++count, true; }
+  bool enter(const Evaluate&) override { return ++count, true; }
+  bool enter(const Barrier&) override { return ++count, true; }
+};
 
 class HasLoop : public IRVisitor {
  public:
@@ -42,6 +57,13 @@ class Unroller : public IRMutator {
       auto_unroll = !h.found;
     }
     if (!explicit_unroll && !auto_unroll) return s;
+    CountStatements body_size;
+    body_size.visit(f->body);
+    if (body_size.count * ext > kMaxUnrolledStatements)
+      throw Error("unrolling loop " + f->var->name + " (" + std::to_string(ext) + " iterations of " +
+                  std::to_string(body_size.count) + " statements, after the unrolls inside it) would write " +
+                  std::to_string(body_size.count * ext) + " statements, more than " +
+                  std::to_string(kMaxUnrolledStatements) + ": unroll fewer or shorter loops");
     std::vector<Stmt> copies;
     for (int64_t k = mn; k < mn + ext; ++k)
       copies.push_back(arith::simplify(substitute(f->body, VarMap{{f->var.get(), make_int(k)}})));

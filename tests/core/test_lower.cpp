@@ -382,7 +382,8 @@ class TestLower : public QObject {
         {"mm double buffer pipeline with a k tail", "matmul M=6 N=5 K=18",
          "split(C.k, 4)\ncache_read(B, shared, C)\ncompute_at(B_shared, C.k.outer)\ndouble_buffer(B_shared)"},
         {"mm double buffer pipeline, bound threads", "matmul M=16 N=16 K=24",
-         "tile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\nreorder(C.i.outer, C.j.outer, C.i.inner, C.j.inner, C.k.outer, C.k.inner)\n"
+         "tile(C.i, C.j, 4, 4)\nsplit(C.k, 4)\nreorder(C.i.outer, C.j.outer, C.i.inner, C.j.inner, C.k.outer, "
+         "C.k.inner)\n"
          "bind(C.i.outer, blockIdx.x)\nbind(C.i.inner, threadIdx.x)\ncache_read(A, shared, C)\n"
          "compute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
         {"mm vthreads over accelerator queues with dependence tokens", "matmul M=8 N=6 K=16",
@@ -475,7 +476,9 @@ class TestLower : public QObject {
   void interpreter_checks_dependence_tokens() {
     using namespace loopir;
     auto out = make_buffer("Y", DataType::kFloat32, {1});
-    auto tok = [](const char* name) { return make_evaluate(make_call(name, {make_int(0), make_int(1)}, DataType::kInt32)); };
+    auto tok = [](const char* name) {
+      return make_evaluate(make_call(name, {make_int(0), make_int(1)}, DataType::kInt32));
+    };
     Func f{"tokens", {out}, make_seq({tok("dep_pop"), make_store(out, {make_int(0)}, make_float(1))})};
     Tensor y(DataType::kFloat32, {1});
     QVERIFY_THROWS_EXCEPTION(Error, interpret(f, {y}));
@@ -508,10 +511,11 @@ class TestLower : public QObject {
     QVERIFY2(text.find("tessel_intrin_gemm_16x16x16_f32_reset(address_of(C[i.outer * 1024 + j.outer * 16]), 64)") !=
                  std::string::npos,
              text.c_str());
-    QVERIFY2(text.find("tessel_intrin_gemm_16x16x16_f32(address_of(A[i.outer * 1024 + k.outer * 16]), 64, "
-                       "address_of(B[k.outer * 1024 + j.outer * 16]), 64, address_of(C[i.outer * 1024 + j.outer * 16]), "
-                       "64)") != std::string::npos,
-             text.c_str());
+    QVERIFY2(
+        text.find("tessel_intrin_gemm_16x16x16_f32(address_of(A[i.outer * 1024 + k.outer * 16]), 64, "
+                  "address_of(B[k.outer * 1024 + j.outer * 16]), 64, address_of(C[i.outer * 1024 + j.outer * 16]), "
+                  "64)") != std::string::npos,
+        text.c_str());
     QVERIFY2(text.find("i.inner") == std::string::npos && text.find("k.inner") == std::string::npos, text.c_str());
   }
 
@@ -543,6 +547,23 @@ class TestLower : public QObject {
     }
     QVERIFY2(err.find("lowering pass tensorize") != std::string::npos, err.c_str());
     QVERIFY2(err.find("has extent 8, but gemm_16x16x16_f32's axis") != std::string::npos, err.c_str());
+  }
+
+  // Nested unrolls multiply: past the cap, lowering stops naming the loop and the count, before
+  // building the whole expansion (64 x 64 x 64 here); two levels of the same nest still lower.
+  void nested_unrolls_are_capped() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=64 N=64 K=64");
+    std::string err;
+    try {
+      lower::lower(dag, schedule::parse_schedule("unroll(C.i)\nunroll(C.j)\nunroll(C.k)"));
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("lowering pass unroll") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("unrolling loop i (64 iterations") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("more than 65536") != std::string::npos, err.c_str());
+    const loopir::Func f = lower::lower(dag, schedule::parse_schedule("unroll(C.j)\nunroll(C.k)")).func;
+    QVERIFY(loopir::to_string(f).find("for k") == std::string::npos);  // fully unrolled inside i
   }
 
   void loop_partition_leaves_no_guard_in_main_body() {
