@@ -9,8 +9,9 @@
 //
 // A group whose ops have no tensor-expression builder (or whose lowering fails) runs with the
 // reference kernels instead, through the same executor; so does every group when the target has
-// no code generator (`ref`). Every such kernel is listed with the reason (`fallback_reason`), so
-// `tessel run`/`profile` can say what was not compiled.
+// no code generator (`ref`). A plan that needs more memory than CompileOptions::memory_limit is
+// refused before code generation, naming its largest tensor. Every such kernel is listed with the reason
+// (`fallback_reason`), so `tessel run`/`profile` can say what was not compiled.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -41,7 +42,23 @@ struct CompileOptions {
   PipelineOptions pipeline;
   // Hand schedules by kernel name (replace the default schedule).
   std::map<std::string, schedule::Schedule> schedules;
+  // The most memory a run may plan to use (arena + constants + inputs + outputs), in bytes; 0: the
+  // default, 3/4 of physical memory (core/support/memory_budget.h). The CLI's --memory-limit.
+  int64_t memory_limit = 0;
 };
+
+// What a run of the planned graph holds at once: the memory plan's arena, the constants, the
+// inputs and the outputs (copied out of the arena), and the largest single tensor among them.
+struct MemoryNeed {
+  int64_t arena = 0, constants = 0, inputs_outputs = 0;
+  ValueId largest = kNoValue;
+  int64_t largest_bytes = 0;
+  int64_t total() const { return arena + constants + inputs_outputs; }
+};
+MemoryNeed memory_need(const Graph& g, const MemoryPlan& plan);
+// Throws Error before anything is allocated when the need exceeds `limit` bytes (0: the default),
+// naming the model, the planned bytes, the largest tensor, the limit and how to raise it.
+void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit);
 
 // Times of one run, one entry per kernel in execution order.
 struct RunTimes {
