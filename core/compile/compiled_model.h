@@ -77,11 +77,14 @@ struct RunTimes {
 class CompiledModel {
  public:
   // Throws Error naming the kernel and the stage when code generation fails, or a hand schedule
-  // does not lower ("kernel 'K': schedule: ...").
+  // does not lower ("kernel 'K': schedule: ..."); naming the node when constant indices are out of
+  // range; and (check_memory_limit) when the plan needs more than options.memory_limit.
   static std::shared_ptr<const CompiledModel> compile(GraphPtr graph, const Target& target,
                                                       const CompileOptions& options = {});
 
   // `inputs` follow graph->inputs; returns the graph outputs. `times`, when given, gets per-kernel times.
+  // An index out of range in the inputs throws Error "kernel 'K': node 'N' (Gather): index 7 out of
+  // range [-5, 5) on axis 0".
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunTimes* times = nullptr) const;
 
   const Target& target() const { return target_; }
