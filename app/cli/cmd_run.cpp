@@ -28,8 +28,10 @@ namespace fs = std::filesystem;
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes] [--report]",
-    .value_options = {"--inputs", "--out-dir", "--target"},
+    .usage =
+        "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes] [--report] "
+        "[--memory-limit SIZE]",
+    .value_options = {"--inputs", "--out-dir", "--target", "--memory-limit"},
     .repeatable_options = {"--shape"},
     .flags = {"--no-passes", "--report"},
     .min_positional = 1,
@@ -45,7 +47,9 @@ constexpr const char* kDetails =
     "  --no-passes           run the graph as imported: no optimizing graph pass, only shape inference,\n"
     "                        fusion and memory planning (to compare)\n"
     "  --report              print how many kernels were compiled, and why each other one runs with\n"
-    "                        the reference kernels\n";
+    "                        the reference kernels\n"
+    "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
+    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n";
 
 // Every graph pass but those the executor needs: types, kernels (fusion) and their storage.
 std::set<std::string> optimizing_passes() {
@@ -118,6 +122,8 @@ int run_run_command(std::span<const std::string> argv) {
   const fs::path inputs_dir = args.required("--inputs");
   const fs::path out_dir = args.required("--out-dir");
   const Target target = resolve_target(args.value("--target"));
+  compile::CompileOptions compile_options;
+  compile_options.memory_limit = memory_limit_option(args);
 
   OnnxModelFile file(model);  // parsed once: its inputs tell which input files bind shape operands
   ImportOptions options;
@@ -127,7 +133,6 @@ int run_run_command(std::span<const std::string> argv) {
   // One pipeline for every target: graph passes, fusion, memory plan, kernels compiled by the
   // target's code generator; without one (`ref`), or for a group without a tensor expression,
   // the reference kernels run the group in the same executor.
-  compile::CompileOptions compile_options;
   if (args.flag("--no-passes")) compile_options.pipeline.disabled_passes = optimizing_passes();
   GraphPtr imported = std::make_shared<const Graph>(file.import(options));  // errors name the file
   std::shared_ptr<const compile::CompiledModel> compiled;
