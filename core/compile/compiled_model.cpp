@@ -35,23 +35,31 @@ MemoryNeed memory_need(const Graph& g, const MemoryPlan& plan) {
   return need;
 }
 
-void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit) {
+void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit, const KernelScratch* scratch) {
   const bool given = limit > 0;
   if (!given) limit = default_memory_limit();
   const MemoryNeed need = memory_need(g, plan);
-  if (need.total() <= limit) return;
+  const int64_t scratch_bytes = scratch ? scratch->need.bytes : 0;
+  int64_t total = 0;
+  if (__builtin_add_overflow(need.total(), scratch_bytes, &total)) total = INT64_MAX;
+  if (total <= limit) return;
   std::string largest;
-  if (need.largest != kNoValue) {
+  if (scratch_bytes > 0) {
+    largest = "; kernel '" + scratch->kernel + "' allocates " + byte_size_text(scratch_bytes) +
+              " of scratch, the largest buffer '" + scratch->need.largest_buffer + "' (" +
+              byte_size_text(scratch->need.largest_bytes) + ")";
+  } else if (need.largest != kNoValue) {
     const Value& v = g.value(need.largest);
     largest = "; the largest tensor is '" + v.name + "' " + type_str(v.type) + " (" +
               byte_size_text(need.largest_bytes) + ")";
   }
-  throw Error("model '" + g.name + "' needs " + byte_size_text(need.total()) + " (" + std::to_string(need.total()) +
+  throw Error("model '" + g.name + "' needs " + byte_size_text(total) + " (" + std::to_string(total) +
               " bytes: arena " + byte_size_text(need.arena) + ", constants " + byte_size_text(need.constants) +
-              ", inputs and outputs " + byte_size_text(need.inputs_outputs) + ")" + largest +
-              "; that is more than the memory limit of " + byte_size_text(limit) +
+              ", inputs and outputs " + byte_size_text(need.inputs_outputs) +
+              (scratch_bytes > 0 ? ", kernel scratch " + byte_size_text(scratch_bytes) : std::string()) + ")" +
+              largest + "; that is more than the memory limit of " + byte_size_text(limit) +
               (given ? "" : " (3/4 of physical memory)") + "; raise it with --memory-limit SIZE (e.g. --memory-limit " +
-              std::to_string((need.total() >> 30) + 1) + "G)");
+              std::to_string((total >> 30) + 1) + "G)");
 }
 
 int CompiledModel::compiled_count() const {
@@ -74,6 +82,7 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   const bool codegen = generates_code(target);
 
   std::vector<loopir::Func> funcs;
+  KernelScratch largest_scratch;  // the compiled kernel that allocates the most for itself
   for (const MemoryStep& step : plan.steps) {
     const FusionGroup& group = fusion.groups.at(static_cast<size_t>(step.group));
     CompiledKernel k;
@@ -97,6 +106,8 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
         k.schedule = std::move(lowered.schedule);
         k.params = std::move(lowered.params);
         k.loop_program = loopir::to_string(lowered.func);
+        loopir::ScratchNeed scratch = loopir::scratch_need(lowered.func);
+        if (scratch.bytes > largest_scratch.need.bytes) largest_scratch = {k.name, std::move(scratch)};
         funcs.push_back(std::move(lowered.func));
         k.compiled = true;
       } catch (const Error& e) {
@@ -107,6 +118,8 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
     k.compile_ms = ms_since(start);
     model->kernels_.push_back(std::move(k));
   }
+  // Kernels allocate their own scratch when they run; refuse one that cannot fit before any code is built.
+  check_memory_limit(g, plan, options.memory_limit, &largest_scratch);
   const auto start = Clock::now();
   if (!funcs.empty()) model->module_ = build_module(funcs, target);
   model->codegen_ms_ = ms_since(start);

@@ -58,7 +58,13 @@ struct MemoryNeed {
 MemoryNeed memory_need(const Graph& g, const MemoryPlan& plan);
 // Throws Error before anything is allocated when the need exceeds `limit` bytes (0: the default),
 // naming the model, the planned bytes, the largest tensor, the limit and how to raise it.
-void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit);
+// With `scratch`, the need also counts the largest scratch of the compiled kernels (kernels run one
+// after another, so only one kernel's scratch is alive at a time), named in the message.
+struct KernelScratch {
+  std::string kernel;
+  loopir::ScratchNeed need;
+};
+void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit, const KernelScratch* scratch = nullptr);
 
 // Times of one run, one entry per kernel in execution order.
 struct RunTimes {

@@ -1,6 +1,7 @@
 #include "core/loopir/ir.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/loopir/functor.h"
 #include "core/support/error.h"
@@ -205,7 +206,32 @@ class CheckCollector : public IRVisitor {
   }
 };
 
+class ScratchCollector : public IRVisitor {
+ public:
+  ScratchNeed need;
+
+ protected:
+  bool enter(const Allocate& a) override {
+    // Saturating: an overflowing size is simply more than any limit.
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(buffer_span(*a.buffer), static_cast<int64_t>(dtype_size(a.buffer->dtype)), &bytes))
+      bytes = INT64_MAX;
+    if (__builtin_add_overflow(need.bytes, bytes, &need.bytes)) need.bytes = INT64_MAX;
+    if (bytes > need.largest_bytes) {
+      need.largest_bytes = bytes;
+      need.largest_buffer = a.buffer->name;
+    }
+    return true;
+  }
+};
+
 }  // namespace
+
+ScratchNeed scratch_need(const Func& f) {
+  ScratchCollector c;
+  c.visit(f.body);
+  return c.need;
+}
 
 std::vector<std::string> check_messages(const Func& f) {
   CheckCollector c;

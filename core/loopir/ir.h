@@ -300,6 +300,16 @@ std::vector<std::string> check_messages(const Func& f);
 // that is not f's.
 std::string check_failure_text(const std::vector<std::string>& messages, const CheckRecord& record);
 
+// The memory f allocates for itself (its Allocate buffers, all of them counted as if alive at
+// once: an upper bound) and the largest of them, so a caller can refuse a kernel whose scratch
+// cannot fit before it runs (a fused broadcast-then-reduce can need gigabytes).
+struct ScratchNeed {
+  int64_t bytes = 0;
+  std::string largest_buffer;
+  int64_t largest_bytes = 0;
+};
+ScratchNeed scratch_need(const Func& f);
+
 // ---------------------------------------------------------------- constructors
 
 Expr make_int(int64_t v, DataType t = DataType::kInt64);
