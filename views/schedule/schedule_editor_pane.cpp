@@ -1,7 +1,5 @@
 #include "views/schedule/schedule_editor_pane.h"
 
-#include "views/edit/kernel_lowering.h"
-
 #include <QAction>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
@@ -19,6 +17,7 @@
 
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
+#include "views/edit/kernel_lowering.h"
 #include "views/schedule/schedule_highlighter.h"
 #include "views/schedule/step_choices.h"
 #include "views/schedule/step_form.h"
@@ -117,6 +116,10 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   title_->setStyleSheet("font-weight: bold");
   badge_ = new QLabel(this);
   badge_->setObjectName("badge");
+  // A long measuring error must not widen the dock (and the window with it): the badge is cut,
+  // its tooltip and the error line below hold the whole text.
+  badge_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   expression_ = new QPlainTextEdit(this);
   expression_->setReadOnly(true);
   expression_->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -152,7 +155,8 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
 
   delete_ = new QPushButton(tr("Delete"), this);
   reset_ = new QPushButton(tr("Reset to default"), this);
-  copy_ = new QPushButton(tr("Copy to same-shape kernels"), this);
+  copy_ = new QPushButton(tr("Copy to…"), this);  // short: the pane shares the left column
+  copy_->setToolTip(tr("Copy this schedule to other kernels of the same shape"));
   auto* copy_menu = new QMenu(copy_);
   copy_->setMenu(copy_menu);
   auto* buttons = new QHBoxLayout;
@@ -164,7 +168,8 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   form_ = new StepForm(this);
   auto* header = new QHBoxLayout;
   header->addWidget(title_, 1);
-  header->addWidget(badge_);
+  header->addWidget(badge_, 1);
+  badge_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(header);
@@ -212,7 +217,8 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
       copy_menu->addAction(tr("No other kernel has this shape"))->setEnabled(false);
       return;
     }
-    copy_menu->addAction(tr("All %1 kernels").arg(kernels.size()), this, [this, kernels] { copy_schedule_to(kernels); });
+    copy_menu->addAction(tr("All %1 kernels").arg(kernels.size()), this,
+                         [this, kernels] { copy_schedule_to(kernels); });
     copy_menu->addSeparator();
     for (const QString& k : kernels) copy_menu->addAction(k, this, [this, k] { copy_schedule_to({k}); });
   });
@@ -271,6 +277,27 @@ void ScheduleEditorPane::set_kernel(const QString& kernel, te::ComputeDag dag, s
   sync_text();
   refresh_choices();
   show_errors();
+}
+
+void ScheduleEditorPane::clear(bool forget_kernels) {
+  kernel_.clear();
+  lowering_.reset();
+  text_error_.clear();
+  undo_group_->setActiveStack(nullptr);
+  if (forget_kernels) {
+    for (auto& [name, state] : kernels_) delete state->stack;  // owned by the group, not the state
+    kernels_.clear();
+  }
+  title_->setText(tr("No kernel selected"));
+  badge_->clear();
+  expression_->clear();
+  syncing_ = true;
+  model_->set_entries({});
+  text_->clear();
+  syncing_ = false;
+  error_->clear();
+  error_->hide();
+  setEnabled(false);
 }
 
 schedule::Schedule ScheduleEditorPane::schedule() const { return enabled_schedule(model_->entries()); }

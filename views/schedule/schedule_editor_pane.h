@@ -60,6 +60,9 @@ class ScheduleEditorPane final : public QWidget {
   // history when `current` is still what the pane last sent for it.
   void set_kernel(const QString& kernel, te::ComputeDag dag, schedule::Schedule current,
                   schedule::Schedule default_schedule);
+  // Shows no kernel. `forget_kernels`: another model was opened, so the kernels' step lists and
+  // undo histories (kept per kernel name) belong to a model that is gone.
+  void clear(bool forget_kernels);
   void show_lowering(KernelLoweringPtr lowering);  // other kernels and older generations are dropped
   void show_measuring(const QString& kernel);      // the badge shows "…"
   void show_measurement(KernelMeasurementPtr measurement);

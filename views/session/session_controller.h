@@ -54,12 +54,22 @@ class SessionController : public QObject {
   QString recovery_path() const { return recovery_path_; }
   static QString default_recovery_path();
   void discard_recovery();  // the clean-close path
-  struct Recovered {
-    SessionDocument doc;
-    QString session_path;
+  // While a recovery found at start is waiting for the user's answer, autosave must not overwrite
+  // it: held, changes are kept in memory only; released, the current session is written at once.
+  void hold_recovery(bool held);
+  bool recovery_held() const { return recovery_held_; }
+  // The running lesson and its page, autosaved with the session (empty path: none).
+  void set_lesson_position(const QString& lesson_path, int page);
+
+  // What a dead studio left behind. No file: nothing. A file that cannot be read or is malformed
+  // is never deleted and never crashes the studio: it is renamed aside (kept_as) and `error` says
+  // which file and field was wrong.
+  struct RecoveryRead {
+    std::optional<RecoveryRecord> record;
+    QString error;
+    QString kept_as;
   };
-  // What a dead studio left behind, if anything readable.
-  static std::optional<Recovered> read_recovery(const QString& path);
+  static RecoveryRead read_recovery(const QString& path);
 
   // Tests: processes events until the current compile has been delivered; false on timeout.
   bool wait_until_idle(int timeout_ms);
@@ -79,6 +89,9 @@ class SessionController : public QObject {
   CompileFunction compile_;
   SessionDocument doc_;
   QString session_path_, recovery_path_;
+  QString lesson_path_;
+  int lesson_page_ = 0;
+  bool recovery_held_ = false;
   bool modified_ = false;
   bool busy_ = false;
   StudioSnapshotPtr snapshot_;
