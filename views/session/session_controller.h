@@ -8,7 +8,9 @@
 //        └──── compiled(snapshot) ◀────────────────┘ (a stale generation is dropped)
 //
 // Autosave: every document change rewrites the recovery file at once (it is tiny); a clean close
-// removes it, so finding one at start-up means the last studio died and it is offered back.
+// removes it, so finding one at start-up means the last studio died and it is offered back. Until
+// the user answers that offer, the file is held: nothing overwrites it. A recovery file that cannot
+// be read is renamed aside (never deleted) and its problem named, file and field.
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
