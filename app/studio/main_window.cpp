@@ -14,6 +14,8 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -38,6 +40,48 @@ namespace {
 constexpr int kMaxRecent = 8;
 // Version of the saved pane arrangement (QMainWindow::saveState); 1: readable default sizes.
 constexpr int kLayoutVersion = 1;
+
+// A highlight-coloured frame drawn over the pane that holds the keyboard focus, so Alt+1…9 and Tab
+// show where typing goes. It lets every click through and follows the pane's size.
+class FocusFrame final : public QWidget {
+ public:
+  explicit FocusFrame(QWidget* parent) : QWidget(parent) {
+    setAttribute(Qt::WA_TransparentForMouseEvents);
+    setAttribute(Qt::WA_NoSystemBackground);
+    setFocusPolicy(Qt::NoFocus);
+    hide();
+  }
+  void frame(QWidget* pane) {
+    if (pane == target_) return;
+    if (target_) target_->removeEventFilter(this);
+    target_ = pane;
+    if (!pane) {
+      hide();
+      return;
+    }
+    setParent(pane);
+    pane->installEventFilter(this);
+    setGeometry(pane->rect());
+    raise();
+    show();
+  }
+  QWidget* target() const { return target_; }
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* e) override {
+    if (watched == target_ && e->type() == QEvent::Resize) setGeometry(target_->rect());
+    if (watched == target_ && e->type() == QEvent::Destroy) target_ = nullptr;
+    return false;
+  }
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.setPen(QPen(palette().color(QPalette::Highlight), 2));
+    p.drawRect(rect().adjusted(1, 1, -1, -1));
+  }
+
+ private:
+  QPointer<QWidget> target_;
+};
 
 QPalette dark_palette() {
   QPalette p;
@@ -226,6 +270,17 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
           {views::Diagnostic::Severity::kWarning, "plugins", plugin.name + ": " + plugin.error});
   build_actions_and_menus();
   palette_ = new CommandPalette(menuBar(), this);
+  focus_frame_ = new FocusFrame(this);
+  connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+    // The pane (a dock's widget, or the graph) that holds the focus widget, if it is ours.
+    for (QWidget* w = now; w; w = w->parentWidget()) {
+      const bool pane = qobject_cast<QDockWidget*>(w->parentWidget()) != nullptr || w == panes_.graph;
+      if (pane && w->window() == this) {
+        static_cast<FocusFrame*>(focus_frame_)->frame(w);
+        return;
+      }
+    }
+  });
 
   QSettings settings;
   resize(1280, 820);
@@ -385,7 +440,16 @@ void MainWindow::build_actions_and_menus() {
     }
     connect(a, &QAction::triggered, this, [this, name, dock, a] {
       reveal_pane(name);
-      if (QWidget* pane = pane_by_name(name)) pane->setFocus(Qt::ShortcutFocusReason);
+      if (QWidget* pane = pane_by_name(name)) {
+        // Its first control that takes the keyboard (a table, the code view), else the pane.
+        QWidget* target = pane;
+        for (QWidget* child : pane->findChildren<QWidget*>())
+          if ((child->focusPolicy() & Qt::TabFocus) && child->isVisibleTo(pane)) {
+            target = child;
+            break;
+          }
+        target->setFocus(Qt::ShortcutFocusReason);
+      }
       if (dock) a->setChecked(true);
     });
   }
@@ -557,6 +621,11 @@ void MainWindow::refresh_targets() {
   QSignalBlocker block(target_combo_);
   target_combo_->clear();
   for (const std::string& t : views::available_targets()) target_combo_->addItem(QString::fromStdString(t));
+}
+
+QWidget* MainWindow::focused_pane() const {
+  auto* frame = static_cast<FocusFrame*>(focus_frame_);
+  return frame->isVisible() ? frame->target() : nullptr;
 }
 
 QWidget* MainWindow::pane_by_name(const QString& name) const {

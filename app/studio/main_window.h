@@ -56,6 +56,8 @@ class MainWindow final : public QMainWindow {
   QWidget* pane_by_name(const QString& name) const;
   // Brings a pane to the front: its dock shown and raised, or the centre page switched to it.
   void reveal_pane(const QString& name);
+  // The pane framed as holding the keyboard focus (null: none of ours).
+  QWidget* focused_pane() const;
   QString banner_text() const;
   // Restores what a killed studio left in the recovery file (the session, the lesson page); false
   // when there was nothing, or the user canceled replacing a modified session.
@@ -129,6 +131,7 @@ class MainWindow final : public QMainWindow {
   QComboBox* target_combo_;
   QMenu* recent_menu_ = nullptr;
   CommandPalette* palette_ = nullptr;
+  QWidget* focus_frame_ = nullptr;  // a FocusFrame (main_window.cpp)
   std::optional<views::RecoveryRecord> recovered_;
   QPalette system_palette_;
   Theme theme_ = Theme::kSystem;
