@@ -691,7 +691,20 @@ bool MainWindow::restore_recovered() {
   recovered_.reset();
   banner_->hide();
   controller_->open_document(r.doc, QString::fromStdString(r.session_path), r.modified);
+  controller_->set_schedule_histories(r.histories);
   controller_->hold_recovery(false);  // the file is ours again: autosave what was just restored
+  // The schedule editor's undo histories, once the compile has seeded the kernels' steps.
+  mediator_->after_compile([this, histories = r.histories] {
+    for (const auto& [kernel, history] : histories) {
+      try {
+        panes_.schedule->restore_history(QString::fromStdString(kernel), history);
+      } catch (const std::exception& e) {
+        statusBar()->showMessage(tr("The undo history of %1 was not restored: %2")
+                                     .arg(QString::fromStdString(kernel), QString::fromUtf8(e.what())),
+                                 6000);
+      }
+    }
+  });
   center_->setCurrentWidget(panes_.graph);
   {
     QSignalBlocker block(target_combo_);

@@ -1,5 +1,7 @@
 #include "app/studio/mediator.h"
 
+#include <QUndoGroup>
+
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
@@ -67,6 +69,10 @@ void StudioMediator::connect_kernel_panes() {
     return snapshot_ ? views::same_shape_kernels_in(*snapshot_, kernel.toStdString()) : QStringList{};
   };
   panes_.schedule->on_step_selected = [this](int step) { panes_.program->highlight_step(step); };
+  // Undo and redo move a stack's index after the edit reached the session: autosave the histories
+  // again once it has moved.
+  connect(panes_.schedule->undo_group(), &QUndoGroup::indexChanged, this,
+          [this] { controller_->set_schedule_histories(panes_.schedule->histories()); });
   panes_.program->on_step_picked = [this](int step) { panes_.schedule->highlight_step(step); };
   panes_.roofline->on_kernel_clicked = [this](const QString& k) { selection_->set_kernel(k); };
   panes_.roofline->on_calibrate_requested = [this] { loop_->calibrate(); };
@@ -209,6 +215,7 @@ void StudioMediator::load_session_schedules() {
 }
 
 void StudioMediator::save_session_schedules() {
+  controller_->set_schedule_histories(panes_.schedule->histories());
   std::map<std::string, std::string> texts;
   for (const auto& [kernel, s] : loop_->hand_schedules()) {
     std::string text = panes_.schedule->text_form(QString::fromStdString(kernel));

@@ -202,6 +202,14 @@ class SessionTest : public QObject {
         {"{\"session\": " + session + ", \"lesson\": {\"path\": \"l.json\", \"page\": -1}}",
          "field 'lesson.page' must be between 0 and 9999, got -1"},
         {"{\"session\": " + session + ", \"lesson\": {\"page\": 1}}", "field 'lesson.path' is missing"},
+        {"{\"session\": " + session +
+             ", \"history\": {\"k\": {\"states\": [\"\"], \"labels\": [\"a\"], \"index\": 0}}}",
+         "field 'history.k.states' must hold one more state than there are labels"},
+        {"{\"session\": " + session +
+             ", \"history\": {\"k\": {\"states\": [\"\", \"x(\"], \"labels\": [\"a\"], \"index\": 1}}}",
+         "field 'history.k.states[1]' is not a valid schedule"},
+        {"{\"session\": " + session + ", \"history\": {\"k\": {\"states\": [\"\"], \"labels\": [], \"index\": 5}}}",
+         "field 'history.k.index' must be 0, got 5"},
     };
     for (const auto& [text, expected] : recoveries) {
       const std::string got = recovery_error(text);
@@ -216,6 +224,9 @@ class SessionTest : public QObject {
     r.modified = false;
     r.lesson_path = "/lessons/l.json";
     r.lesson_page = 3;
+    r.histories["k"] = {{"", "split(C.i, 8)\n", "split(C.i, 8)\n# disabled: parallel(C.i.outer)\n"},
+                        {"Add split(C.i, 8)", "Add parallel(C.i.outer)"},
+                        1};
     QVERIFY(parse_recovery_text(recovery_to_json(r).dump(2), "r.tessel") == r);
   }
 

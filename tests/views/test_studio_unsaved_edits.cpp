@@ -8,12 +8,16 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QSettings>
+#include <QStatusBar>
+#include <QUndoStack>
 #include <QtTest>
 #include <fstream>
 
 #include "app/studio/command_palette.h"
 #include "app/studio/main_window.h"
+#include "core/schedule/schedule.h"
 #include "studio_fixtures.h"
+#include "views/schedule/schedule_editor_pane.h"
 
 using namespace tessel;
 using namespace tessel::views;
@@ -308,6 +312,51 @@ class StudioUnsavedEditsTest : public QObject {
     answer_with(*w, QMessageBox::Discard);
     QVERIFY(w->close());
     QVERIFY(!QFile::exists(recovery_));
+  }
+
+  // Issue 18: after a crash and restore, the undo history was gone.
+  void a_restore_brings_back_the_schedule_undo_history() {
+    QFile::remove(recovery_);
+    const schedule::Schedule steps = schedule::parse_schedule("split(a.i, 8)\nsplit(a.j, 4)\n");
+    QString kernel;
+    size_t base = 0;  // the kernel's default steps
+    {
+      auto w = window();
+      w->open_file(test::sample_model());
+      QVERIFY(w->controller()->wait_until_idle(60000));
+      kernel = QString::fromStdString(w->controller()->snapshot()->fusion->groups.front().kernel_name);
+      w->selection()->set_kernel(kernel);
+      ScheduleEditorPane* editor = w->panes().schedule;
+      QCOMPARE(editor->kernel(), kernel);
+      const int before = editor->undo_stack()->count();
+      base = editor->entries().size();
+      editor->add_step(steps.steps[0], 0);
+      editor->add_step(steps.steps[1], 1);
+      editor->undo_stack()->undo();
+      QCOMPARE(editor->undo_stack()->count(), before + 2);
+      QTRY_VERIFY_WITH_TIMEOUT(read_all(recovery_).contains("\"history\""), 10000);
+    }  // "crash"
+    auto w = window();
+    QVERIFY(w->restore_recovered());
+    QVERIFY(w->controller()->wait_until_idle(60000));
+    w->selection()->set_kernel(kernel);
+    ScheduleEditorPane* editor = w->panes().schedule;
+    QCOMPARE(editor->kernel(), kernel);
+    QVERIFY2(editor->undo_stack()->count() >= 2,
+             qPrintable(QString("stack %1, histories %2, status '%3', recovery: %4")
+                            .arg(editor->undo_stack()->count())
+                            .arg(editor->histories().size())
+                            .arg(w->statusBar()->currentMessage())
+                            .arg(QString::fromUtf8(read_all(recovery_)).left(600))));
+    QVERIFY(editor->undo_stack()->canRedo());  // the undone edit can be redone
+    QCOMPARE(editor->entries().size(), base + 1);
+    editor->undo_stack()->redo();
+    QCOMPARE(editor->entries().size(), base + 2);
+    editor->undo_stack()->undo();
+    editor->undo_stack()->undo();
+    QCOMPARE(editor->entries().size(), base);  // back to the default steps, through the restored history
+    answer_with(*w, QMessageBox::Discard);
+    QVERIFY(w->close());
   }
 
   // Issue 18: after a crash and restore, the lesson page and the window layout were gone.

@@ -41,6 +41,8 @@ class EntriesCommand final : public QUndoCommand {
         reset_(is_reset) {}
   void redo() override { apply(after_, reset_); }
   void undo() override { apply(before_, false); }
+  const ScheduleEntries& before() const { return before_; }
+  const ScheduleEntries& after() const { return after_; }
 
  private:
   void apply(const ScheduleEntries& e, bool reset) {
@@ -512,6 +514,54 @@ void ScheduleEditorPane::show_measurement(KernelMeasurementPtr m) {
 std::string ScheduleEditorPane::text_form(const QString& kernel) const {
   auto it = kernels_.find(kernel);
   return it == kernels_.end() ? std::string() : entries_to_text(it->second->entries);
+}
+
+std::map<std::string, ScheduleHistory> ScheduleEditorPane::histories() const {
+  std::map<std::string, ScheduleHistory> out;
+  for (const auto& [kernel, state] : kernels_) {
+    const QUndoStack* stack = state->stack;
+    if (!stack || stack->count() == 0) continue;
+    ScheduleHistory h;
+    for (int i = 0; i < stack->count(); ++i) {
+      const auto* command = static_cast<const EntriesCommand*>(stack->command(i));  // the only kind pushed
+      if (i == 0) h.states.push_back(entries_to_text(command->before()));
+      h.states.push_back(entries_to_text(command->after()));
+      h.labels.push_back(command->text().toStdString());
+    }
+    h.index = stack->index();
+    out[kernel.toStdString()] = std::move(h);
+  }
+  return out;
+}
+
+void ScheduleEditorPane::restore_history(const QString& kernel, const ScheduleHistory& history) {
+  if (history.states.size() != history.labels.size() + 1 || history.index < 0 ||
+      history.index > static_cast<int>(history.labels.size()))
+    return;
+  std::vector<ScheduleEntries> states;
+  for (const std::string& text : history.states) states.push_back(entries_from_text(text));
+  auto& slot = kernels_[kernel];
+  if (!slot) {
+    slot = std::make_unique<KernelState>();
+    slot->stack = new QUndoStack(undo_group_);
+  }
+  // Commands of a kernel that is not shown change nothing when they run (EntriesCommand::apply):
+  // the stack is rebuilt as if no kernel were shown, then the shown one is redrawn.
+  const QString shown = kernel_;
+  kernel_.clear();
+  slot->stack->clear();
+  for (size_t i = 0; i < history.labels.size(); ++i)
+    slot->stack->push(
+        new EntriesCommand(this, kernel, states[i], states[i + 1], QString::fromStdString(history.labels[i]), false));
+  slot->stack->setIndex(history.index);
+  slot->entries = states[static_cast<size_t>(history.index)];
+  kernel_ = shown;
+  if (kernel_ == kernel) {
+    syncing_ = true;
+    model_->set_entries(slot->entries);
+    syncing_ = false;
+    sync_text();
+  }
 }
 
 void ScheduleEditorPane::restore_text(const QString& kernel, const std::string& text) {

@@ -30,6 +30,7 @@
 #include "views/common/kernel_results.h"
 #include "views/common/snapshot.h"
 #include "views/schedule/schedule_step_model.h"
+#include "views/session/session_document.h"
 
 class QLabel;
 class QListView;
@@ -74,6 +75,10 @@ class ScheduleEditorPane final : public QWidget {
   // so disabled steps survive a save and reopen.
   std::string text_form(const QString& kernel) const;
   void restore_text(const QString& kernel, const std::string& text);  // throws Error on bad text
+  // Undo histories (for the recovery file): of every kernel with edits. restore_history() rebuilds
+  // one without running it: the steps become states[index]. Throws Error on bad text.
+  std::map<std::string, ScheduleHistory> histories() const;
+  void restore_history(const QString& kernel, const ScheduleHistory& history);
 
   QString kernel() const { return kernel_; }
   schedule::Schedule schedule() const;  // the enabled steps: what was sent for lowering

@@ -64,6 +64,7 @@ void SessionController::open_session(const QString& path) {
 
 void SessionController::open_document(const SessionDocument& doc, const QString& session_path, bool modified) {
   doc_ = doc;
+  histories_.clear();  // another document: the editor's histories go with the old one
   session_path_ = session_path;
   changed(modified);
   start_compile();
@@ -129,6 +130,7 @@ void SessionController::write_recovery() {
   record.modified = modified_;
   record.lesson_path = lesson_path_.toStdString();
   record.lesson_page = lesson_page_;
+  record.histories = histories_;
   const std::string text = recovery_to_json(record).dump(2);
   QDir().mkpath(QFileInfo(recovery_path_).absolutePath());
   QSaveFile f(recovery_path_);
@@ -148,6 +150,12 @@ void SessionController::set_lesson_position(const QString& lesson_path, int page
   if (lesson_path == lesson_path_ && page == lesson_page_) return;
   lesson_path_ = lesson_path;
   lesson_page_ = page;
+  write_recovery();
+}
+
+void SessionController::set_schedule_histories(std::map<std::string, ScheduleHistory> histories) {
+  if (histories == histories_) return;
+  histories_ = std::move(histories);
   write_recovery();
 }
 

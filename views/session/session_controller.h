@@ -62,6 +62,8 @@ class SessionController : public QObject {
   bool recovery_held() const { return recovery_held_; }
   // The running lesson and its page, autosaved with the session (empty path: none).
   void set_lesson_position(const QString& lesson_path, int page);
+  // The schedule editor's undo histories, autosaved with the session (not part of a .tessel).
+  void set_schedule_histories(std::map<std::string, ScheduleHistory> histories);
 
   // What a dead studio left behind. No file: nothing. A file that cannot be read or is malformed
   // is never deleted and never crashes the studio: it is renamed aside (kept_as) and `error` says
@@ -93,6 +95,7 @@ class SessionController : public QObject {
   QString session_path_, recovery_path_;
   QString lesson_path_;
   int lesson_page_ = 0;
+  std::map<std::string, ScheduleHistory> histories_;
   bool recovery_held_ = false;
   bool modified_ = false;
   bool busy_ = false;

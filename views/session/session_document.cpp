@@ -98,6 +98,8 @@ nlohmann::json recovery_to_json(const RecoveryRecord& record) {
                       {"session_path", record.session_path},
                       {"modified", record.modified}};
   if (!record.lesson_path.empty()) j["lesson"] = {{"path", record.lesson_path}, {"page", record.lesson_page}};
+  for (const auto& [kernel, h] : record.histories)
+    j["history"][kernel] = {{"states", h.states}, {"labels", h.labels}, {"index", h.index}};
   return j;
 }
 
@@ -112,6 +114,27 @@ RecoveryRecord parse_recovery_text(std::string_view text, const std::string& wha
   if (auto lesson = root.find("lesson")) {
     r.lesson_path = non_empty_string((*lesson)["path"]);
     r.lesson_page = static_cast<int>((*lesson)["page"].integer(0, 9999));
+  }
+  if (auto history = root.find("history")) {
+    history->for_each_member([&](const std::string& kernel, const JsonField& field) {
+      ScheduleHistory h;
+      field["labels"].for_each_element([&](const JsonField& label) { h.labels.push_back(label.string()); });
+      if (h.labels.size() > kMaxHistoryEdits)
+        field["labels"].fail("holds more than " + std::to_string(kMaxHistoryEdits) + " edits");
+      field["states"].for_each_element([&](const JsonField& state) {
+        std::string text = state.string();
+        try {
+          schedule::parse_schedule(text);
+        } catch (const Error& e) {
+          state.fail("is not a valid schedule: " + std::string(e.what()));
+        }
+        h.states.push_back(std::move(text));
+      });
+      if (h.states.size() != h.labels.size() + 1)
+        field["states"].fail("must hold one more state than there are labels");
+      h.index = static_cast<int>(field["index"].integer(0, static_cast<int64_t>(h.labels.size())));
+      r.histories[kernel] = std::move(h);
+    });
   }
   return r;
 }

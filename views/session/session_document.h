@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tessel::views {
 
@@ -36,23 +37,35 @@ struct SessionDocument {
   bool operator==(const SessionDocument&) const = default;
 };
 
+// One kernel's undo history in the schedule editor, as schedule texts (disabled steps as comments).
+struct ScheduleHistory {
+  std::vector<std::string> states;  // before the first edit, then after each edit
+  std::vector<std::string> labels;  // the edits ("Add split(C.i, 8)"): one fewer than states
+  int index = 0;                    // how many edits are done (the others were undone)
+
+  bool operator==(const ScheduleHistory&) const = default;
+};
+
 // What the studio autosaves after every edit (the recovery file), and what a studio that was
 // killed leaves for the next one:
 //
 //   {"session": {...a session, model path absolute...}, "session_path": "/home/u/s.tessel",
-//    "modified": true, "lesson": {"path": "/…/lessons/optimize_matmul.json", "page": 2}}
+//    "modified": true, "lesson": {"path": "/…/lessons/optimize_matmul.json", "page": 2},
+//    "history": {"fused_conv2d_0": {"states": ["", "split(C.i, 8)\n"], "labels": ["Add split"], "index": 1}}}
 struct RecoveryRecord {
   SessionDocument doc;
   std::string session_path;  // the .tessel file the session was saved in; empty: never saved
   bool modified = true;
   std::string lesson_path;  // the lesson that was running; empty: none
   int lesson_page = 0;
+  std::map<std::string, ScheduleHistory> histories;  // kernel -> undo history
 
   bool operator==(const RecoveryRecord&) const = default;
 };
 
 // Largest session or recovery file read (a real one is a few kilobytes).
 inline constexpr size_t kMaxSessionFileBytes = size_t{16} << 20;
+inline constexpr size_t kMaxHistoryEdits = 1000;  // per kernel, in a recovery file
 
 // --- Qt-free (session_document.cpp) ---
 nlohmann::json session_to_json(const SessionDocument& doc, const std::string& session_dir);
