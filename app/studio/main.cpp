@@ -142,13 +142,18 @@ int main(int argc, char** argv) {
   options.models_dir = models_dir();
   options.lessons_dir = lessons_dir();
   options.recovery_path = parser.value(recovery_opt);
-  options.offer_recovery = !screenshot;
+  // Always read: a recovery found at start is held (never overwritten by this run's autosave) until
+  // it is restored or discarded, screenshot runs included; --restore restores it without asking.
+  options.offer_recovery = true;
+  // A screenshot run is no user session: it leaves the recovery file alone (unless it restores it).
+  options.autosave = !screenshot || parser.isSet(restore_opt);
   tessel::studio::MainWindow window(options);
   QStringList size = parser.value(size_opt).split('x');
   if (size.size() == 2) window.resize(size[0].toInt(), size[1].toInt());
 
   if (parser.isSet(restore_opt) && window.restore_recovered()) {
-    // restored: nothing else to open
+    std::fprintf(stderr, "tessel-studio: restored the recovered session (%s)\n",
+                 qPrintable(QString::fromStdString(window.controller()->document().model_path)));
   } else if (!file.isEmpty()) {
     window.open_file(file);
   } else if (!window.has_recovery_offer()) {
