@@ -13,6 +13,8 @@
 #include <cstdio>
 
 #include "app/studio/main_window.h"
+#include "views/diagnostics/diagnostics_model.h"
+#include "views/diagnostics/diagnostics_pane.h"
 
 namespace {
 
@@ -75,8 +77,13 @@ int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, con
     std::fprintf(stderr, "tessel-studio: cannot write %s\n", qPrintable(out));
     return 1;
   }
-  if (auto snap = w.controller()->snapshot())
-    for (const auto& d : snap->diagnostics) std::fprintf(stderr, "%s: %s\n", d.stage.c_str(), d.message.c_str());
+  // Headless, the console is where the user reads what the window shows: the banner (a set-aside
+  // recovery file, a refused file) and every diagnostic (the snapshot's and the studio's own, such
+  // as a plugin that did not load).
+  if (const QString banner = w.banner_text(); !banner.isEmpty())
+    std::fprintf(stderr, "tessel-studio: %s\n", qPrintable(banner));
+  for (const auto& d : w.panes().diagnostics->model()->diagnostics())
+    std::fprintf(stderr, "%s: %s\n", d.stage.c_str(), d.message.c_str());
   return 0;
 }
 

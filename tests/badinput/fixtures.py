@@ -187,21 +187,21 @@ def measure_shell_request(work, source_dir):
 
 
 def bad_recovery(work, source_dir):
-    """A recovery (autosave) file whose fields have the wrong JSON types."""
+    """A recovery (autosave) file whose session fields have the wrong JSON types."""
     mlp(work, source_dir)
-    recovery = {"format": "tessel-session", "version": 1, "model": {"path": os.path.join(work, "mlp.onnx")},
-                "target": ["llvm"], "pass_options": 3, "schedules": {"fused_dense_relu_0": 5}}
+    session = {"format": "tessel-session", "version": 1, "model": {"path": os.path.join(work, "mlp.onnx")},
+               "target": ["llvm"], "pass_options": 3, "schedules": {"fused_dense_relu_0": 5}}
     with open(os.path.join(work, "recovery.tessel"), "w") as f:
-        json.dump(recovery, f)
+        json.dump({"session": session, "modified": True}, f)
 
 
 def pending_recovery(work, source_dir):
     """A valid recovery file holding an edit (another target) the user has not been asked about."""
     mlp(work, source_dir)
-    recovery = {"format": "tessel-session", "version": 1, "model": {"path": os.path.join(work, "mlp.onnx")},
-                "target": "interp", "pass_options": {}}
+    session = {"format": "tessel-session", "version": 1, "model": {"path": os.path.join(work, "mlp.onnx")},
+               "target": "interp", "pass_options": {}}
     with open(os.path.join(work, "recovery.tessel"), "w") as f:
-        json.dump(recovery, f)
+        json.dump({"session": session, "modified": True}, f)
 
 
 def broken_plugin_folder(work, source_dir):
@@ -245,4 +245,12 @@ def bfloat16_values(work):
     return [] if same.all() else ["bfloat16 round trip gave %s, expected %s" % (y.tolist(), want.tolist())]
 
 
-CHECKS = {fn.__name__: fn for fn in [bfloat16_values]}
+def recovery_keeps_the_edit(work):
+    """recovery.tessel (rewritten by the restored session's autosave, or not) still holds the
+    recovered edit: the interp target of pending_recovery."""
+    with open(os.path.join(work, "recovery.tessel")) as f:
+        target = json.load(f)["session"]["target"]
+    return [] if target == "interp" else ["the recovery file now holds target %r, not the recovered 'interp'" % target]
+
+
+CHECKS = {fn.__name__: fn for fn in [bfloat16_values, recovery_keeps_the_edit]}

@@ -28,6 +28,9 @@ Case fields (cases.json):
   absent_words      strings that must not appear there
   creates           glob patterns (relative to {work}) of files the command may create
   may_change        paths (relative to {work}) the command may rewrite
+  moved             {path: pattern}: the file may move to a new name matching the pattern, content
+                    unchanged (a damaged file set aside, never deleted); the path may then be
+                    written anew
   check             a function of fixtures.CHECKS run on {work} afterwards
   needs             "studio" when the case runs the studio (skipped from the list otherwise)
   timeout           seconds (default 60)
@@ -126,10 +129,15 @@ def run(case, build_dir, source_dir):
 
         after = snapshot(work)
         may_change = set(case.get("may_change", []))
+        moved = case.get("moved", {})
         for rel, entry in before.items():
+            pattern = moved.get(rel)
+            set_aside = pattern and any(fnmatch.fnmatch(new, pattern) and after[new] == entry
+                                        for new in after if new not in before)
             if rel not in after:
-                problems.append("%s was removed" % rel)
-            elif after[rel] != entry and rel not in may_change:
+                if not set_aside:
+                    problems.append("%s was removed" % rel)
+            elif after[rel] != entry and rel not in may_change and not set_aside:
                 problems.append("%s was changed" % rel)
         for rel in after:
             if rel not in before and not any(fnmatch.fnmatch(rel, p) for p in case.get("creates", [])):

@@ -7,6 +7,7 @@
 
 #include "core/support/error.h"
 #include "core/support/file_io.h"
+#include "core/target/target.h"
 #include "views/session/session_document.h"
 
 namespace tessel::views {
@@ -41,7 +42,16 @@ void save_session(const SessionDocument& doc, const std::string& path) {
 SessionDocument load_session(const std::string& path) {
   // Only a regular file of sane size: a FIFO or /dev/zero named as a session must not hang the studio.
   const std::string text = read_text_file(path, "session", kMaxSessionFileBytes);
-  return parse_session_text(text, QFileInfo(q(path)).absolutePath().toStdString(), path);
+  SessionDocument doc = parse_session_text(text, QFileInfo(q(path)).absolutePath().toStdString(), path);
+  // The target is checked as the file is read, so a refused one (a compiler option that would
+  // reach a shell, a kind no plugin here provides) is reported against this file and field, and
+  // the session does not open, rather than compiling nothing under a message naming no file.
+  try {
+    Target::parse(doc.target);
+  } catch (const Error& e) {
+    throw Error(path + ": field 'target': " + e.what());
+  }
+  return doc;
 }
 
 }  // namespace tessel::views
