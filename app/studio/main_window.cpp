@@ -267,7 +267,8 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   for (const PluginStatus& plugin : PluginManager::global().load_all())
     if (!plugin.loaded)
       panes_.diagnostics->model()->add(
-          {views::Diagnostic::Severity::kWarning, "plugins", plugin.name + ": " + plugin.error});
+          {views::Diagnostic::Severity::kWarning, "plugins",
+           plugin.name + " (" + plugin.description_path + "): " + plugin.error});
   build_actions_and_menus();
   palette_ = new CommandPalette(menuBar(), this);
   focus_frame_ = new FocusFrame(this);

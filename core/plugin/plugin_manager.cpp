@@ -128,7 +128,11 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
       try {
         j = nlohmann::json::parse(in);
       } catch (const nlohmann::json::exception& e) {
-        throw Error(std::string("bad JSON: ") + e.what());
+        // The library's "[json.exception.parse_error.101] " prefix means nothing to a user.
+        std::string what = e.what();
+        if (size_t end = what.find("] "); what.rfind("[json.exception", 0) == 0 && end != std::string::npos)
+          what.erase(0, end + 2);
+        throw Error("bad JSON: " + what);
       }
     }
     if (!j.is_object()) throw Error("the description must be a JSON object");
