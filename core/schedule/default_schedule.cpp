@@ -355,9 +355,11 @@ bool calls_a_function(const loopir::Expr& e) {
 
 // One row at a time, everything about the row inside the row loop, vectorized:
 //
-//   for rows... (the outermost parallel)
+//   for rows... (the outermost parallel; 4 rows per iteration, unrolled, so that the rows'
+//               dependent chains of vector operations overlap)
 //     max_rf[16] = -inf;  for k.outer: max_rf[0..16] = max(max_rf[0..16], x[row, k.outer*16 + 0..16])
-//     max = max(max_rf[0..16])                          (rfactor: 16 partial results in one vector)
+//     max_rf_1[0..4] = max over q of max_rf[q*4 + 0..4];  max = max(max_rf_1[0..4])
+//                                                       (rfactor twice: partial results, a tree)
 //     e[0..128] = exp(x[row, ..] - max)                 (a row-local buffer: exp once per element)
 //     sum_rf[16] = 0;     for k.outer: sum_rf[0..16] += e[k.outer*16 + 0..16]
 //     sum = sum(sum_rf[0..16])
@@ -373,8 +375,17 @@ void schedule_row_chain(Writer& w, const std::string& out, const std::vector<std
     w.vectorize(row_length > lanes ? w.split(last, lanes).second : last);
   };
   vectorize_last(out);
+  // Rows in groups, unrolled: each row's reductions are chains of dependent vector operations
+  // (latency-bound); interleaving independent rows fills the pipeline.
+  Loop row = w.root(out, rank - 2);
+  const int64_t rows = w.stage(out).op->shape[rank - 2];
+  const int64_t group = rows % 4 == 0 ? 4 : rows % 2 == 0 ? 2 : 1;
+  if (group > 1) {
+    auto [outer, inner] = w.split(row, group);
+    w.unroll(inner);
+    row = inner;
+  }
   w.parallel(parallel_loop(w.stage(out)));
-  const Loop row = w.root(out, rank - 2);
   // Last to first: compute_at wants a stage's other readers already inside the row loop.
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const std::string& name = *it;
@@ -388,17 +399,28 @@ void schedule_row_chain(Writer& w, const std::string& out, const std::vector<std
       w.compute_at(name, row);
       continue;
     }
-    std::string partial = w.rfactor(w.split(w.reduce_root(name, 0), lanes).second);
-    w.compute_at(name, row);
     // partial[k.inner, rows...] = reduce(.., k.outer): k.outer outside, k.inner the vector.
     const size_t red_rank = w.stage(name).op->axes.size();
-    std::vector<Loop> order;
-    for (size_t d = 1; d <= red_rank; ++d) order.push_back(w.root(partial, d));
-    order.push_back(w.reduce_root(partial, 0));
-    order.push_back(w.root(partial, 0));
-    w.reorder(order);
-    w.vectorize(w.root(partial, 0));
-    w.compute_at(partial, w.root(name, red_rank - 1));
+    auto vector_partials = [&](const std::string& partial) {
+      std::vector<Loop> order;
+      for (size_t d = 1; d <= red_rank; ++d) order.push_back(w.root(partial, d));
+      order.push_back(w.reduce_root(partial, 0));
+      order.push_back(w.root(partial, 0));
+      w.reorder(order);
+      w.vectorize(w.root(partial, 0));
+    };
+    std::string partial = w.rfactor(w.split(w.reduce_root(name, 0), lanes).second);
+    vector_partials(partial);
+    // The vector of partial results folded to 4, then to 1: two short dependent chains instead
+    // of one as long as the vector.
+    std::string quarter;
+    if (lanes % 4 == 0 && lanes >= 8) {
+      quarter = w.rfactor(w.split(w.reduce_root(name, 0), 4).second);
+      vector_partials(quarter);
+    }
+    w.compute_at(name, row);
+    if (!quarter.empty()) w.compute_at(quarter, w.root(name, red_rank - 1));
+    w.compute_at(partial, w.root(quarter.empty() ? name : quarter, red_rank - 1));
   }
 }
 

@@ -55,8 +55,11 @@ llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_l
 llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   llvm::Type* int_t = t->getWithNewType(b.getInt32Ty());
-  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, constant(t, kExpLow));
-  xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, xc, constant(t, kExpHigh));
+  // Compare-and-select clamps (one vmaxps/vminps each; maxnum's NaN rule would cost two more).
+  // A NaN input becomes kExpLow here and is selected back at the end.
+  llvm::Value* low = constant(t, kExpLow), *high = constant(t, kExpHigh);
+  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, low), x, low);
+  xc = b.CreateSelect(b.CreateFCmpOLT(xc, high), xc, high);
 
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(xc, constant(t, 1.44269504088896341)));
   llvm::Value* r = mul_add(b, n, constant(t, -0.693359375), xc);
@@ -69,8 +72,8 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* shift = b.CreateShl(b.CreateFPToSI(n, int_t), llvm::ConstantInt::get(int_t, 23));
   llvm::Value* result = b.CreateBitCast(b.CreateAdd(b.CreateBitCast(p, int_t), shift), t);
 
-  result = b.CreateSelect(b.CreateFCmpOLT(x, constant(t, kExpLow)), constant(t, 0.0), result);
-  result = b.CreateSelect(b.CreateFCmpOGT(x, constant(t, kExpHigh)), llvm::ConstantFP::getInfinity(t), result);
+  result = b.CreateSelect(b.CreateFCmpOLT(x, low), constant(t, 0.0), result);
+  result = b.CreateSelect(b.CreateFCmpOGT(x, high), llvm::ConstantFP::getInfinity(t), result);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
 }
 
