@@ -442,7 +442,8 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
     row_stages.clear();
     for (auto& s : st.stages) {
       if (s.is_output) continue;
-      bool row_local = !s.op->reduction() && st.consumers(s.name).size() >= 2 && calls_a_function(s.op->body);
+      bool row_local = !s.op->reduction() && s.op->shape == st.find(row_output)->op->shape &&
+                       st.consumers(s.name).size() >= 2 && calls_a_function(s.op->body);
       if (s.op->reduction() || row_local) row_stages.push_back(s.name);
     }
   }
