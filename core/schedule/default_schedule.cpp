@@ -418,9 +418,11 @@ void schedule_row_chain(Writer& w, const std::string& out, const std::vector<std
       quarter = w.rfactor(w.split(w.reduce_root(name, 0), 4).second);
       vector_partials(quarter);
     }
+    // Each inside its reader's innermost data-parallel loop (a partial stage's data-parallel axes
+    // come after the factored one).
     w.compute_at(name, row);
     if (!quarter.empty()) w.compute_at(quarter, w.root(name, red_rank - 1));
-    w.compute_at(partial, w.root(quarter.empty() ? name : quarter, red_rank - 1));
+    w.compute_at(partial, quarter.empty() ? w.root(name, red_rank - 1) : w.root(quarter, red_rank));
   }
 }
 

@@ -181,6 +181,11 @@ class TestFastSchedules : public QObject {
     for (size_t at = program.find("exp("); at != std::string::npos; at = program.find("exp(", at + 1)) ++exps;
     QVERIFY2(exps == 4, program.c_str());  // once in each of the 4 unrolled rows
     QVERIFY2(program.find("allocate exp_sum_rf: f32[16]") != std::string::npos, program.c_str());
+    // Reductions without the kept axis too: the 16 partial sums stay a vector.
+    te::ComputeDag norm = te::layernorm_dag(64, 96);
+    std::string norm_program = loopir::to_string(lower::lower(norm, schedule::default_cpu_schedule(norm, kLanes)).func);
+    for (const char* buffer : {"allocate row_sum_rf: f32[16]", "allocate row_var_rf: f32[16]"})
+      QVERIFY2(norm_program.find(buffer) != std::string::npos, norm_program.c_str());
   }
 
   void default_schedules_compute_what_the_interpreter_computes_data() {
