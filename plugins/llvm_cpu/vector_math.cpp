@@ -57,7 +57,7 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* int_t = t->getWithNewType(b.getInt32Ty());
   // Compare-and-select clamps (one vmaxps/vminps each; maxnum's NaN rule would cost two more).
   // A NaN input becomes kExpLow here and is selected back at the end.
-  llvm::Value* low = constant(t, kExpLow), *high = constant(t, kExpHigh);
+  llvm::Value *low = constant(t, kExpLow), *high = constant(t, kExpHigh);
   llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, low), x, low);
   xc = b.CreateSelect(b.CreateFCmpOLT(xc, high), xc, high);
 
