@@ -10,7 +10,7 @@ namespace tessel::llvm_cpu {
 //   x = n * ln2 + r,    n = round(x / ln2),  |r| <= ln2 / 2
 //   e^x = 2^n * e^r
 //
-//          x  --clamp-->  n = rint(x * log2(e))          (an integer, held as a float)
+//                         n = rint(x * log2(e))          (an integer, held as a float)
 //                         r = x - n * C1 - n * C2         C1 + C2 = ln2; C1 has few mantissa bits,
 //                                                         so n * C1 is exact and r keeps its
 //                                                         low bits (one product would round them away)
@@ -20,11 +20,11 @@ namespace tessel::llvm_cpu {
 //   bits(result) = bits(p) + (n << 23)                    2^n by adding n to p's exponent field:
 //                                                         no multiply, no libm
 //
-// p lies in [0.7, 1.42], so its exponent field is 126 or 127; n is in [-126, 128] after the clamp,
-// which keeps the sum inside the normal exponents (1..254) except at the very ends, where the
-// selects below give 0 and +inf. Inputs outside the clamp are fixed up by those selects, and a
-// NaN input is selected through unchanged (the arithmetic ran on the clamped value, so no NaN
-// or out-of-range conversion ever reaches the integer part).
+// p lies in [0.7, 1.42], so its exponent field is 126 or 127; for x in [ln(FLT_MIN), ln(FLT_MAX)]
+// n is in [-126, 128], which keeps the sum inside the normal exponents. Outside that range, and
+// for NaN, the arithmetic computes garbage (even poison: fptosi of a huge n) that two selects
+// replace: 0 below the range, x + inf above it (+inf, or NaN for a NaN). A select passes on only
+// the operand it chooses, so the garbage never escapes, and no clamp is needed up front.
 
 bool is_single_float(llvm::Type* t) { return t->getScalarType()->isFloatTy(); }
 
@@ -55,14 +55,10 @@ llvm::Value* polynomial(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_l
 llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   llvm::Type* int_t = t->getWithNewType(b.getInt32Ty());
-  // Compare-and-select clamps (one vmaxps/vminps each; maxnum's NaN rule would cost two more).
-  // A NaN input becomes kExpLow here and is selected back at the end.
   llvm::Value *low = constant(t, kExpLow), *high = constant(t, kExpHigh);
-  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, low), x, low);
-  xc = b.CreateSelect(b.CreateFCmpOLT(xc, high), xc, high);
 
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(xc, constant(t, 1.44269504088896341)));
-  llvm::Value* r = mul_add(b, n, constant(t, -0.693359375), xc);
+  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, b.CreateFMul(x, constant(t, 1.44269504088896341)));
+  llvm::Value* r = mul_add(b, n, constant(t, -0.693359375), x);
   r = mul_add(b, n, constant(t, 2.12194440e-4), r);
 
   llvm::Value* p = polynomial(
@@ -73,8 +69,9 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* result = b.CreateBitCast(b.CreateAdd(b.CreateBitCast(p, int_t), shift), t);
 
   result = b.CreateSelect(b.CreateFCmpOLT(x, low), constant(t, 0.0), result);
-  result = b.CreateSelect(b.CreateFCmpOGT(x, high), llvm::ConstantFP::getInfinity(t), result);
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+  // Above the range +inf, and NaN stays NaN: x + inf is both, with one compare (unordered or
+  // greater).
+  return b.CreateSelect(b.CreateFCmpUGT(x, high), b.CreateFAdd(x, llvm::ConstantFP::getInfinity(t)), result);
 }
 
 llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
