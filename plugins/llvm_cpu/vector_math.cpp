@@ -14,9 +14,10 @@ namespace tessel::llvm_cpu {
 //                         r = x - n * C1 - n * C2         C1 + C2 = ln2; C1 has few mantissa bits,
 //                                                         so n * C1 is exact and r keeps its
 //                                                         low bits (one product would round them away)
-//                         p = 1 + r + r^2 * P(r)          P of degree 5 (Cephes' expf
-//                                                         coefficients), e^r to about 1 ulp on
-//                                                         [-ln2/2, ln2/2]
+//                         p = 1 + r + r^2 * P(r)          P of degree 4, fitted to (e^r - 1 - r)/r^2
+//                                                         on [-ln2/2, ln2/2] (least squares on
+//                                                         Chebyshev nodes, weighted for relative
+//                                                         error): 4e-9 before float rounding
 //   bits(result) = bits(p) + (n << 23)                    2^n by adding n to p's exponent field:
 //                                                         no multiply, no libm
 //
@@ -61,8 +62,8 @@ llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* r = mul_add(b, n, constant(t, -0.693359375), x);
   r = mul_add(b, n, constant(t, 2.12194440e-4), r);
 
-  llvm::Value* p = polynomial(
-      b, r, {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1});
+  llvm::Value* p =
+      polynomial(b, r, {1.3751407895e-3, 8.3689163414e-3, 4.1669533109e-2, 1.6666518460e-1, 4.9999988595e-1});
   p = mul_add(b, p, b.CreateFMul(r, r), b.CreateFAdd(r, constant(t, 1.0)));
 
   llvm::Value* shift = b.CreateShl(b.CreateFPToSI(n, int_t), llvm::ConstantInt::get(int_t, 23));
