@@ -93,6 +93,20 @@ Shape aligned_strides(const Stage& s, const Shape& shape) {
   return strides;
 }
 
+// The loop variables of a nest with their ranges (loops with constant bounds).
+class LoopRanges : public IRVisitor {
+ public:
+  arith::RangeMap ranges;
+
+ protected:
+  bool enter(const For& f) override {
+    int64_t lo = 0, extent = 0;
+    if (is_const_int(f.min, &lo) && is_const_int(f.extent, &extent))
+      ranges[f.var.get()] = arith::Interval{lo, lo + extent - 1};
+    return true;
+  }
+};
+
 class NestBuilder {
  public:
   explicit NestBuilder(const ScheduleState& st) : st_(st) {
@@ -225,9 +239,11 @@ class NestBuilder {
     return make_for(L.var[axis], make_int(0), make_int(L.extent[axis]), body, ax.kind, ax.thread_tag, pragmas);
   }
 
-  // Region of `child` read by one iteration of `s`'s loop at leaf position `pos`.
+  // Region of `child` read by one iteration of `s`'s loop at leaf position `pos`: by `s` itself and
+  // by `later`, the nests of the stages computed after `child` at the same loop (softmax's max is
+  // read by the sum and by the output, both inside the row loop).
   std::vector<RegionDim> infer_region(const Stage& s, const StageLoops& L, size_t pos, const Stage& child,
-                                      const Expr& body) {
+                                      const Expr& body, const std::vector<Stmt>& later) {
     arith::RangeMap inner;
     for (size_t q = pos + 1; q < s.leaf.size(); ++q) {
       int a = s.leaf[q];
@@ -246,11 +262,12 @@ class NestBuilder {
     std::vector<std::optional<arith::SymbolicInterval>> hull(rank);
     std::vector<bool> failed(rank, false);
     bool any = false;
-    for_each_access(body, [&](const Buffer& b, const std::vector<Expr>& idx, bool) {
+    const arith::RangeMap* ranges = &inner;
+    auto read = [&](const Buffer& b, const std::vector<Expr>& idx, bool) {
       if (b->name != child.name) return;
       any = true;
       for (size_t d = 0; d < rank; ++d) {
-        auto iv = arith::symbolic_bounds(idx[d], inner);
+        auto iv = arith::symbolic_bounds(idx[d], *ranges);
         if (!iv) {
           failed[d] = true;
           continue;
@@ -268,7 +285,16 @@ class NestBuilder {
           failed[d] = true;
         }
       }
-    });
+    };
+    for_each_access(body, read);
+    for (const Stmt& nest : later) {
+      LoopRanges loops;
+      loops.ranges = inner;
+      loops.visit(nest);
+      ranges = &loops.ranges;
+      for_each_access(nest, read);
+      ranges = &inner;
+    }
     if (!any) throw Error("stage " + child.name + " is computed at " + s.name + ", which does not read it");
     std::vector<RegionDim> region;
     for (size_t d = 0; d < rank; ++d) {
@@ -348,10 +374,17 @@ class NestBuilder {
     std::vector<std::tuple<const Stage*, std::vector<RegionDim>>> regions;
     size_t depth = enclosing_.size();
     for (size_t q = 0; q <= pos; ++q) enclosing_.push_back(L.var[s.leaf[q]]->name);
-    for (auto* c : here) {
-      auto region = infer_region(s, L, pos, *c, body);
-      regions.emplace_back(c, region);
-      parts.push_back(emit_stage(*c, region));
+    // Last to first: a stage's region covers what the stages after it read.
+    std::vector<Stmt> nests(here.size());
+    std::vector<std::vector<RegionDim>> child_regions(here.size());
+    for (size_t k = here.size(); k-- > 0;) {
+      std::vector<Stmt> later(nests.begin() + static_cast<long>(k) + 1, nests.end());
+      child_regions[k] = infer_region(s, L, pos, *here[k], body, later);
+      nests[k] = emit_stage(*here[k], child_regions[k]);
+    }
+    for (size_t k = 0; k < here.size(); ++k) {
+      regions.emplace_back(here[k], child_regions[k]);
+      parts.push_back(nests[k]);
     }
     enclosing_.resize(depth);
     parts.push_back(rest);

@@ -67,6 +67,12 @@ class Writer {
     add(step("cache_write", {arg(s), arg(scope)}));
     return stage_before(s);
   }
+  // rfactor(l): returns the new stage NAME_rf (the partial reductions), inserted before.
+  std::string rfactor(const Loop& l) {
+    std::string reduction = l.stage;
+    add(step("rfactor", {name(l)}));
+    return stage_before(reduction);
+  }
   std::string cache_read(const std::string& tensor, const char* scope, const std::string& reader) {
     add(step("cache_read", {arg(tensor), arg(scope), arg(reader)}));
     return stage_before(reader);
@@ -312,6 +318,114 @@ bool is_padding_for_reduction(const ScheduleState& st, const Stage& s) {
   return false;
 }
 
+// Row reductions feeding an element-wise output over the same rows (softmax, layer norm,
+// log-softmax): every reduction reduces the output's last axis (kept as an extent-1 axis, as
+// ONNX's keepdims does, or dropped).
+//
+//   max[r, 0] = max(x[r, k], k)   sum[r, 0] = sum(exp(x[r, k] - max[r, 0]), k)   out[r, j] = ...
+//
+// The reductions of the kernel when it has that shape (and at least one), else empty.
+std::vector<std::string> row_reductions(const ScheduleState& st, const Stage& out) {
+  const Shape& shape = out.op->shape;
+  if (out.op->reduction() || shape.size() < 2 || shape.back() < 2) return {};
+  std::vector<std::string> reductions;
+  for (const Stage& s : st.stages) {
+    if (&s == &out) continue;
+    if (s.is_output) return {};
+    const loopir::Reduce* red = s.op->reduction();
+    if (!red) continue;
+    Shape rows(shape.begin(), shape.end() - 1), kept = shape;  // the row axes, or with a kept extent-1 axis
+    kept.back() = 1;
+    if ((s.op->shape != rows && s.op->shape != kept) || red->axes.size() != 1 || red->axes[0].extent != shape.back())
+      return {};
+    reductions.push_back(s.name);
+  }
+  return reductions;
+}
+
+// Whether a formula calls a function (exp, tanh, ...): worth computing once and storing.
+bool calls_a_function(const loopir::Expr& e) {
+  struct Finder : loopir::IRVisitor {
+    bool found = false;
+    bool enter(const loopir::Call&) override { return !(found = true); }
+  } finder;
+  finder.visit(e);
+  return finder.found;
+}
+
+// One row at a time, everything about the row inside the row loop, vectorized:
+//
+//   for rows... (the outermost parallel; 4 rows per iteration, unrolled, so that the rows'
+//               dependent chains of vector operations overlap)
+//     max_rf[16] = -inf;  for k.outer: max_rf[0..16] = max(max_rf[0..16], x[row, k.outer*16 + 0..16])
+//     max_rf_1[0..4] = max over q of max_rf[q*4 + 0..4];  max = max(max_rf_1[0..4])
+//                                                       (rfactor twice: partial results, a tree)
+//     e[0..128] = exp(x[row, ..] - max)                 (a row-local buffer: exp once per element)
+//     sum_rf[16] = 0;     for k.outer: sum_rf[0..16] += e[k.outer*16 + 0..16]
+//     sum = sum(sum_rf[0..16])
+//     for j.outer: out[row, j.outer*16 + 0..16] = e[..] / sum
+//
+// The row stays in L1 between the passes. `stages` are the row reductions and the injective
+// intermediates kept in row-local buffers (read twice and calling a function), in stage order.
+void schedule_row_chain(Writer& w, const std::string& out, const std::vector<std::string>& stages, int64_t lanes) {
+  const size_t rank = w.stage(out).op->axes.size();
+  const int64_t row_length = w.stage(out).op->shape.back();
+  auto vectorize_last = [&](const std::string& name) {
+    Loop last = w.root(name, rank - 1);
+    w.vectorize(row_length > lanes ? w.split(last, lanes).second : last);
+  };
+  vectorize_last(out);
+  // Rows in groups, unrolled: each row's reductions are chains of dependent vector operations
+  // (latency-bound); interleaving independent rows fills the pipeline.
+  Loop row = w.root(out, rank - 2);
+  const int64_t rows = w.stage(out).op->shape[rank - 2];
+  const int64_t group = rows % 4 == 0 ? 4 : rows % 2 == 0 ? 2 : 1;
+  if (group > 1) {
+    auto [outer, inner] = w.split(row, group);
+    w.unroll(inner);
+    row = inner;
+  }
+  w.parallel(parallel_loop(w.stage(out)));
+  // Last to first: compute_at wants a stage's other readers already inside the row loop.
+  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+    const std::string& name = *it;
+    if (!w.stage(name).op->reduction()) {
+      w.compute_at(name, row);
+      vectorize_last(name);
+      continue;
+    }
+    // A row shorter than two vectors gains nothing from partial results.
+    if (row_length < 2 * lanes) {
+      w.compute_at(name, row);
+      continue;
+    }
+    // partial[k.inner, rows...] = reduce(.., k.outer): k.outer outside, k.inner the vector.
+    const size_t red_rank = w.stage(name).op->axes.size();
+    auto vector_partials = [&](const std::string& partial) {
+      std::vector<Loop> order;
+      for (size_t d = 1; d <= red_rank; ++d) order.push_back(w.root(partial, d));
+      order.push_back(w.reduce_root(partial, 0));
+      order.push_back(w.root(partial, 0));
+      w.reorder(order);
+      w.vectorize(w.root(partial, 0));
+    };
+    std::string partial = w.rfactor(w.split(w.reduce_root(name, 0), lanes).second);
+    vector_partials(partial);
+    // The vector of partial results folded to 4, then to 1: two short dependent chains instead
+    // of one as long as the vector.
+    std::string quarter;
+    if (lanes % 4 == 0 && lanes >= 8) {
+      quarter = w.rfactor(w.split(w.reduce_root(name, 0), 4).second);
+      vector_partials(quarter);
+    }
+    // Each inside its reader's innermost data-parallel loop (a partial stage's data-parallel axes
+    // come after the factored one).
+    w.compute_at(name, row);
+    if (!quarter.empty()) w.compute_at(quarter, w.root(name, red_rank - 1));
+    w.compute_at(partial, quarter.empty() ? w.root(name, red_rank - 1) : w.root(quarter, red_rank));
+  }
+}
+
 }  // namespace
 
 Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
@@ -320,10 +434,26 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
   Writer w(st, out);
   std::vector<std::string> names;
   for (auto& s : st.stages) names.push_back(s.name);
+  // A kernel of row reductions (softmax, layer norm): its reductions, and the intermediates
+  // worth a row-local buffer.
+  std::string row_output;
+  std::vector<std::string> row_stages;
+  for (auto& s : st.stages)
+    if (s.is_output && !(row_stages = row_reductions(st, s)).empty()) row_output = s.name;
+  if (!row_output.empty()) {
+    row_stages.clear();
+    for (auto& s : st.stages) {
+      if (s.is_output) continue;
+      bool row_local = !s.op->reduction() && s.op->shape == st.find(row_output)->op->shape &&
+                       st.consumers(s.name).size() >= 2 && calls_a_function(s.op->body);
+      if (s.op->reduction() || row_local) row_stages.push_back(s.name);
+    }
+  }
   std::vector<std::string> materialized;
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (s->is_output || s->op->reduction() || st.consumers(n).empty()) continue;
+    if (std::find(row_stages.begin(), row_stages.end(), n) != row_stages.end()) continue;
     if (is_padding_for_reduction(st, *s)) {
       materialized.push_back(n);
       continue;
@@ -336,6 +466,10 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
     if (!s->is_output) continue;
     if (s->op->reduction()) {
       schedule_reduction_output(w, n, lanes);
+      continue;
+    }
+    if (n == row_output) {
+      schedule_row_chain(w, n, row_stages, lanes);
       continue;
     }
     // A reduction feeding only this output, with the same shape (conv + bias + relu): register

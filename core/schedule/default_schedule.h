@@ -18,8 +18,14 @@
 //   an injective output reading a reduction    the same register blocking, the output stage in
 //   with the same shape (conv + bias + relu)   the role of C: the epilogue is applied as each
 //                                              register tile is stored (compute_at)
+//   an output over rows, reading reductions    one row per iteration of the row loop (outermost
+//   of its last axis (softmax, layer norm)     parallel): the reductions computed there, each as
+//                                              vector-wide partial results (rfactor) then one
+//                                              horizontal step; an intermediate read twice that
+//                                              calls a function (softmax's exp) stored once in a
+//                                              row-local buffer; the output vectorized
 //   other outputs                              split the last axis for vectors, parallel the first
-//   other reductions (softmax's row max)       parallel the first axis
+//   other reductions                           parallel the first axis
 #include "core/schedule/schedule.h"
 
 namespace tessel::schedule {

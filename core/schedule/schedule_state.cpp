@@ -330,12 +330,22 @@ void apply_compute_at(ScheduleState& st, const StepArgs& a) {
   if (&p == &c) throw Error("a stage cannot be computed at its own loop");
   if (p.is_output) throw Error(p.name + " is an output of the kernel; it is computed at the root");
   check_not_inline(c);
+  // Every reader runs inside the loop: the consumer itself, or a stage already computed at that
+  // same loop (its nest follows p's there; lowering sizes p's region for both), or one nested in it.
+  auto inside = [&](const Stage* reader) {
+    for (const Stage* s = reader; s; s = st.find(s->attach_stage)) {
+      if (s == &c) return true;
+      if (s->attach != Attach::kAt) return false;
+      if (s->attach_stage == c.name) return s->attach_axis == r.axis;
+    }
+    return false;
+  };
   auto readers = st.effective_consumers(p.name);
-  if (readers.size() != 1 || readers[0] != &c) {
+  if (readers.empty() || !std::all_of(readers.begin(), readers.end(), inside)) {
     std::string names;
     for (auto* s : readers) names += (names.empty() ? "" : ", ") + s->name;
-    throw Error("compute_at needs " + c.name + " to be the only reader of " + p.name +
-                " (readers: " + (names.empty() ? "none" : names) + ")");
+    throw Error("compute_at needs every reader of " + p.name + " to be " + c.name + " or computed at " +
+                a.name(1, "axis") + " (readers: " + (names.empty() ? "none" : names) + ")");
   }
   for (const Stage* s = &c; s && s->attach == Attach::kAt; s = st.find(s->attach_stage))
     if (s->attach_stage == p.name)

@@ -141,7 +141,7 @@ class TestSchedule : public QObject {
         {"bind reduction", kMm, "bind(C.k, blockIdx.x)", "C.k is a reduction axis; bind needs a data-parallel axis"},
         {"compute_at output", kFused, "compute_at(relu, conv.y)", "relu is an output of the kernel"},
         {"compute_at non-reader", kFused, "compute_at(pad, relu.y)",
-         "compute_at needs relu to be the only reader of pad (readers: conv)"},
+         "compute_at needs every reader of pad to be relu or computed at relu.y (readers: conv)"},
         {"compute_at two readers", kSoftmax, "compute_at(row_max, softmax.i)", "readers: exp_sum, softmax"},
         {"compute_at itself", kConv, "compute_at(conv, conv.y)", "a stage cannot be computed at its own loop"},
         {"inline reduction", kFused, "compute_inline(conv)",

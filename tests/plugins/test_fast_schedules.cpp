@@ -5,7 +5,6 @@
 // is measured by tests/bench/bench_kernels. Also: the llvm code generator's guarded loads under
 // a select, which make inlined padding safe at the edges of a buffer.
 #include <QtTest>
-
 #include <fstream>
 #include <random>
 #include <regex>
@@ -71,6 +70,34 @@ void check_llvm_matches_interpreter(const te::ComputeDag& dag, const schedule::S
                            .arg(b)
                            .arg(QString::fromStdString(schedule::to_text(sched)))));
   }
+}
+
+// Softmax as the ONNX importer writes it, with exp a stage of its own (read by the sum and the
+// output) and the row reductions keeping an extent-1 axis.
+te::ComputeDag softmax_with_exp_stage(int64_t rows, int64_t cols) {
+  te::Tensor x = te::placeholder("X", {rows, cols});
+  loopir::IterVar k1 = te::reduce_axis(cols, "k"), k2 = te::reduce_axis(cols, "k");
+  te::Tensor mx = te::compute("row_max", {rows, 1},
+                              [&](const std::vector<loopir::Expr>& i) {
+                                return te::max_reduce(te::at(x, {i[0], k1.var}), {k1});
+                              },
+                              {"i", "j"});
+  te::Tensor e = te::compute("e", {rows, cols},
+                             [&](const std::vector<loopir::Expr>& i) {
+                               return te::exp(te::at(x, i) - te::at(mx, {i[0], loopir::make_int(0)}));
+                             },
+                             {"i", "j"});
+  te::Tensor es = te::compute("exp_sum", {rows, 1},
+                              [&](const std::vector<loopir::Expr>& i) {
+                                return te::sum(te::at(e, {i[0], k2.var}), {k2});
+                              },
+                              {"i", "j"});
+  te::Tensor y = te::compute("softmax", {rows, cols},
+                             [&](const std::vector<loopir::Expr>& i) {
+                               return te::at(e, i) / te::at(es, {i[0], loopir::make_int(0)});
+                             },
+                             {"i", "j"});
+  return te::make_dag("softmax", {y});
 }
 
 }  // namespace
@@ -139,6 +166,28 @@ class TestFastSchedules : public QObject {
     QVERIFY2(updates >= 4, program.c_str());
   }
 
+  // Softmax: one row at a time; the row max and sum as 16 partial results in a vector (rfactor),
+  // exp computed once per element into a row-local buffer that the sum and the output read.
+  void default_softmax_works_row_by_row() {
+    te::ComputeDag dag = softmax_with_exp_stage(64, 128);
+    schedule::Schedule sched = schedule::default_cpu_schedule(dag, kLanes);
+    std::string text = schedule::to_text(sched);
+    for (const char* step : {"rfactor(row_max.k.inner)", "rfactor(exp_sum.k.inner)", "compute_at(row_max, softmax.i.inner)",
+                             "compute_at(exp_sum, softmax.i.inner)", "vectorize(exp_sum_rf.k.inner)",
+                             "unroll(softmax.i.inner)", "parallel(softmax.i.outer)"})
+      QVERIFY2(text.find(step) != std::string::npos, qPrintable(QString("no %1 in\n%2").arg(step, text.c_str())));
+    std::string program = loopir::to_string(lower::lower(dag, sched).func);
+    size_t exps = 0;
+    for (size_t at = program.find("exp("); at != std::string::npos; at = program.find("exp(", at + 1)) ++exps;
+    QVERIFY2(exps == 4, program.c_str());  // once in each of the 4 unrolled rows
+    QVERIFY2(program.find("allocate exp_sum_rf: f32[16]") != std::string::npos, program.c_str());
+    // Reductions without the kept axis too: the 16 partial sums stay a vector.
+    te::ComputeDag norm = te::layernorm_dag(64, 96);
+    std::string norm_program = loopir::to_string(lower::lower(norm, schedule::default_cpu_schedule(norm, kLanes)).func);
+    for (const char* buffer : {"allocate row_sum_rf: f32[16]", "allocate row_var_rf: f32[16]"})
+      QVERIFY2(norm_program.find(buffer) != std::string::npos, norm_program.c_str());
+  }
+
   void default_schedules_compute_what_the_interpreter_computes_data() {
     QTest::addColumn<QString>("spec");
     QTest::newRow("matmul even") << "matmul M=64 N=64 K=32";
@@ -153,12 +202,23 @@ class TestFastSchedules : public QObject {
     QTest::newRow("max pool") << "max_pool N=1 C=4 H=40 W=40 size=2 stride=2";
     QTest::newRow("avg pool") << "avg_pool N=1 C=3 H=9 W=9 size=3 stride=2";
     QTest::newRow("softmax") << "softmax M=8 N=40";
+    QTest::newRow("softmax whole vectors") << "softmax M=3 N=128";
+    QTest::newRow("softmax short rows") << "softmax M=5 N=20";
     QTest::newRow("layernorm") << "layernorm M=6 N=48";
+    QTest::newRow("layernorm tails") << "layernorm M=2 N=100";
   }
   void default_schedules_compute_what_the_interpreter_computes() {
     QFETCH(QString, spec);
     te::ComputeDag dag = te::dag_from_spec(spec.toStdString());
     check_llvm_matches_interpreter(dag, schedule::default_cpu_schedule(dag, kLanes), spec);
+  }
+
+  void default_softmax_with_an_exp_stage_computes_what_the_interpreter_computes() {
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{4, 128}, {3, 40}, {5, 20}, {2, 7}}) {
+      te::ComputeDag dag = softmax_with_exp_stage(rows, cols);
+      check_llvm_matches_interpreter(dag, schedule::default_cpu_schedule(dag, kLanes),
+                                     QString("softmax with exp stage %1 x %2").arg(rows).arg(cols));
+    }
   }
 
   // A select that guards a load (a padded conv's border, inlined) must not read where its guard

@@ -1,0 +1,24 @@
+#pragma once
+// Single-precision exp, sigmoid and tanh as straight-line LLVM IR (polynomials, integer exponent
+// arithmetic, selects): the same code serves a scalar float and a <N x float> vector, so a
+// vectorized loop evaluates all lanes at once instead of calling libm's expf lane by lane.
+// Accuracy: exp within 2 ulp over its whole range, sigmoid and tanh within a few ulp;
+// tests/plugins/test_vector_math.cpp sweeps them against the C library.
+#include <llvm/IR/IRBuilder.h>
+
+namespace tessel::llvm_cpu {
+
+// Whether `t` is float or a vector of float: the type these functions take.
+bool is_single_float(llvm::Type* t);
+
+// e^x. Below ln(FLT_MIN) (about -87.34) the result is 0 (no subnormals), above ln(FLT_MAX)
+// (about 88.72) it is +inf; NaN stays NaN.
+llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// 1 / (1 + e^-x).
+llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// tanh(x): an odd polynomial near 0 (where 1 - 2/(e^2x + 1) would cancel), that formula elsewhere.
+llvm::Value* emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x);
+
+}  // namespace tessel::llvm_cpu
