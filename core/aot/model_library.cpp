@@ -1,5 +1,6 @@
 #include "core/aot/model_library.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -80,6 +81,17 @@ class Placement {
     for (const CompiledKernel& k : model.kernels())
       for (ValueId v : k.params) place(v);
     for (ValueId v : g_.outputs) place(v);
+    // An output that lives in the arena is written straight into the caller's buffer when that is
+    // 64-byte aligned: out[k] is chosen per call (see run_with_arena). Outputs that are constants,
+    // inputs, or listed twice keep their place and are copied out at the end.
+    for (size_t k = 0; k < g_.outputs.size(); ++k) {
+      const ValueId v = g_.outputs[k];
+      const bool in_arena = at_[v].rfind("(void*)(A + ", 0) == 0;
+      if (in_arena && std::count(g_.outputs.begin(), g_.outputs.end(), v) == 1) {
+        arena_place_[k] = at_[v];
+        at_[v] = "out[" + std::to_string(k) + "]";
+      }
+    }
     for (size_t k = 0; k < g_.inputs.size(); ++k) {
       staging_.push_back(arena_bytes_);
       arena_bytes_ += align_up(bytes(g_.inputs[k]));
@@ -91,6 +103,11 @@ class Placement {
   }
   int64_t arena_bytes() const { return std::max<int64_t>(arena_bytes_, kAlign); }
   int64_t staging(size_t input) const { return staging_[input]; }
+  // Output k's arena place when it may be written in place (out[k]); nullptr otherwise.
+  const std::string* direct_output(size_t k) const {
+    auto it = arena_place_.find(k);
+    return it == arena_place_.end() ? nullptr : &it->second;
+  }
   const std::string& blob() const { return blob_; }
 
  private:
@@ -109,6 +126,7 @@ class Placement {
   }
   const Graph& g_;
   std::map<ValueId, std::string> at_;
+  std::map<size_t, std::string> arena_place_;  // output index -> its arena place, for direct outputs
   std::string blob_;
   int64_t arena_bytes_ = 0;
   std::vector<int64_t> staging_;
@@ -335,6 +353,11 @@ std::string entry_source(const CompiledModel& model, const std::string& name, co
       << "  if ((uintptr_t)in[" << k << "] % 64) in[" << k << "] = memcpy(A + " << place.staging(k) << ", in[" << k
       << "], " << place.bytes(g.inputs[k]) << "u);\n";
   if (g.inputs.empty()) c << "  (void)inputs; (void)in;\n";
+  c << "  /* Outputs are written in place when the caller's buffer is aligned, else in the arena and copied. */\n"
+    << "  void* out[" << std::max<size_t>(g.outputs.size(), 1) << "];\n  (void)out;\n";
+  for (size_t k = 0; k < g.outputs.size(); ++k)
+    if (const std::string* arena = place.direct_output(k))
+      c << "  out[" << k << "] = (uintptr_t)outputs[" << k << "] % 64 ? " << *arena << " : outputs[" << k << "];\n";
   for (const CompiledKernel& k : model.kernels()) {
     const std::string& local = local_name.at(k.name);
     c << "  { /* " << k.name << " */\n    tessel_check_record record = {0, 0};\n    void* args[" << k.params.size() + 1
@@ -344,14 +367,25 @@ std::string entry_source(const CompiledModel& model, const std::string& name, co
       << "    if (record.check) return tessel_check_failed(" << c_string(k.name) << ", " << local << "_checks, "
       << module.signature(k.name).checks.size() << ", record);\n  }\n";
   }
-  for (size_t k = 0; k < g.outputs.size(); ++k)
-    c << "  memcpy(outputs[" << k << "], " << place.at(g.outputs[k]) << ", " << place.bytes(g.outputs[k]) << "u);\n";
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const std::string from = place.direct_output(k) ? "out[" + std::to_string(k) + "]" : place.at(g.outputs[k]);
+    c << "  if (outputs[" << k << "] != " << from << ") memcpy(outputs[" << k << "], " << from << ", "
+      << place.bytes(g.outputs[k]) << "u);\n";
+  }
   c << "  return 0;\n}\n\n";
-  c << "int " << name << "_run(const void* const* inputs, void* const* outputs) {\n"
-    << "  void* arena = aligned_alloc(64, " << name << "_arena_bytes());\n"
-    << "  if (!arena) return 1;\n"
+  // One arena is kept between calls (allocating and faulting in megabytes per call cost more than
+  // a small model's kernels); a call that finds it in use allocates its own, so concurrent calls
+  // stay correct.
+  c << "static void* tessel_cached_arena;\nstatic char tessel_arena_busy;\n"
+    << "__attribute__((destructor)) static void tessel_free_arena(void) { free(tessel_cached_arena); }\n\n"
+    << "int " << name << "_run(const void* const* inputs, void* const* outputs) {\n"
+    << "  const int mine = !__atomic_test_and_set(&tessel_arena_busy, __ATOMIC_ACQUIRE);\n"
+    << "  void* arena = mine ? tessel_cached_arena : 0;\n"
+    << "  if (!arena) arena = aligned_alloc(64, " << name << "_arena_bytes());\n"
+    << "  if (!arena) {\n    if (mine) __atomic_clear(&tessel_arena_busy, __ATOMIC_RELEASE);\n    return 1;\n  }\n"
     << "  int status = " << name << "_run_with_arena(inputs, outputs, arena);\n"
-    << "  free(arena);\n  return status;\n}\n";
+    << "  if (mine) {\n    tessel_cached_arena = arena;\n    __atomic_clear(&tessel_arena_busy, __ATOMIC_RELEASE);\n"
+    << "  } else {\n    free(arena);\n  }\n  return status;\n}\n";
   return c.str();
 }
 
@@ -377,9 +411,10 @@ std::string model_header(const CompiledModel& model, const std::string& raw_name
   std::ostringstream h;
   h << "/* " << name << ": generated by tessel build\n * target: " << model.target().str() << "\n"
     << " * Inputs and outputs are dense row-major buffers of the listed dtype and shape, in this order;\n"
-    << " * any alignment is accepted. Calls may run concurrently: each call of " << name << "_run\n"
-    << " * allocates its own arena of " << name << "_arena_bytes() bytes\n * (" << name
-    << "_run_with_arena takes one, 64-byte aligned). */\n"
+    << " * any alignment is accepted (64-byte aligned buffers are used in place, others are copied);\n"
+    << " * outputs must not overlap inputs. Calls may run concurrently: " << name << "_run keeps one\n"
+    << " * arena of " << name << "_arena_bytes() bytes between calls and allocates another for a\n"
+    << " * call that finds it in use (" << name << "_run_with_arena takes one, 64-byte aligned). */\n"
     << "#pragma once\n#include <stddef.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << "#ifndef TESSEL_TENSOR_INFO_DEFINED\n#define TESSEL_TENSOR_INFO_DEFINED\n"
     << "typedef struct {\n  const char* name;\n  const char* dtype; /* \"float32\", \"int64\", ... */\n  int rank;\n"
