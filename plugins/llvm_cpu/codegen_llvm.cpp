@@ -411,12 +411,13 @@ class KernelEmitter {
       need(1);
       return b_.CreateUnaryIntrinsic(id, args[0]);
     };
-    // f32 exp, sigmoid and tanh are inline polynomials (vector_math.h): LLVM would otherwise call
+    // f32 exp, sigmoid, tanh and erf are inline polynomials (vector_math.h): LLVM would otherwise call
     // expf once per lane of a vector. f64 (and f16) keep the intrinsics and libm.
     const bool single = fp && is_single_float(ty);
-    if (single && (n.name == "exp" || n.name == "sigmoid" || n.name == "tanh")) {
+    if (single && (n.name == "exp" || n.name == "sigmoid" || n.name == "tanh" || n.name == "erf")) {
       need(1);
       if (n.name == "exp") return emit_exp(b_, args[0]);
+      if (n.name == "erf") return emit_erf(b_, args[0]);
       return n.name == "sigmoid" ? emit_sigmoid(b_, args[0]) : emit_tanh(b_, args[0]);
     }
     if (n.name == "exp" && fp) return unary(llvm::Intrinsic::exp);

@@ -1,5 +1,5 @@
 #pragma once
-// Single-precision exp, sigmoid and tanh as straight-line LLVM IR (polynomials, integer exponent
+// Single-precision exp, sigmoid, tanh and erf as straight-line LLVM IR (polynomials, integer exponent
 // arithmetic, selects): the same code serves a scalar float and a <N x float> vector, so a
 // vectorized loop evaluates all lanes at once instead of calling libm's expf lane by lane.
 // Accuracy: exp within 2 ulp over its whole range, sigmoid and tanh within a few ulp;
@@ -20,5 +20,8 @@ llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // tanh(x): an odd polynomial near 0 (where 1 - 2/(e^2x + 1) would cancel), that formula elsewhere.
 llvm::Value* emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x);
+
+// erf(x) within about 1.5e-7 absolute: a polynomial in x^2 up to |x| = 1, 1 - e^(-x^2) R(|x|) beyond.
+llvm::Value* emit_erf(llvm::IRBuilder<>& b, llvm::Value* x);
 
 }  // namespace tessel::llvm_cpu

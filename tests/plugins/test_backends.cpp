@@ -178,7 +178,9 @@ class TestBackends : public QObject {
     auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
     for (const Case& c : {Case{"exp", [](double x) { return std::exp(x); }, -90, 90, 2.5e-7},
                           Case{"sigmoid", +sigmoid, -90, 90, 4e-7}, Case{"tanh", [](double x) { return std::tanh(x); }, -10, 10, 4e-7},
-                          Case{"tanh", [](double x) { return std::tanh(x); }, -0.7f, 0.7f, 4e-7}}) {
+                          Case{"tanh", [](double x) { return std::tanh(x); }, -0.7f, 0.7f, 4e-7},
+                          Case{"erf", [](double x) { return std::erf(x); }, -6, 6, 3e-7},
+                          Case{"erf", [](double x) { return std::erf(x); }, -1.5f, 1.5f, 3e-7}}) {
       std::vector<float> in = sweep(c.lo, c.hi);
       for (bool vector : {true, false}) {
         std::string where;
