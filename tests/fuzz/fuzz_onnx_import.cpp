@@ -14,20 +14,30 @@ using namespace tessel;
 
 namespace {
 
-std::filesystem::path model_folder() {
-  static const std::filesystem::path folder = [] {
+// A folder of our own for model.onnx, removed at exit.
+class ModelFolder {
+ public:
+  ModelFolder() {
     std::string pattern = (std::filesystem::temp_directory_path() / "tessel-fuzz-onnx-XXXXXX").string();
     if (!mkdtemp(pattern.data())) std::abort();
-    std::atexit([] { std::filesystem::remove_all(model_folder()); });
-    return std::filesystem::path(pattern);
-  }();
-  return folder;
-}
+    path_ = pattern;
+  }
+  ~ModelFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+const ModelFolder folder;
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string path = (model_folder() / "model.onnx").string();
+  const std::string path = (folder.path() / "model.onnx").string();
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
