@@ -10,8 +10,14 @@
 #include <string>
 
 #include "core/support/error.h"
+#include "core/support/tensor.h"
 
 namespace tessel::fuzz {
+
+// Tensors past 64 MiB are refused in the fuzz targets, by the check that refuses 8 GiB ones
+// elsewhere: a legal but huge constant would otherwise cost an input seconds and gigabytes
+// (a timeout or out-of-memory "finding" that is no bug).
+inline const bool tensor_limit_lowered = (set_tensor_allocation_limit(int64_t{64} << 20), true);
 
 inline std::string as_text(const uint8_t* data, size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);
