@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "core/support/memory_budget.h"
+
 namespace tessel::cli {
 
 namespace {
@@ -75,6 +77,16 @@ std::vector<std::string> Args::values(const std::string& name) const {
   auto [lo, hi] = values_.equal_range(name);
   for (auto it = lo; it != hi; ++it) out.push_back(it->second);
   return out;
+}
+
+int64_t memory_limit_option(const Args& args) {
+  const std::optional<std::string> text = args.value("--memory-limit");
+  if (!text) return 0;
+  try {
+    return parse_byte_size(*text);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--memory-limit: ") + e.what());
+  }
 }
 
 std::map<std::string, Shape> parse_shape_options(const std::vector<std::string>& values) {

@@ -51,6 +51,10 @@ class Args {
 // "--shape NAME=1x3x224x224" values → input shapes; UsageError on bad syntax. "NAME=" is a scalar.
 std::map<std::string, Shape> parse_shape_options(const std::vector<std::string>& values);
 
+// The --memory-limit option ("8G", "512M"; core/support/memory_budget.h) in bytes; 0 when absent
+// (the default limit). UsageError when it is not a size.
+int64_t memory_limit_option(const Args& args);
+
 // Prints "usage: ..." with the spec's usage line; the command's own help text follows.
 void print_usage(const ArgSpec& spec, const char* details);
 

@@ -25,8 +25,8 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c] [--shape "
-        "NAME=DIMS]...",
-    .value_options = {"-o", "--target", "--header", "--name", "--emit"},
+        "NAME=DIMS]... [--memory-limit SIZE]",
+    .value_options = {"-o", "--target", "--header", "--name", "--emit", "--memory-limit"},
     .repeatable_options = {"--shape"},
     .flags = {},
     .min_positional = 1,
@@ -38,13 +38,16 @@ constexpr const char* kDetails =
     "  -o FILE               what to write\n"
     "  --emit so             (default) a shared library running the whole model: every kernel as object\n"
     "                        code, the weights embedded, the memory plan's arena; entry points\n"
-    "                        NAME_run(inputs, outputs), NAME_run_with_arena, NAME_arena_bytes\n"
+    "                        NAME_run(inputs, outputs), NAME_run_with_arena, NAME_arena_bytes, and\n"
+    "                        NAME_last_error (why a run returned 2: an index out of range)\n"
     "  --emit llvm|asm|obj   the optimized LLVM IR, assembly, or an object file of every kernel\n"
     "  --emit c              the C source (--target c)\n"
     "  --header FILE         also write the C header declaring the entry points, names, dtypes, shapes\n"
     "  --name NAME           prefix of the entry points (default: the model's file name)\n"
     "  --target SPEC         'llvm' (default) or 'c'; e.g. 'llvm -mcpu=znver4 -num_threads=4'\n"
-    "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n";
+    "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
+    "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
+    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n";
 
 // Text artifacts by --emit value, and the backend's name for each.
 const std::map<std::string, std::string> kTextArtifacts = {{"llvm", "llvm_ir"}, {"asm", "asm"}, {"c", "c"}};
@@ -70,13 +73,15 @@ int run_build_command(std::span<const std::string> argv) {
   if (args.value("--header") && emit != "so")
     throw UsageError("--header goes with --emit so (the library it declares)");
   const Target target = resolve_code_generating_target(args.value("--target"), "build");
+  compile::CompileOptions compile_options;
+  compile_options.memory_limit = memory_limit_option(args);
 
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
   const Graph imported = import_onnx(model, options);
   std::shared_ptr<const compile::CompiledModel> compiled;
   try {
-    compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(imported), target);
+    compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(imported), target, compile_options);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }

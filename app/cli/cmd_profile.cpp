@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <span>
 
 #include "app/cli/cli_args.h"
+#include "app/cli/cli_inputs.h"
 #include "app/cli/cli_target.h"
 #include "core/analysis/profile.h"
 #include "core/frontend/onnx_import.h"
@@ -17,8 +19,10 @@ namespace tessel::cli {
 
 namespace {
 const ArgSpec kSpec{
-    .usage = "tessel profile MODEL [--target SPEC] [--repeat N] [--warmup N] [--inputs DIR] [--trace FILE] [--json] [--roofline] [--shape NAME=DIMS]...",
-    .value_options = {"--target", "--repeat", "--warmup", "--inputs", "--trace"},
+    .usage =
+        "tessel profile MODEL [--target SPEC] [--repeat N] [--warmup N] [--inputs DIR] [--trace FILE] [--json] "
+        "[--roofline] [--shape NAME=DIMS]... [--memory-limit SIZE]",
+    .value_options = {"--target", "--repeat", "--warmup", "--inputs", "--trace", "--memory-limit"},
     .repeatable_options = {"--shape"},
     .flags = {"--json", "--roofline"},
     .min_positional = 1,
@@ -39,24 +43,31 @@ int positive(const Args& args, const char* name, int fallback) {
 
 int run_profile_command(std::span<const std::string> argv) {
   const Args args = Args::parse(argv, kSpec);
-  if (args.help()) return print_usage(kSpec, "Profiles every kernel of a compiled model.\n"), 0;
+  if (args.help())
+    return print_usage(
+               kSpec,
+               "Profiles every kernel of a compiled model.\n\n"
+               "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
+               "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"),
+           0;
   const std::string model = args.positional()[0];
   Target target = resolve_code_generating_target(args.value("--target"), "profile");
+  OnnxModelFile file(model);
+  compile::CompileOptions compile_options;
+  compile_options.memory_limit = memory_limit_option(args);
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
-  Graph imported = import_onnx(model, options);
+  std::optional<InputFiles> given;
+  if (auto dir = args.value("--inputs")) given = read_input_files(*dir, model, file, options);
   std::shared_ptr<const compile::CompiledModel> compiled;
   try {
-    compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(imported), target);
+    compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(file.import(options)), target,
+                                               compile_options);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }
-  std::vector<Tensor> inputs;
-  if (auto dir = args.value("--inputs")) {
-    for (size_t k = 0; k < imported.inputs.size(); ++k) inputs.push_back(read_tensor_pb(*dir + "/input_" + std::to_string(k) + ".pb"));
-  } else {
-    inputs = compile::random_inputs(compiled->graph());
-  }
+  if (given) check_input_types(compiled->graph(), *given, model);
+  const std::vector<Tensor> inputs = given ? given->tensors : compile::random_inputs(compiled->graph());
   std::optional<compile::MachineCeilings> ceilings;
   if (args.flag("--roofline")) {
     ceilings = compile::load_cached_ceilings(target);

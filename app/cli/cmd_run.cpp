@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/cli/cli_args.h"
+#include "app/cli/cli_inputs.h"
 #include "app/cli/cli_target.h"
 #include "core/compile/compiled_model.h"
 #include "core/frontend/onnx_import.h"
@@ -27,8 +28,10 @@ namespace fs = std::filesystem;
 namespace {
 
 const ArgSpec kSpec{
-    .usage = "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes] [--report]",
-    .value_options = {"--inputs", "--out-dir", "--target"},
+    .usage =
+        "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes] [--report] "
+        "[--memory-limit SIZE]",
+    .value_options = {"--inputs", "--out-dir", "--target", "--memory-limit"},
     .repeatable_options = {"--shape"},
     .flags = {"--no-passes", "--report"},
     .min_positional = 1,
@@ -44,7 +47,9 @@ constexpr const char* kDetails =
     "  --no-passes           run the graph as imported: no optimizing graph pass, only shape inference,\n"
     "                        fusion and memory planning (to compare)\n"
     "  --report              print how many kernels were compiled, and why each other one runs with\n"
-    "                        the reference kernels\n";
+    "                        the reference kernels\n"
+    "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
+    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n";
 
 // Every graph pass but those the executor needs: types, kernels (fusion) and their storage.
 std::set<std::string> optimizing_passes() {
@@ -117,31 +122,17 @@ int run_run_command(std::span<const std::string> argv) {
   const fs::path inputs_dir = args.required("--inputs");
   const fs::path out_dir = args.required("--out-dir");
   const Target target = resolve_target(args.value("--target"));
+  compile::CompileOptions compile_options;
+  compile_options.memory_limit = memory_limit_option(args);
 
   OnnxModelFile file(model);  // parsed once: its inputs tell which input files bind shape operands
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
-  const std::vector<OnnxInputInfo>& declared = file.runtime_inputs();
-  if (!fs::is_directory(inputs_dir)) throw Error(inputs_dir.string() + ": not a folder of input_K.pb files");
-  std::vector<Tensor> inputs;
-  std::vector<std::string> input_files;
-  for (size_t k = 0; k < declared.size(); ++k) {
-    const fs::path input_file = inputs_dir / ("input_" + std::to_string(k) + ".pb");
-    if (!fs::exists(input_file))
-      throw Error(input_file.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
-                  " inputs, input '" + declared[k].name + "' is number " + std::to_string(k));
-    inputs.push_back(read_tensor_pb(input_file.string()));
-    input_files.push_back(input_file.string());
-    const OnnxInputInfo& in = declared[k];
-    if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.back());
-    if (!in.static_shape && !options.input_shapes.count(in.name))
-      options.input_shapes.emplace(in.name, inputs.back().shape());
-  }
+  const InputFiles inputs = read_input_files(inputs_dir, model, file, options);
 
   // One pipeline for every target: graph passes, fusion, memory plan, kernels compiled by the
   // target's code generator; without one (`ref`), or for a group without a tensor expression,
   // the reference kernels run the group in the same executor.
-  compile::CompileOptions compile_options;
   if (args.flag("--no-passes")) compile_options.pipeline.disabled_passes = optimizing_passes();
   GraphPtr imported = std::make_shared<const Graph>(file.import(options));  // errors name the file
   std::shared_ptr<const compile::CompiledModel> compiled;
@@ -150,16 +141,11 @@ int run_run_command(std::span<const std::string> argv) {
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }
+  check_input_types(compiled->graph(), inputs, model);
   const Graph& graph = compiled->graph();
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const Value& v = graph.value(graph.inputs[k]);
-    if (inputs[k].dtype() != v.type.dtype || inputs[k].shape() != v.type.shape)
-      throw Error(input_files[k] + ": input '" + v.name + "' of " + model + " is " + type_str(v.type) +
-                  ", the file holds " + type_str({inputs[k].dtype(), inputs[k].shape()}));
-  }
   std::vector<Tensor> outputs;
   try {
-    outputs = compiled->run(inputs);
+    outputs = compiled->run(inputs.tensors);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }

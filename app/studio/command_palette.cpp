@@ -37,6 +37,9 @@ void collect_menu(QMenu* menu, const QString& prefix, std::vector<std::pair<QStr
       collect_menu(a->menu(), prefix + text + " › ", out);
       continue;
     }
+    // A recent file is listed by name; its path (the tooltip) tells two files of one name apart.
+    const QString tip = a->toolTip();
+    if (tip != text && tip.contains('/')) text += "  —  " + tip;
     if (!text.isEmpty()) out.emplace_back(prefix + text, a);
   }
 }

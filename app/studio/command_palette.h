@@ -18,6 +18,7 @@ class CommandPalette final : public QDialog {
   void filter(const QString& query);
   bool trigger_current();
   QLineEdit* edit() const { return edit_; }
+  QListWidget* list() const { return list_; }
 
  private:
   struct Entry {

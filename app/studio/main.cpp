@@ -13,6 +13,8 @@
 #include <cstdio>
 
 #include "app/studio/main_window.h"
+#include "views/diagnostics/diagnostics_model.h"
+#include "views/diagnostics/diagnostics_pane.h"
 
 namespace {
 
@@ -75,8 +77,13 @@ int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, con
     std::fprintf(stderr, "tessel-studio: cannot write %s\n", qPrintable(out));
     return 1;
   }
-  if (auto snap = w.controller()->snapshot())
-    for (const auto& d : snap->diagnostics) std::fprintf(stderr, "%s: %s\n", d.stage.c_str(), d.message.c_str());
+  // Headless, the console is where the user reads what the window shows: the banner (a set-aside
+  // recovery file, a refused file) and every diagnostic (the snapshot's and the studio's own, such
+  // as a plugin that did not load).
+  if (const QString banner = w.banner_text(); !banner.isEmpty())
+    std::fprintf(stderr, "tessel-studio: %s\n", qPrintable(banner));
+  for (const auto& d : w.panes().diagnostics->model()->diagnostics())
+    std::fprintf(stderr, "%s: %s\n", d.stage.c_str(), d.message.c_str());
   return 0;
 }
 
@@ -142,13 +149,18 @@ int main(int argc, char** argv) {
   options.models_dir = models_dir();
   options.lessons_dir = lessons_dir();
   options.recovery_path = parser.value(recovery_opt);
-  options.offer_recovery = !screenshot;
+  // Always read: a recovery found at start is held (never overwritten by this run's autosave) until
+  // it is restored or discarded, screenshot runs included; --restore restores it without asking.
+  options.offer_recovery = true;
+  // A screenshot run is no user session: it leaves the recovery file alone (unless it restores it).
+  options.autosave = !screenshot || parser.isSet(restore_opt);
   tessel::studio::MainWindow window(options);
   QStringList size = parser.value(size_opt).split('x');
   if (size.size() == 2) window.resize(size[0].toInt(), size[1].toInt());
 
   if (parser.isSet(restore_opt) && window.restore_recovered()) {
-    // restored: nothing else to open
+    std::fprintf(stderr, "tessel-studio: restored the recovered session (%s)\n",
+                 qPrintable(QString::fromStdString(window.controller()->document().model_path)));
   } else if (!file.isEmpty()) {
     window.open_file(file);
   } else if (!window.has_recovery_offer()) {

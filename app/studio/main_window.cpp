@@ -5,12 +5,17 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QPainter>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -18,6 +23,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QUndoGroup>
@@ -32,6 +38,50 @@ namespace tessel::studio {
 namespace {
 
 constexpr int kMaxRecent = 8;
+// Version of the saved pane arrangement (QMainWindow::saveState); 1: readable default sizes.
+constexpr int kLayoutVersion = 1;
+
+// A highlight-coloured frame drawn over the pane that holds the keyboard focus, so Alt+1…9 and Tab
+// show where typing goes. It lets every click through and follows the pane's size.
+class FocusFrame final : public QWidget {
+ public:
+  explicit FocusFrame(QWidget* parent) : QWidget(parent) {
+    setAttribute(Qt::WA_TransparentForMouseEvents);
+    setAttribute(Qt::WA_NoSystemBackground);
+    setFocusPolicy(Qt::NoFocus);
+    hide();
+  }
+  void frame(QWidget* pane) {
+    if (pane == target_) return;
+    if (target_) target_->removeEventFilter(this);
+    target_ = pane;
+    if (!pane) {
+      hide();
+      return;
+    }
+    setParent(pane);
+    pane->installEventFilter(this);
+    setGeometry(pane->rect());
+    raise();
+    show();
+  }
+  QWidget* target() const { return target_; }
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* e) override {
+    if (watched == target_ && e->type() == QEvent::Resize) setGeometry(target_->rect());
+    if (watched == target_ && e->type() == QEvent::Destroy) target_ = nullptr;
+    return false;
+  }
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.setPen(QPen(palette().color(QPalette::Highlight), 2));
+    p.drawRect(rect().adjusted(1, 1, -1, -1));
+  }
+
+ private:
+  QPointer<QWidget> target_;
+};
 
 QPalette dark_palette() {
   QPalette p;
@@ -63,9 +113,21 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   controller_ = new views::SessionController(&views::compile_model, this);
   QString recovery =
       options_.recovery_path.isEmpty() ? views::SessionController::default_recovery_path() : options_.recovery_path;
-  // Read what a previous studio left before this one's autosave overwrites it.
-  if (options_.offer_recovery) recovered_ = views::SessionController::read_recovery(recovery);
-  controller_->set_recovery_path(recovery);
+  // Read what a previous studio left before this one's autosave could overwrite it; until the user
+  // restores or discards it, autosave holds off. A damaged file is set aside and reported below.
+  views::SessionController::RecoveryRead recovery_read;
+  if (options_.offer_recovery) recovery_read = views::SessionController::read_recovery(recovery);
+  recovered_ = recovery_read.record;
+  controller_->set_recovery_path(options_.autosave ? recovery : QString());
+  controller_->hold_recovery(recovered_.has_value());
+  ask_unsaved = [this](const QString& title, const QString& text) {
+    return QMessageBox::question(this, title, text, QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                 QMessageBox::Save);
+  };
+  ask_save_path = [this](const QString& suggestion) {
+    return QFileDialog::getSaveFileName(this, tr("Save Session"), suggestion, tr("Tessel sessions (*.tessel)"));
+  };
+  setAcceptDrops(true);
 
   panes_.graph = new views::GraphPane(selection_, this);
   panes_.passes = new views::PassStepperPane(selection_, this);
@@ -103,7 +165,10 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   auto* close_banner = new QToolButton(banner_);
   close_banner->setText("✕");
   close_banner->setAutoRaise(true);
-  connect(close_banner, &QToolButton::clicked, this, [this] { hide_banner(); });
+  connect(close_banner, &QToolButton::clicked, this, [this] {
+    banner_sticky_ = false;
+    banner_->hide();  // a pending recovery offer stays pending: autosave still holds off
+  });
   banner_layout->addWidget(banner_label_, 1);
   banner_layout->addWidget(banner_buttons_);
   banner_layout->addWidget(close_banner);
@@ -120,24 +185,19 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   setCentralWidget(central);
 
   // Left: how the graph and the selected kernel are transformed; right: what they are now.
-  QDockWidget* passes = add_dock(panes_.passes, tr("Passes"), Qt::LeftDockWidgetArea);
-  QDockWidget* schedule = add_dock(panes_.schedule, tr("Schedule"), Qt::LeftDockWidgetArea);
-  tabifyDockWidget(passes, schedule);
-  passes->raise();
-  QDockWidget* inspector = add_dock(panes_.inspector, tr("Inspector"), Qt::RightDockWidgetArea);
-  QDockWidget* program = add_dock(panes_.program, tr("Program"), Qt::RightDockWidgetArea);
-  QDockWidget* roofline = add_dock(panes_.roofline, tr("Roofline"), Qt::RightDockWidgetArea);  // needs height
-  tabifyDockWidget(inspector, program);
-  tabifyDockWidget(inspector, roofline);
-  inspector->raise();
-  QDockWidget* memory = add_dock(panes_.memory, tr("Memory"), Qt::BottomDockWidgetArea);
-  QDockWidget* diagnostics = add_dock(panes_.diagnostics, tr("Diagnostics"), Qt::BottomDockWidgetArea);
-  QDockWidget* profile = add_dock(panes_.profile, tr("Profile"), Qt::BottomDockWidgetArea);
-  tabifyDockWidget(memory, diagnostics);
-  tabifyDockWidget(memory, profile);
-  memory->raise();
-  QDockWidget* lesson = add_dock(lesson_pane_, tr("Lesson"), Qt::RightDockWidgetArea);
-  lesson->hide();
+  add_dock(panes_.passes, tr("Passes"), Qt::LeftDockWidgetArea);
+  add_dock(panes_.schedule, tr("Schedule"), Qt::LeftDockWidgetArea);
+  add_dock(panes_.inspector, tr("Inspector"), Qt::RightDockWidgetArea);
+  add_dock(panes_.program, tr("Program"), Qt::RightDockWidgetArea);
+  add_dock(panes_.roofline, tr("Roofline"), Qt::RightDockWidgetArea);
+  add_dock(lesson_pane_, tr("Lesson"), Qt::RightDockWidgetArea);
+  add_dock(panes_.memory, tr("Memory"), Qt::BottomDockWidgetArea);
+  add_dock(panes_.diagnostics, tr("Diagnostics"), Qt::BottomDockWidgetArea);
+  add_dock(panes_.profile, tr("Profile"), Qt::BottomDockWidgetArea);
+  // The right column runs the full height (the program and the roofline need it); the bottom
+  // row sits under the graph and the left column.
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+  setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
 
   // Status bar: what the worker is doing, and a way to stop it.
   progress_label_ = new QLabel(this);
@@ -210,25 +270,89 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
           {views::Diagnostic::Severity::kWarning, "plugins", plugin.name + ": " + plugin.error});
   build_actions_and_menus();
   palette_ = new CommandPalette(menuBar(), this);
+  focus_frame_ = new FocusFrame(this);
+  connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+    // The pane (a dock's widget, or the graph) that holds the focus widget, if it is ours.
+    for (QWidget* w = now; w; w = w->parentWidget()) {
+      const bool pane = qobject_cast<QDockWidget*>(w->parentWidget()) != nullptr || w == panes_.graph;
+      if (pane && w->window() == this) {
+        static_cast<FocusFrame*>(focus_frame_)->frame(w);
+        return;
+      }
+    }
+  });
 
   QSettings settings;
   resize(1280, 820);
-  resizeDocks({findChild<QDockWidget*>("dock_passes"), findChild<QDockWidget*>("dock_inspector")}, {400, 420},
-              Qt::Horizontal);
-  resizeDocks({memory}, {210}, Qt::Vertical);
+  reset_layout();
   restoreGeometry(settings.value("window/geometry").toByteArray());
-  restoreState(settings.value("window/state").toByteArray());
+  // Layouts saved before kLayoutVersion squeezed the panes; they give way to the new default.
+  restoreState(settings.value("window/state").toByteArray(), kLayoutVersion);
   set_theme(static_cast<Theme>(settings.value("view/theme", 0).toInt()));
   rebuild_recent_menu();
   update_title();
 
-  if (recovered_)
-    show_banner(tr("The last studio session ended unexpectedly. Restore %1?")
-                    .arg(QFileInfo(QString::fromStdString(recovered_->doc.model_path)).fileName()),
-                false, {{tr("Restore"), [this] { restore_recovered(); }}, {tr("Discard"), [this] {
-                                                                             recovered_.reset();
-                                                                             hide_banner();
-                                                                           }}});
+  if (recovered_) {
+    show_recovery_offer();
+  } else if (!recovery_read.error.isEmpty()) {
+    QString message = tr("The recovery file could not be read: %1.").arg(recovery_read.error);
+    message += recovery_read.kept_as.isEmpty() ? tr(" It was left where it is.")
+                                               : tr(" It was kept as %1.").arg(recovery_read.kept_as);
+    panes_.diagnostics->model()->add({views::Diagnostic::Severity::kWarning, "recovery", message.toStdString()});
+    show_banner(message, true);
+    banner_sticky_ = true;  // stays until the user closes it, past the first compile's success
+  }
+  // A crash must not cost the pane arrangement either: it is saved every few seconds, not only
+  // on a clean close.
+  auto* layout_timer = new QTimer(this);
+  connect(layout_timer, &QTimer::timeout, this, [this] { save_layout(); });
+  layout_timer->start(5000);
+}
+
+void MainWindow::show_recovery_offer() {
+  if (!recovered_) return;
+  QString name = QFileInfo(QString::fromStdString(recovered_->session_path.empty() ? recovered_->doc.model_path
+                                                                                   : recovered_->session_path))
+                     .fileName();
+  show_banner(tr("The last studio session ended unexpectedly. Restore %1?").arg(name), false,
+              {{tr("Restore"), [this] { restore_recovered(); }}, {tr("Discard"), [this] { discard_recovered(); }}});
+}
+
+void MainWindow::save_layout() {
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState(kLayoutVersion));
+}
+
+// Left: how the graph and the selected kernel are transformed; right (full height): what they are
+// now; bottom: whole-model tables. Sizes are shares of the window, so a bigger window gives every
+// pane more room, not only the graph.
+void MainWindow::reset_layout() {
+  const std::vector<std::pair<Qt::DockWidgetArea, QStringList>> groups = {
+      {Qt::LeftDockWidgetArea, {"passes", "schedule"}},
+      {Qt::RightDockWidgetArea, {"inspector", "program", "roofline", "lesson"}},
+      {Qt::BottomDockWidgetArea, {"memory", "diagnostics", "profile"}},
+  };
+  std::vector<QDockWidget*> firsts;
+  for (const auto& [area, names] : groups) {
+    QDockWidget* first = nullptr;
+    for (const QString& name : names) {
+      QDockWidget* dock = findChild<QDockWidget*>("dock_" + name);
+      dock->setFloating(false);
+      addDockWidget(area, dock);
+      // The lesson pane shows while a lesson runs.
+      dock->setVisible(name != "lesson" || lesson_runner_);
+      if (first)
+        tabifyDockWidget(first, dock);
+      else
+        first = dock;
+    }
+    first->raise();
+    firsts.push_back(first);
+  }
+  const int w = width(), h = height();
+  resizeDocks({firsts[0], firsts[1]}, {std::max(280, w * 22 / 100), std::max(480, w * 38 / 100)}, Qt::Horizontal);
+  resizeDocks({firsts[2]}, {std::max(240, h * 34 / 100)}, Qt::Vertical);
 }
 
 MainWindow::~MainWindow() = default;
@@ -297,20 +421,44 @@ void MainWindow::build_actions_and_menus() {
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   action(view, tr("&Welcome Page"), {}, [this] { center_->setCurrentWidget(welcome_); });
-  action(view, tr("&Graph"), {}, [this] { center_->setCurrentWidget(panes_.graph); });
   view->addSeparator();
-  for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+  // One entry per pane, checked while it is open; choosing it opens the pane and brings it to the
+  // front with the focus (a pane open behind another tab is raised, never closed: its ✕ closes
+  // it). Alt+1…9 are the same entries.
+  const QStringList order = {"graph",    "passes",  "schedule", "inspector",   "program",
+                             "roofline", "profile", "memory",   "diagnostics", "lesson"};
+  for (int i = 0; i < order.size(); ++i) {
+    const QString name = order[i];
+    auto* dock = findChild<QDockWidget*>("dock_" + name);
+    QAction* a = view->addAction(dock ? dock->windowTitle() : tr("Graph"));
+    a->setObjectName("show_" + name);
+    if (i < 9) a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    if (dock) {
+      a->setCheckable(true);
+      a->setChecked(!dock->isHidden());
+      connect(dock->toggleViewAction(), &QAction::toggled, a, &QAction::setChecked);
+    }
+    connect(a, &QAction::triggered, this, [this, name, dock, a] {
+      reveal_pane(name);
+      if (QWidget* pane = pane_by_name(name)) {
+        // Its first control that takes the keyboard (a table, the code view), else the pane.
+        QWidget* target = pane;
+        for (QWidget* child : pane->findChildren<QWidget*>())
+          if ((child->focusPolicy() & Qt::TabFocus) && child->isVisibleTo(pane)) {
+            target = child;
+            break;
+          }
+        target->setFocus(Qt::ShortcutFocusReason);
+      }
+      if (dock) a->setChecked(true);
+    });
+  }
   view->addSeparator();
   QMenu* theme = view->addMenu(tr("&Theme"));
   action(theme, tr("Follow &System"), {}, [this] { set_theme(Theme::kSystem); });
   action(theme, tr("&Light"), {}, [this] { set_theme(Theme::kLight); });
   action(theme, tr("&Dark"), {}, [this] { set_theme(Theme::kDark); });
-  action(view, tr("&Reset Pane Layout"), {}, [this] {
-    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
-      dock->setFloating(false);
-      dock->show();
-    }
-  });
+  action(view, tr("&Reset Layout"), {}, [this] { reset_layout(); });
 
   build_lessons_menu();
 
@@ -415,10 +563,7 @@ void MainWindow::build_lessons_menu() {
   lessons->setEnabled(!lessons->actions().isEmpty());
 }
 
-// A lesson drives the real panes: its pages open models, pick kernels, set schedules and profile
-// through the same controller, selection and edit loop the user's clicks go through. Actions that
-// need the page's model wait for its compile (StudioMediator::after_compile).
-void MainWindow::start_lesson(const QString& path) {
+void MainWindow::start_lesson(const QString& path, int page) {
   views::Lesson lesson;
   try {
     lesson = views::load_lesson(path.toStdString());
@@ -426,7 +571,15 @@ void MainWindow::start_lesson(const QString& path) {
     show_banner(QString::fromStdString(e.what()), true);
     return;
   }
-  if (controller_->is_modified()) save_session(false);  // nothing of the user's session is lost
+  if (!confirm_replace_session(tr("Starting the lesson “%1”").arg(QString::fromStdString(lesson.title)))) return;
+  run_lesson(std::move(lesson), path, page, false);
+}
+
+// A lesson drives the real panes: its pages open models, pick kernels, set schedules and profile
+// through the same controller, selection and edit loop the user's clicks go through. Actions that
+// need the page's model wait for its compile (StudioMediator::after_compile). `resume`: the session
+// is already the page's (restored after a crash), so the page's actions are not run again.
+void MainWindow::run_lesson(views::Lesson lesson, const QString& path, int page, bool resume) {
   views::LessonActions actions;
   actions.open_model = [this](const QString& model, const nlohmann::json& options) {
     views::SessionDocument doc;
@@ -453,8 +606,13 @@ void MainWindow::start_lesson(const QString& path) {
   };
   lesson_runner_ = std::make_unique<views::LessonRunner>(std::move(lesson), std::move(actions));
   lesson_runner_->on_result = [this](int) { lesson_pane_->refresh(); };
+  // The page is autosaved with the session, so a crash does not lose the user's place.
+  lesson_runner_->on_page_changed = [this, path](int p) { controller_->set_lesson_position(path, p); };
   lesson_pane_->set_runner(lesson_runner_.get());
-  lesson_runner_->go_to(0);
+  if (resume)
+    lesson_runner_->resume_at(page);
+  else
+    lesson_runner_->go_to(page);
   lesson_pane_->refresh();
   reveal_pane("lesson");
 }
@@ -463,6 +621,11 @@ void MainWindow::refresh_targets() {
   QSignalBlocker block(target_combo_);
   target_combo_->clear();
   for (const std::string& t : views::available_targets()) target_combo_->addItem(QString::fromStdString(t));
+}
+
+QWidget* MainWindow::focused_pane() const {
+  auto* frame = static_cast<FocusFrame*>(focus_frame_);
+  return frame->isVisible() ? frame->target() : nullptr;
 }
 
 QWidget* MainWindow::pane_by_name(const QString& name) const {
@@ -498,6 +661,7 @@ void MainWindow::open_file(const QString& path) {
     show_banner(tr("%1: no such file").arg(path), true);
     return;
   }
+  if (!confirm_replace_session(tr("Opening %1").arg(QFileInfo(path).fileName()))) return;
   try {
     if (path.endsWith(".tessel"))
       controller_->open_session(path);
@@ -522,15 +686,77 @@ void MainWindow::open_file(const QString& path) {
 
 bool MainWindow::restore_recovered() {
   if (!recovered_) return false;
-  views::SessionController::Recovered r = *recovered_;
+  if (!confirm_replace_session(tr("Restoring the recovered session"))) return false;
+  views::RecoveryRecord r = *recovered_;
   recovered_.reset();
-  hide_banner();
-  controller_->open_document(r.doc, r.session_path, true);
+  banner_->hide();
+  controller_->open_document(r.doc, QString::fromStdString(r.session_path), r.modified);
+  controller_->set_schedule_histories(r.histories);
+  controller_->hold_recovery(false);  // the file is ours again: autosave what was just restored
+  // The schedule editor's undo histories, once the compile has seeded the kernels' steps.
+  mediator_->after_compile([this, histories = r.histories] {
+    for (const auto& [kernel, history] : histories) {
+      try {
+        panes_.schedule->restore_history(QString::fromStdString(kernel), history);
+      } catch (const std::exception& e) {
+        statusBar()->showMessage(tr("The undo history of %1 was not restored: %2")
+                                     .arg(QString::fromStdString(kernel), QString::fromUtf8(e.what())),
+                                 6000);
+      }
+    }
+  });
   center_->setCurrentWidget(panes_.graph);
-  QSignalBlocker block(target_combo_);
-  int index = target_combo_->findText(QString::fromStdString(r.doc.target));
-  if (index >= 0) target_combo_->setCurrentIndex(index);
+  {
+    QSignalBlocker block(target_combo_);
+    int index = target_combo_->findText(QString::fromStdString(r.doc.target));
+    if (index >= 0) target_combo_->setCurrentIndex(index);
+  }
+  if (!r.lesson_path.empty()) {
+    const QString lesson_path = QString::fromStdString(r.lesson_path);
+    try {
+      run_lesson(views::load_lesson(r.lesson_path), lesson_path, r.lesson_page, true);
+    } catch (const std::exception& e) {
+      show_banner(tr("The lesson of the restored session could not be reopened: %1").arg(e.what()), true);
+    }
+  }
   return true;
+}
+
+void MainWindow::discard_recovered() {
+  if (!recovered_) return;
+  recovered_.reset();
+  banner_->hide();
+  controller_->hold_recovery(false);  // autosave takes the file over (or removes it: nothing is open)
+  if (!controller_->has_document()) controller_->discard_recovery();
+}
+
+bool MainWindow::confirm_replace_session(const QString& action) {
+  if (!controller_->has_document() || !controller_->is_modified()) return true;
+  const views::SessionDocument& doc = controller_->document();
+  const QString name = controller_->session_path().isEmpty()
+                           ? QFileInfo(QString::fromStdString(doc.model_path)).fileName()
+                           : QFileInfo(controller_->session_path()).fileName();
+  // What would be lost, in the user's words: the target, the options, the kernels they scheduled.
+  QStringList held;
+  held << tr("target %1").arg(QString::fromStdString(doc.target));
+  if (!doc.pass_options.empty()) held << tr("pass options %1").arg(QString::fromStdString(doc.pass_options.dump()));
+  if (!doc.schedules.empty()) {
+    QStringList kernels;
+    for (const auto& [kernel, text] : doc.schedules) kernels << QString::fromStdString(kernel);
+    if (kernels.size() > 3) kernels = kernels.mid(0, 3) << tr("…");
+    held
+        << tr("hand schedules of %n kernel(s): %1", "", static_cast<int>(doc.schedules.size())).arg(kernels.join(", "));
+  }
+  const QString text =
+      tr("%1 discards the unsaved changes to “%2” (%3).\n\nSave the session first?").arg(action, name, held.join("; "));
+  switch (ask_unsaved(tr("Unsaved session"), text)) {
+    case QMessageBox::Save:
+      return save_session(false);
+    case QMessageBox::Discard:
+      return true;
+    default:
+      return false;  // Cancel, Escape, a closed dialog: nothing happens
+  }
 }
 
 void MainWindow::open_dialog() {
@@ -539,23 +765,24 @@ void MainWindow::open_dialog() {
   if (!path.isEmpty()) open_file(path);
 }
 
-void MainWindow::save_session(bool ask_path) {
-  if (!controller_->has_document()) return;
+bool MainWindow::save_session(bool ask_path) {
+  if (!controller_->has_document()) return false;
   try {
     if (ask_path || controller_->session_path().isEmpty()) {
       QString suggestion =
           QFileInfo(QString::fromStdString(controller_->document().model_path)).completeBaseName() + ".tessel";
-      QString path =
-          QFileDialog::getSaveFileName(this, tr("Save Session"), suggestion, tr("Tessel sessions (*.tessel)"));
-      if (path.isEmpty()) return;
+      QString path = ask_save_path(suggestion);
+      if (path.isEmpty()) return false;
       if (!path.endsWith(".tessel")) path += ".tessel";
       controller_->save_as(path);
       add_recent(path);
     } else {
       controller_->save();
     }
+    return true;
   } catch (const std::exception& e) {
     show_banner(QString::fromStdString(e.what()), true);
+    return false;
   }
 }
 
@@ -579,6 +806,7 @@ void MainWindow::export_graph(const QString& format) {
 void MainWindow::show_banner(const QString& text, bool error,
                              std::vector<std::pair<QString, std::function<void()>>> buttons) {
   banner_label_->setText(text);
+  banner_sticky_ = false;
   QPalette p = banner_->palette();
   bool dark = palette().color(QPalette::Window).lightness() < 128;
   QColor bg = error ? (dark ? QColor(110, 40, 40) : QColor(255, 225, 225))
@@ -594,7 +822,13 @@ void MainWindow::show_banner(const QString& text, bool error,
   banner_->show();
 }
 
-void MainWindow::hide_banner() { banner_->hide(); }
+void MainWindow::hide_banner() {
+  // A recovery offer outlives the messages shown over it: it is answered or dismissed (✕).
+  if (recovered_)
+    show_recovery_offer();
+  else if (!banner_sticky_)
+    banner_->hide();
+}
 
 QString MainWindow::banner_text() const { return banner_->isHidden() ? QString() : banner_label_->text(); }
 
@@ -655,27 +889,33 @@ void MainWindow::changeEvent(QEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (controller_->is_modified()) {
-    auto answer = QMessageBox::question(this, tr("Unsaved session"), tr("Save the session before closing?"),
-                                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
-    if (answer == QMessageBox::Cancel) {
-      event->ignore();
+  if (!confirm_replace_session(tr("Closing the studio"))) {
+    event->ignore();
+    return;
+  }
+  save_layout();
+  controller_->cancel();
+  // A clean close: nothing to recover next time (a recovery offer still unanswered is kept).
+  controller_->discard_recovery();
+  event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls())
+    if (url.isLocalFile()) {
+      event->acceptProposedAction();
       return;
     }
-    if (answer == QMessageBox::Save) {
-      save_session(false);
-      if (controller_->is_modified()) {
-        event->ignore();
-        return;
-      }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls())
+    if (url.isLocalFile()) {
+      event->acceptProposedAction();
+      // After the drop returns: the unsaved-changes question must not run inside the drag.
+      QTimer::singleShot(0, this, [this, path = url.toLocalFile()] { open_file(path); });
+      return;
     }
-  }
-  QSettings settings;
-  settings.setValue("window/geometry", saveGeometry());
-  settings.setValue("window/state", saveState());
-  controller_->cancel();
-  controller_->discard_recovery();  // a clean close: nothing to recover next time
-  event->accept();
 }
 
 }  // namespace tessel::studio

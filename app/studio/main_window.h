@@ -3,7 +3,15 @@
 // docks the user can move, close and stack; their arrangement is saved on close and restored on
 // start. Menus hold every action (so the command palette finds them all), a toolbar the common
 // ones, and a banner shows errors and the crash-recovery offer without blocking.
+//
+// Never losing an edit: every path that replaces the open session (Open, recent files, the
+// Welcome page, lessons, drag and drop, the command palette, restoring a recovery, closing) goes
+// through confirm_replace_session(), which asks Save / Discard / Cancel when there are unsaved
+// edits. A recovery file found at start is not overwritten by autosave until the user has
+// restored or discarded it.
 #include <QMainWindow>
+#include <QMessageBox>
+#include <functional>
 #include <optional>
 
 #include "app/studio/mediator.h"
@@ -23,10 +31,11 @@ namespace tessel::studio {
 class CommandPalette;
 
 struct MainWindowOptions {
-  QString models_dir;     // the bundled samples (resources/models)
-  QString lessons_dir;    // the bundled lessons (resources/lessons)
-  QString recovery_path;  // autosave file; empty: SessionController::default_recovery_path()
-  bool offer_recovery = true;
+  QString models_dir;          // the bundled samples (resources/models)
+  QString lessons_dir;         // the bundled lessons (resources/lessons)
+  QString recovery_path;       // autosave file; empty: SessionController::default_recovery_path()
+  bool offer_recovery = true;  // read the recovery file at start and offer it back
+  bool autosave = true;        // write the recovery file after every edit
 };
 
 class MainWindow final : public QMainWindow {
@@ -47,14 +56,32 @@ class MainWindow final : public QMainWindow {
   QWidget* pane_by_name(const QString& name) const;
   // Brings a pane to the front: its dock shown and raised, or the centre page switched to it.
   void reveal_pane(const QString& name);
+  // The pane framed as holding the keyboard focus (null: none of ours).
+  QWidget* focused_pane() const;
   QString banner_text() const;
-  // Restores what a killed studio left in the recovery file; false when there was nothing.
+  // Restores what a killed studio left in the recovery file (the session, the lesson page); false
+  // when there was nothing, or the user canceled replacing a modified session.
   bool restore_recovered();
   bool has_recovery_offer() const { return recovered_.has_value(); }
+  // Forgets the recovery offer: autosave takes over the file again.
+  void discard_recovered();
 
-  // Starts the lesson in `path` (resources/lessons/*.json) on its first page; errors go to the banner.
-  void start_lesson(const QString& path);
+  // The one gate before the open session is replaced by `replacement` (a file name, "the lesson
+  // …"): true when there is nothing unsaved, or the user saved or discarded it; false on Cancel
+  // (or when saving failed or was canceled).
+  bool confirm_replace_session(const QString& replacement);
+  // How the window asks. Tests replace these to press the buttons; the defaults are a modal
+  // QMessageBox (Save / Discard / Cancel) and a QFileDialog.
+  std::function<QMessageBox::StandardButton(const QString& title, const QString& text)> ask_unsaved;
+  std::function<QString(const QString& suggested_name)> ask_save_path;
+
+  // Starts the lesson in `path` (resources/lessons/*.json) on page `page`; errors go to the banner.
+  // Asks first when the session has unsaved edits (the lesson replaces it).
+  void start_lesson(const QString& path, int page = 0);
   views::LessonRunner* lesson_runner() const { return lesson_runner_.get(); }
+
+  // View ▸ Reset Layout: every pane docked where it starts, sized as shares of the window.
+  void reset_layout();
 
   enum class Theme { kSystem, kLight, kDark };
   void set_theme(Theme theme);
@@ -62,6 +89,8 @@ class MainWindow final : public QMainWindow {
  protected:
   void closeEvent(QCloseEvent* event) override;
   void changeEvent(QEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
   void build_actions_and_menus();
@@ -75,7 +104,10 @@ class MainWindow final : public QMainWindow {
   void rebuild_recent_menu();
   void update_title();
   void open_dialog();
-  void save_session(bool ask_path);
+  bool save_session(bool ask_path);  // true when saved
+  void run_lesson(views::Lesson lesson, const QString& path, int page, bool resume);
+  void show_recovery_offer();
+  void save_layout();
   void export_graph(const QString& format);
   void refresh_targets();
 
@@ -90,6 +122,7 @@ class MainWindow final : public QMainWindow {
   views::WelcomePane* welcome_;
   QStackedWidget* center_;
   QWidget* banner_;
+  bool banner_sticky_ = false;
   QLabel* banner_label_;
   QWidget* banner_buttons_;
   QLabel* progress_label_;
@@ -98,7 +131,8 @@ class MainWindow final : public QMainWindow {
   QComboBox* target_combo_;
   QMenu* recent_menu_ = nullptr;
   CommandPalette* palette_ = nullptr;
-  std::optional<views::SessionController::Recovered> recovered_;
+  QWidget* focus_frame_ = nullptr;  // a FocusFrame (main_window.cpp)
+  std::optional<views::RecoveryRecord> recovered_;
   QPalette system_palette_;
   Theme theme_ = Theme::kSystem;
 };

@@ -1,5 +1,7 @@
 #include "app/studio/mediator.h"
 
+#include <QUndoGroup>
+
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
 #include "core/target/target.h"
@@ -67,6 +69,10 @@ void StudioMediator::connect_kernel_panes() {
     return snapshot_ ? views::same_shape_kernels_in(*snapshot_, kernel.toStdString()) : QStringList{};
   };
   panes_.schedule->on_step_selected = [this](int step) { panes_.program->highlight_step(step); };
+  // Undo and redo move a stack's index after the edit reached the session: autosave the histories
+  // again once it has moved.
+  connect(panes_.schedule->undo_group(), &QUndoGroup::indexChanged, this,
+          [this] { controller_->set_schedule_histories(panes_.schedule->histories()); });
   panes_.program->on_step_picked = [this](int step) { panes_.schedule->highlight_step(step); };
   panes_.roofline->on_kernel_clicked = [this](const QString& k) { selection_->set_kernel(k); };
   panes_.roofline->on_calibrate_requested = [this] { loop_->calibrate(); };
@@ -119,8 +125,17 @@ void StudioMediator::reset_schedule(const QString& kernel) {
 }
 
 void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
+  // Another model: nothing of the old one's kernels may stay on screen, even a kernel of the same
+  // name (every model has a fused_conv2d_0). The same model recompiled keeps the kernel shown.
+  const bool other_model = !snapshot_ || snapshot_->model_path != snap->model_path;
   snapshot_ = snap;
-  const QString kept_kernel = selection_->kernel();
+  const QString kept_kernel =
+      other_model || !has_kernel(*snap, selection_->kernel()) ? QString() : selection_->kernel();
+  if (kept_kernel.isEmpty()) {
+    loop_->open_kernel({});  // the loop must not re-lower the old kernel for the new snapshot
+    panes_.schedule->clear(other_model);
+    panes_.program->clear();
+  }
   // Selection first (quietly), so every pane below sees the new snapshot with a valid selection.
   distributing_ = true;
   selection_->clear();
@@ -147,7 +162,7 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
   panes_.roofline->clear();
   panes_.profile->clear();
   loop_->request_ceilings();
-  if (!kept_kernel.isEmpty() && has_kernel(*snap, kept_kernel)) selection_->set_kernel(kept_kernel);
+  if (!kept_kernel.isEmpty()) selection_->set_kernel(kept_kernel);
 
   std::vector<std::function<void()>> pending;
   pending.swap(after_compile_);
@@ -194,11 +209,13 @@ void StudioMediator::load_session_schedules() {
     }
   }
   if (parsed == loop_->hand_schedules()) return;
-  for (const auto& [kernel, s] : parsed) panes_.schedule->restore_text(QString::fromStdString(kernel), texts.at(kernel));
+  for (const auto& [kernel, s] : parsed)
+    panes_.schedule->restore_text(QString::fromStdString(kernel), texts.at(kernel));
   loop_->set_hand_schedules(std::move(parsed));
 }
 
 void StudioMediator::save_session_schedules() {
+  controller_->set_schedule_histories(panes_.schedule->histories());
   std::map<std::string, std::string> texts;
   for (const auto& [kernel, s] : loop_->hand_schedules()) {
     std::string text = panes_.schedule->text_form(QString::fromStdString(kernel));

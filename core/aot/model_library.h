@@ -10,7 +10,9 @@
 // The library exports only `<name>_*` (a version script hides the kernels and its own
 // tessel_parallel_for, so two models load side by side). Its C ABI, declared by the header:
 //
-//   int    <name>_run(const void* const* inputs, void* const* outputs);   0 = ok, 1 = out of memory
+//   int    <name>_run(const void* const* inputs, void* const* outputs);   0 = ok, 1 = out of memory,
+//                                                                    2 = a kernel's check failed
+//   const char* <name>_last_error(void);        what that check said (this thread's last failed run)
 //   int    <name>_run_with_arena(const void* const* inputs, void* const* outputs, void* arena);
 //   size_t <name>_arena_bytes(void);            the static memory plan's arena (+ staging), 64-aligned
 //   void   <name>_set_num_threads(int n);       threads for parallel loops (default: the target's)

@@ -8,6 +8,7 @@
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
 #include "core/runtime/thread_pool.h"
+#include "core/support/memory_budget.h"
 #include "core/support/timing.h"
 #include "core/te/tensor.h"
 
@@ -16,6 +17,50 @@ namespace tessel::compile {
 namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
+
+MemoryNeed memory_need(const Graph& g, const MemoryPlan& plan) {
+  MemoryNeed need;
+  need.arena = plan.peak_bytes;
+  auto bytes_of = [&](ValueId v) {
+    const TensorType& t = g.value(v).type;
+    return shape_numel(t.shape) * static_cast<int64_t>(dtype_size(t.dtype));
+  };
+  for (ValueId v = 0; v < static_cast<ValueId>(g.values.size()); ++v) {
+    const int64_t bytes = bytes_of(v);
+    if (g.is_constant(v)) need.constants += bytes;
+    if (bytes > need.largest_bytes) need.largest = v, need.largest_bytes = bytes;
+  }
+  for (ValueId v : g.inputs) need.inputs_outputs += bytes_of(v);
+  for (ValueId v : g.outputs) need.inputs_outputs += bytes_of(v);
+  return need;
+}
+
+void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit, const KernelScratch* scratch) {
+  const bool given = limit > 0;
+  if (!given) limit = default_memory_limit();
+  const MemoryNeed need = memory_need(g, plan);
+  const int64_t scratch_bytes = scratch ? scratch->need.bytes : 0;
+  int64_t total = 0;
+  if (__builtin_add_overflow(need.total(), scratch_bytes, &total)) total = INT64_MAX;
+  if (total <= limit) return;
+  std::string largest;
+  if (scratch_bytes > 0) {
+    largest = "; kernel '" + scratch->kernel + "' allocates " + byte_size_text(scratch_bytes) +
+              " of scratch, the largest buffer '" + scratch->need.largest_buffer + "' (" +
+              byte_size_text(scratch->need.largest_bytes) + ")";
+  } else if (need.largest != kNoValue) {
+    const Value& v = g.value(need.largest);
+    largest = "; the largest tensor is '" + v.name + "' " + type_str(v.type) + " (" +
+              byte_size_text(need.largest_bytes) + ")";
+  }
+  throw Error("model '" + g.name + "' needs " + byte_size_text(total) + " (" + std::to_string(total) +
+              " bytes: arena " + byte_size_text(need.arena) + ", constants " + byte_size_text(need.constants) +
+              ", inputs and outputs " + byte_size_text(need.inputs_outputs) +
+              (scratch_bytes > 0 ? ", kernel scratch " + byte_size_text(scratch_bytes) : std::string()) + ")" +
+              largest + "; that is more than the memory limit of " + byte_size_text(limit) +
+              (given ? "" : " (3/4 of physical memory)") + "; raise it with --memory-limit SIZE (e.g. --memory-limit " +
+              std::to_string((total >> 30) + 1) + "G)");
+}
 
 int CompiledModel::compiled_count() const {
   return static_cast<int>(
@@ -33,9 +78,11 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   const Graph& g = *model->pipeline_.graph;
   const FusionResult& fusion = *model->pipeline_.fusion;
   const MemoryPlan& plan = *model->pipeline_.memory_plan;
+  check_memory_limit(g, plan, options.memory_limit);  // before anything is compiled or allocated
   const bool codegen = generates_code(target);
 
   std::vector<loopir::Func> funcs;
+  KernelScratch largest_scratch;  // the compiled kernel that allocates the most for itself
   for (const MemoryStep& step : plan.steps) {
     const FusionGroup& group = fusion.groups.at(static_cast<size_t>(step.group));
     CompiledKernel k;
@@ -59,6 +106,8 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
         k.schedule = std::move(lowered.schedule);
         k.params = std::move(lowered.params);
         k.loop_program = loopir::to_string(lowered.func);
+        loopir::ScratchNeed scratch = loopir::scratch_need(lowered.func);
+        if (scratch.bytes > largest_scratch.need.bytes) largest_scratch = {k.name, std::move(scratch)};
         funcs.push_back(std::move(lowered.func));
         k.compiled = true;
       } catch (const Error& e) {
@@ -69,6 +118,8 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
     k.compile_ms = ms_since(start);
     model->kernels_.push_back(std::move(k));
   }
+  // Kernels allocate their own scratch when they run; refuse one that cannot fit before any code is built.
+  check_memory_limit(g, plan, options.memory_limit, &largest_scratch);
   const auto start = Clock::now();
   if (!funcs.empty()) model->module_ = build_module(funcs, target);
   model->codegen_ms_ = ms_since(start);
@@ -81,6 +132,9 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTim
   std::vector<Tensor> env = bind_graph_inputs(g, inputs);  // errors name the input
   ThreadPool::set_global_threads(target_threads(target_));
   // One arena; every planned tensor is a view at its offset.
+  if (plan.peak_bytes > kMaxTensorBytes)
+    throw Error("model '" + g.name + "': the memory plan's arena of " + byte_size_text(plan.peak_bytes) +
+                " is more than one allocation may take (" + byte_size_text(kMaxTensorBytes) + ")");
   Tensor arena(DataType::kUInt8, {std::max<int64_t>(plan.peak_bytes, 1)});
   for (const PlannedTensor& t : plan.tensors) {
     const TensorType& type = g.value(t.value).type;

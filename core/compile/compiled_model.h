@@ -9,8 +9,9 @@
 //
 // A group whose ops have no tensor-expression builder (or whose lowering fails) runs with the
 // reference kernels instead, through the same executor; so does every group when the target has
-// no code generator (`ref`). Every such kernel is listed with the reason (`fallback_reason`), so
-// `tessel run`/`profile` can say what was not compiled.
+// no code generator (`ref`). A plan that needs more memory than CompileOptions::memory_limit is
+// refused before code generation, naming its largest tensor. Every such kernel is listed with the reason
+// (`fallback_reason`), so `tessel run`/`profile` can say what was not compiled.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -41,7 +42,29 @@ struct CompileOptions {
   PipelineOptions pipeline;
   // Hand schedules by kernel name (replace the default schedule).
   std::map<std::string, schedule::Schedule> schedules;
+  // The most memory a run may plan to use (arena + constants + inputs + outputs), in bytes; 0: the
+  // default, 3/4 of physical memory (core/support/memory_budget.h). The CLI's --memory-limit.
+  int64_t memory_limit = 0;
 };
+
+// What a run of the planned graph holds at once: the memory plan's arena, the constants, the
+// inputs and the outputs (copied out of the arena), and the largest single tensor among them.
+struct MemoryNeed {
+  int64_t arena = 0, constants = 0, inputs_outputs = 0;
+  ValueId largest = kNoValue;
+  int64_t largest_bytes = 0;
+  int64_t total() const { return arena + constants + inputs_outputs; }
+};
+MemoryNeed memory_need(const Graph& g, const MemoryPlan& plan);
+// Throws Error before anything is allocated when the need exceeds `limit` bytes (0: the default),
+// naming the model, the planned bytes, the largest tensor, the limit and how to raise it.
+// With `scratch`, the need also counts the largest scratch of the compiled kernels (kernels run one
+// after another, so only one kernel's scratch is alive at a time), named in the message.
+struct KernelScratch {
+  std::string kernel;
+  loopir::ScratchNeed need;
+};
+void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit, const KernelScratch* scratch = nullptr);
 
 // Times of one run, one entry per kernel in execution order.
 struct RunTimes {
@@ -60,11 +83,14 @@ struct RunTimes {
 class CompiledModel {
  public:
   // Throws Error naming the kernel and the stage when code generation fails, or a hand schedule
-  // does not lower ("kernel 'K': schedule: ...").
+  // does not lower ("kernel 'K': schedule: ..."); naming the node when constant indices are out of
+  // range; and (check_memory_limit) when the plan needs more than options.memory_limit.
   static std::shared_ptr<const CompiledModel> compile(GraphPtr graph, const Target& target,
                                                       const CompileOptions& options = {});
 
   // `inputs` follow graph->inputs; returns the graph outputs. `times`, when given, gets per-kernel times.
+  // An index out of range in the inputs throws Error "kernel 'K': node 'N' (Gather): index 7 out of
+  // range [-5, 5) on axis 0".
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunTimes* times = nullptr) const;
 
   const Target& target() const { return target_; }

@@ -64,7 +64,9 @@ int64_t vector_lanes_of_spec(const std::string& target_spec);
 const FusionGroup& find_kernel(const FusionResult& fusion, std::string_view kernel);
 bool has_kernel(const FusionResult& fusion, std::string_view kernel);
 // The group's tensor expression; nullopt with `why` ("no tensor expression: Pad: mode reflect is
-// not supported") when a member op has no builder for its attributes or types.
+// not supported") when a member op has no builder for its attributes or types. Throws Error for
+// a node no backend can run ("node 'g' (Gather): index 9 out of range [-5, 5) on axis 0 (the
+// indices are a constant)").
 std::optional<te::ComputeDag> kernel_dag(const Graph& graph, const FusionGroup& group, std::string* why);
 // The same, throwing Error "kernel 'K' has no tensor expression: ..." instead.
 te::ComputeDag kernel_dag(const Graph& graph, const FusionGroup& group);

@@ -62,6 +62,11 @@ bool expr_equal(const Expr& a, const Expr& b, bool by_identity) {
         if (x->axes[i].var->name != y->axes[i].var->name || x->axes[i].extent != y->axes[i].extent) return false;
       return expr_equal(x->source, y->source, by_identity);
     }
+    case NodeKind::kCheck: {
+      auto *x = as<Check>(a), *y = as<Check>(b);
+      return x->message == y->message && expr_equal(x->condition, y->condition, by_identity) &&
+             expr_equal(x->value, y->value, by_identity) && expr_equal(x->reported, y->reported, by_identity);
+    }
     default:
       return false;
   }

@@ -58,6 +58,15 @@ void IRVisitor::visit(const Expr& e) {
       if (enter(*n)) visit(n->source);
       return;
     }
+    case NodeKind::kCheck: {
+      auto* n = as<Check>(e);
+      if (enter(*n)) {
+        visit(n->condition);
+        visit(n->value);
+        visit(n->reported);
+      }
+      return;
+    }
     default:
       return;
   }
@@ -192,6 +201,11 @@ Expr IRMutator::mutate_Call(const Call& n, const Expr& self) {
 Expr IRMutator::mutate_Reduce(const Reduce& n, const Expr& self) {
   Expr s = mutate(n.source);
   return s == n.source ? self : make_reduce(n.combiner, s, n.axes);
+}
+Expr IRMutator::mutate_Check(const Check& n, const Expr& self) {
+  Expr c = mutate(n.condition), v = mutate(n.value), r = mutate(n.reported);
+  if (c == n.condition && v == n.value && r == n.reported) return self;
+  return make_check(c, v, r, n.message);
 }
 
 Stmt IRMutator::mutate_For(const For& n, const Stmt& self) {

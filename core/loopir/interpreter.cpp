@@ -1,5 +1,6 @@
 #include "core/loopir/interpreter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -43,7 +44,16 @@ Value int_value(int64_t v) { return Value{0, v, false}; }
 Value float_value(double v) { return Value{v, 0, true}; }
 
 double round_to(DataType t, double v) {
-  return t == DataType::kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;
+  switch (t) {
+    case DataType::kFloat32:
+      return static_cast<double>(static_cast<float>(v));
+    case DataType::kFloat16:
+      return static_cast<double>(to_float(to_float16(static_cast<float>(v))));
+    case DataType::kBFloat16:
+      return static_cast<double>(to_float(to_bfloat16(static_cast<float>(v))));
+    default:
+      return v;
+  }
 }
 
 class Interpreter {
@@ -152,9 +162,36 @@ class Interpreter {
         return eval_call(*as<Call>(e));
       case NodeKind::kReduce:
         throw Error("interpreter: a reduction must be lowered to loops before it runs");
+      case NodeKind::kCheck:
+        return eval_check(*as<Check>(e));
       default:
         throw Error("interpreter: unknown expression kind " + std::string(node_kind_name(e->kind)));
     }
+  }
+
+ private:
+  // A failed check is recorded (the first one) and the program goes on with 0, as compiled code
+  // does; without a record it throws at once.
+  Value eval_check(const Check& n) {
+    if (eval(n.condition).as_int()) return eval(n.value);
+    const int64_t reported = eval(n.reported).as_int();
+    if (!record_) {
+      CheckRecord failed{1, reported};
+      throw Error(check_failure_text({n.message}, failed));
+    }
+    if (record_->check == 0) {
+      const std::vector<std::string>& messages = *messages_;
+      auto it = std::find(messages.begin(), messages.end(), n.message);
+      record_->check = static_cast<int64_t>(it - messages.begin()) + 1;
+      record_->value = reported;
+    }
+    return dtype_is_float(n.dtype) ? float_value(0) : int_value(0);
+  }
+
+ public:
+  void set_check_record(CheckRecord* record, const std::vector<std::string>* messages) {
+    record_ = record;
+    messages_ = messages;
   }
 
  private:
@@ -335,6 +372,8 @@ class Interpreter {
   std::unordered_map<std::string, Tensor> buffers_;
   std::map<std::pair<int64_t, int64_t>, int64_t> tokens_;
   std::unordered_map<const Var*, Value> vars_;
+  CheckRecord* record_ = nullptr;
+  const std::vector<std::string>* messages_ = nullptr;
 };
 
 }  // namespace
@@ -347,11 +386,13 @@ void register_call_evaluator(const std::string& call_name, CallEvaluator evaluat
     throw Error("interpreter: call '" + call_name + "' already has an evaluator");
 }
 
-void interpret(const Func& f, const std::vector<Tensor>& args) {
+void interpret(const Func& f, const std::vector<Tensor>& args, CheckRecord* record) {
   if (args.size() != f.params.size())
     throw Error("interpreter: " + f.name + " takes " + std::to_string(f.params.size()) + " buffers, got " +
                 std::to_string(args.size()));
   Interpreter in;
+  const std::vector<std::string> messages = record ? check_messages(f) : std::vector<std::string>{};
+  in.set_check_record(record, &messages);
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& p = *f.params[i];
     if (args[i].numel() < buffer_span(p))

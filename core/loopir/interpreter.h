@@ -15,8 +15,10 @@
 
 namespace tessel::loopir {
 
-// `args` bind to `f.params` in order; outputs are written in place (tensors share storage).
-void interpret(const Func& f, const std::vector<Tensor>& args);
+// `args` bind to `f.params` in order; outputs are written in place (tensors share storage). A
+// failing Check throws Error with its message, or, given a record, is recorded there as compiled
+// kernels record it (the program then goes on with 0 for the checked value).
+void interpret(const Func& f, const std::vector<Tensor>& args, CheckRecord* record = nullptr);
 
 // Calls the interpreter does not know itself (tensor intrinsics, declared in core/te) run through
 // an evaluator registered under the call's name: it returns the statement the call stands for (a

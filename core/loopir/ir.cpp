@@ -1,5 +1,9 @@
 #include "core/loopir/ir.h"
 
+#include <algorithm>
+#include <cstdint>
+
+#include "core/loopir/functor.h"
 #include "core/support/error.h"
 
 namespace tessel::loopir {
@@ -108,6 +112,10 @@ Expr make_reduce(Reducer r, Expr source, std::vector<IterVar> axes) {
   return std::make_shared<Reduce>(std::move(r), std::move(source), std::move(axes));
 }
 
+Expr make_check(Expr condition, Expr value, Expr reported, std::string message) {
+  return std::make_shared<Check>(std::move(condition), std::move(value), std::move(reported), std::move(message));
+}
+
 Stmt make_for(VarRef v, Expr min, Expr extent, Stmt body, ForKind k, std::string tag, Pragmas p) {
   return std::make_shared<For>(std::move(v), std::move(min), std::move(extent), k, std::move(tag), std::move(p),
                                std::move(body));
@@ -183,6 +191,60 @@ bool is_const_int(const Expr& e, int64_t* value) {
 bool is_const_int_value(const Expr& e, int64_t value) {
   int64_t v = 0;
   return is_const_int(e, &v) && v == value;
+}
+
+namespace {
+
+class CheckCollector : public IRVisitor {
+ public:
+  std::vector<std::string> messages;
+
+ protected:
+  bool enter(const Check& c) override {
+    if (std::find(messages.begin(), messages.end(), c.message) == messages.end()) messages.push_back(c.message);
+    return true;
+  }
+};
+
+class ScratchCollector : public IRVisitor {
+ public:
+  ScratchNeed need;
+
+ protected:
+  bool enter(const Allocate& a) override {
+    // Saturating: an overflowing size is simply more than any limit.
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(buffer_span(*a.buffer), static_cast<int64_t>(dtype_size(a.buffer->dtype)), &bytes))
+      bytes = INT64_MAX;
+    if (__builtin_add_overflow(need.bytes, bytes, &need.bytes)) need.bytes = INT64_MAX;
+    if (bytes > need.largest_bytes) {
+      need.largest_bytes = bytes;
+      need.largest_buffer = a.buffer->name;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+ScratchNeed scratch_need(const Func& f) {
+  ScratchCollector c;
+  c.visit(f.body);
+  return c.need;
+}
+
+std::vector<std::string> check_messages(const Func& f) {
+  CheckCollector c;
+  c.visit(f.body);
+  return std::move(c.messages);
+}
+
+std::string check_failure_text(const std::vector<std::string>& messages, const CheckRecord& record) {
+  if (record.check < 1 || record.check > static_cast<int64_t>(messages.size()))
+    return "check " + std::to_string(record.check) + " failed (value " + std::to_string(record.value) + ")";
+  std::string text = messages[static_cast<size_t>(record.check - 1)];
+  if (size_t at = text.find("{}"); at != std::string::npos) text.replace(at, 2, std::to_string(record.value));
+  return text;
 }
 
 }  // namespace tessel::loopir

@@ -179,6 +179,28 @@ struct Reduce : ExprNode {
   const std::vector<IterVar> axes;
 };
 
+// A value guarded by a check that the kernel makes at run time (TVM's AssertStmt, Halide's
+// require, as an expression so that a tensor expression can carry it): `value` where `condition`
+// holds. Where it does not, the kernel records the failure in its check record (CheckRecord) and
+// goes on with 0 in place of `value` (an index that stays inside its buffer), and its caller
+// raises Error with `message`, "{}" in it standing for `reported`. The TE builders guard every
+// data-dependent index with one (printed as below; `q` is int64(indices[i])):
+//
+//   data[check(w in [0, 5), "node 'Gather_3' (Gather): index {q} out of range [-5, 5) on axis 0")]
+//       where w = select(q < 0, q + 5, q); the condition is w >= 0 && w < 5
+struct Check : ExprNode {
+  static constexpr NodeKind kKind = NodeKind::kCheck;
+  Check(Expr c, Expr v, Expr r, std::string m)
+      : ExprNode(kKind, v->dtype),
+        condition(std::move(c)),
+        value(std::move(v)),
+        reported(std::move(r)),
+        message(std::move(m)) {}
+  const Expr condition, value;
+  const Expr reported;  // int64
+  const std::string message;
+};
+
 // ---------------------------------------------------------------- statements
 
 enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThreadBound, kVirtualThread };
@@ -264,6 +286,30 @@ struct Func {
   Stmt body;
 };
 
+// Where a kernel reports a failed Check. Every kernel entry point takes one after its buffers:
+// `void kernel(void** args)` with args[params.size()] a CheckRecord* whose fields start at 0. A
+// failing check stores its number (1 + its index in check_messages(f)) and its reported value;
+// when several fail (parallel chunks), the first to store its number wins.
+struct CheckRecord {
+  int64_t check = 0;
+  int64_t value = 0;
+};
+// The distinct messages of f's checks, in the order they first appear in its body.
+std::vector<std::string> check_messages(const Func& f);
+// Check `check`'s message with the reported value in place of "{}"; "check N failed" for a number
+// that is not f's.
+std::string check_failure_text(const std::vector<std::string>& messages, const CheckRecord& record);
+
+// The memory f allocates for itself (its Allocate buffers, all of them counted as if alive at
+// once: an upper bound) and the largest of them, so a caller can refuse a kernel whose scratch
+// cannot fit before it runs (a fused broadcast-then-reduce can need gigabytes).
+struct ScratchNeed {
+  int64_t bytes = 0;
+  std::string largest_buffer;
+  int64_t largest_bytes = 0;
+};
+ScratchNeed scratch_need(const Func& f);
+
 // ---------------------------------------------------------------- constructors
 
 Expr make_int(int64_t v, DataType t = DataType::kInt64);
@@ -277,6 +323,7 @@ Expr make_cast(DataType t, Expr v);
 Expr make_load(Buffer b, std::vector<Expr> indices);
 Expr make_call(std::string name, std::vector<Expr> args, DataType t);
 Expr make_reduce(Reducer r, Expr source, std::vector<IterVar> axes);
+Expr make_check(Expr condition, Expr value, Expr reported, std::string message);
 
 Stmt make_for(VarRef v, Expr min, Expr extent, Stmt body, ForKind k = ForKind::kSerial, std::string tag = {},
               Pragmas p = {});

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/loopir/equal.h"
+
 namespace tessel::loopir {
 namespace {
 
@@ -81,6 +83,18 @@ void print_list(std::ostream& os, const std::vector<Expr>& v) {
     if (i) os << ", ";
     print_expr(os, v[i]);
   }
+}
+
+// Whether the check's condition is `value >= lo && value < hi` (or `lo <= value && ...`).
+bool range_of_check(const Check& c, int64_t* lo, int64_t* hi) {
+  auto* both = as<Binary>(c.condition);
+  if (!both || both->op != BinaryOp::kAnd) return false;
+  auto *low = as<Binary>(both->a), *high = as<Binary>(both->b);
+  if (!low || !high || high->op != BinaryOp::kLT || !structural_equal(high->a, c.value) || !is_const_int(high->b, hi))
+    return false;
+  if (low->op == BinaryOp::kGE) return structural_equal(low->a, c.value) && is_const_int(low->b, lo);
+  if (low->op == BinaryOp::kLE) return structural_equal(low->b, c.value) && is_const_int(low->a, lo);
+  return false;
 }
 
 void print_expr(std::ostream& os, const Expr& e) {
@@ -165,6 +179,26 @@ void print_expr(std::ostream& os, const Expr& e) {
       for (size_t i = 0; i < n->axes.size(); ++i)
         os << (i ? ", " : "") << n->axes[i].var->name << " in 0.." << n->axes[i].extent;
       os << "])";
+      return;
+    }
+    case NodeKind::kCheck: {
+      // check(condition, value, "message"), the reported expression written where the message
+      // names it; a range check of the value itself reads check(value in [lo, hi), "message"):
+      //   check(select(q[i] < 0, q[i] + 5, q[i]) in [0, 5), "index {q[i]} out of range [-5, 5) on axis 0")
+      auto* n = as<Check>(e);
+      os << "check(";
+      int64_t lo = 0, hi = 0;
+      if (range_of_check(*n, &lo, &hi)) {
+        print_expr(os, n->value);
+        os << " in [" << lo << ", " << hi << ')';
+      } else {
+        print_list(os, {n->condition, n->value});
+      }
+      std::ostringstream reported;
+      print_expr(reported, n->reported);
+      std::string message = n->message;
+      if (size_t at = message.find("{}"); at != std::string::npos) message.replace(at, 2, "{" + reported.str() + "}");
+      os << ", \"" << message << "\")";
       return;
     }
     default:

@@ -8,7 +8,7 @@
 namespace tessel {
 
 KernelSignature kernel_signature(const loopir::Func& f) {
-  KernelSignature sig{f.name, {}};
+  KernelSignature sig{f.name, {}, loopir::check_messages(f)};
   for (const auto& p : f.params) sig.params.push_back({p->name, p->dtype, p->shape});
   return sig;
 }
@@ -55,7 +55,10 @@ void Module::checked_invoke(const std::string& name, size_t count, const Describ
     check_arg(sig, k, dtype, shape);
     data.push_back(ptr);
   }
+  loopir::CheckRecord record;
+  data.push_back(&record);
   invoke(index, data.data());
+  if (record.check != 0) throw Error("kernel '" + name + "': " + loopir::check_failure_text(sig.checks, record));
 }
 
 void Module::call(const std::string& name, const std::vector<const NDArray*>& args) const {

@@ -24,10 +24,11 @@ struct KernelParam {
 struct KernelSignature {
   std::string name;
   std::vector<KernelParam> params;
+  std::vector<std::string> checks;  // the messages of its run-time checks (loopir::check_messages)
 };
 
-// A lowered function's signature: its name and its parameters' names, types and shapes, in order
-// (what every backend's module registers for each kernel it compiled).
+// A lowered function's signature: its name, its parameters' names, types and shapes, in order, and
+// its checks' messages (what every backend's module registers for each kernel it compiled).
 KernelSignature kernel_signature(const loopir::Func& f);
 
 class Module {
@@ -39,9 +40,9 @@ class Module {
 
   // Writes every kernel as relocatable, position-independent object code for the host to `path`,
   // kernel k under the linker symbol kernel_symbol(k) with the calling convention
-  // `void symbol(void** args)`. This is what `tessel build` links into a shared library. A backend
-  // without object code (the interpreter) throws Error saying so; an unwritable path throws Error
-  // naming it.
+  // `void symbol(void** args)` (args: the buffers, then a loopir::CheckRecord*). This is what `tessel build` links into
+  // a shared library. A backend without object code (the interpreter) throws Error saying so; an unwritable path throws
+  // Error naming it.
   virtual void save_object(const std::string& path) const;
   // The linker symbol of kernel k: its name, unless the backend had to mangle it (C identifiers).
   virtual std::string kernel_symbol(size_t index) const { return kernels_.at(index).name; }
@@ -50,13 +51,15 @@ class Module {
   bool has_kernel(const std::string& name) const;
   const KernelSignature& signature(const std::string& name) const;  // throws Error listing kernels
 
-  // Checks every argument against the signature (count, dtype, shape), then runs the kernel.
+  // Checks every argument against the signature (count, dtype, shape), then runs the kernel. A
+  // check that fails inside it (a gather's index out of range) throws Error "kernel 'K': <message>".
   void call(const std::string& name, const std::vector<const NDArray*>& args) const;
   // Host tensors, for CPU modules: arguments are written in place (outputs must be allocated).
   void call_host(const std::string& name, const std::vector<Tensor*>& args) const;
 
  protected:
-  // args[k] is the data space of parameter k.
+  // args[k] is the data space of parameter k; args[params.size()] is the loopir::CheckRecord the
+  // kernel's failed checks are written to (zeroed by the caller).
   virtual void invoke(size_t kernel_index, void* const* args) const = 0;
   void add_kernel(KernelSignature sig) { kernels_.push_back(std::move(sig)); }
 

@@ -29,6 +29,23 @@ static inline int64_t tessel_min_i(int64_t a, int64_t b) { return a < b ? a : b;
 static inline int64_t tessel_max_i(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline double tessel_fmod_floor(double a, double b) { return a - floor(a / b) * b; }
 
+/* bfloat16 values are their raw bits (uint16_t); arithmetic goes through float, rounding to nearest
+   even and keeping NaNs quiet, as core/support's to_bfloat16 does. */
+static inline float tessel_bf16_to_float(uint16_t h) { union { uint32_t u; float f; } x; x.u = (uint32_t)h << 16; return x.f; }
+static inline uint16_t tessel_float_to_bf16(float f) {
+  union { float f; uint32_t u; } x; x.f = f;
+  if ((x.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x.u >> 16) | 0x40u);
+  return (uint16_t)((x.u + 0x7fffu + ((x.u >> 16) & 1u)) >> 16);
+}
+
+/* A failed run-time check (loopir::Check): the first one is recorded, and the kernel goes on with 0
+   in place of the checked value. The C backend runs parallel loops serially: no race. */
+typedef struct { int64_t check, value; } tessel_check_record;
+static int64_t tessel_check_failed(tessel_check_record* record, int64_t check, int64_t value) {
+  if (record->check == 0) { record->check = check; record->value = value; }
+  return 0;
+}
+
 )";
 
 const char* c_type(DataType t) {
@@ -36,6 +53,8 @@ const char* c_type(DataType t) {
     case DataType::kFloat32: return "float";
     case DataType::kFloat64: return "double";
     case DataType::kFloat16: return "_Float16";  // GCC and Clang on x86-64: IEEE half, arithmetic through float
+    case DataType::kBFloat16:
+      return "uint16_t";  // the raw bits; every use converts through float
     case DataType::kInt8: return "int8_t";
     case DataType::kInt16: return "int16_t";
     case DataType::kInt32: return "int32_t";
@@ -53,11 +72,17 @@ class Emitter {
     names_.clear();
     used_.clear();
     out_.str("");
+    check_ids_.clear();
+    for (const std::string& message : ir::check_messages(f))
+      check_ids_[message] = static_cast<int64_t>(check_ids_.size()) + 1;
     out_ << "void " << identifier(f.name) << "(void** args) {\n";
     for (size_t k = 0; k < f.params.size(); ++k) {
       const auto& b = *f.params[k];
       out_ << "  " << type(b.dtype) << "* restrict " << buffer_name(b.name) << " = (" << type(b.dtype) << "*)args[" << k << "];\n";
     }
+    check_record_ = fresh("check_record");
+    out_ << "  tessel_check_record* " << check_record_ << " = (tessel_check_record*)args[" << f.params.size() << "];\n";
+    if (check_ids_.empty()) out_ << "  (void)" << check_record_ << ";\n";
     stmt(f.body, 1);
     out_ << "}\n\n";
     // Tensor intrinsics the kernel calls, declared in front of it (libtessel_core defines them).
@@ -101,6 +126,7 @@ class Emitter {
 
   std::string number(double v, DataType t) {
     char buf[64];
+    if (t == DataType::kBFloat16) return "((uint16_t)" + std::to_string(to_bfloat16(static_cast<float>(v)).bits) + "u)";
     if (dtype_is_float(t)) {
       if (std::isnan(v)) return t == DataType::kFloat32 ? "NAN" : "(double)NAN";
       if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
@@ -115,6 +141,8 @@ class Emitter {
 
   std::string cast(const std::string& e, DataType from, DataType to) {
     if (from == to) return e;
+    if (from == DataType::kBFloat16) return cast("tessel_bf16_to_float(" + e + ")", DataType::kFloat32, to);
+    if (to == DataType::kBFloat16) return "tessel_float_to_bf16(" + cast(e, from, DataType::kFloat32) + ")";
     if (to == DataType::kBool) return "((uint8_t)((" + e + ") != 0))";
     return "((" + std::string(type(to)) + ")(" + e + "))";
   }
@@ -134,6 +162,15 @@ class Emitter {
       return n->buffer->dtype == DataType::kBool ? "(" + v + " != 0)" : v;
     }
     if (auto* n = ir::as<ir::Call>(e)) return call(*n);
+    if (auto* n = ir::as<ir::Check>(e)) {
+      auto id = check_ids_.find(n->message);
+      if (id == check_ids_.end()) fail("a check that check_messages does not list: " + n->message);
+      return "((" + expr(n->condition) + ") ? " + expr(n->value) + " : " +
+             cast("tessel_check_failed(" + check_record_ + ", " + std::to_string(id->second) + "LL, " +
+                      cast(expr(n->reported), n->reported->dtype, DataType::kInt64) + ")",
+                  DataType::kInt64, n->dtype) +
+             ")";
+    }
     fail("unexpected expression node " + std::string(ir::node_kind_name(e->kind)));
   }
 
@@ -197,6 +234,11 @@ class Emitter {
     if (n.name.rfind("tessel_intrin_", 0) == 0) return extern_call(n);
     // Dependence tokens between an accelerator's queues: satisfied by running in program order.
     if (n.name == "dep_push" || n.name == "dep_pop") return "0";
+    if (n.dtype == DataType::kBFloat16) {  // computed in float
+      std::vector<ir::Expr> args;
+      for (const auto& x : n.args) args.push_back(ir::make_cast(DataType::kFloat32, x));
+      return cast(call(ir::Call(n.name, std::move(args), DataType::kFloat32)), DataType::kFloat32, n.dtype);
+    }
     std::vector<std::string> a;
     for (const auto& x : n.args) a.push_back(cast(expr(x), x->dtype, n.dtype));
     bool single = n.dtype == DataType::kFloat32;
@@ -304,6 +346,8 @@ class Emitter {
   std::unordered_map<std::string, std::string> buffer_names_;
   std::unordered_set<std::string> used_;
   std::set<std::string> extern_decls_;
+  std::string check_record_;                            // the C name of the kernel's tessel_check_record*
+  std::unordered_map<std::string, int64_t> check_ids_;  // check message → its number (1-based)
 };
 
 }  // namespace

@@ -26,7 +26,7 @@ class InterpModule final : public tessel::Module {
     std::vector<tessel::Tensor> views;
     for (size_t k = 0; k < f.params.size(); ++k)
       views.push_back(tessel::Tensor::view(f.params[k]->dtype, f.params[k]->shape, static_cast<std::byte*>(args[k])));
-    tessel::loopir::interpret(f, views);
+    tessel::loopir::interpret(f, views, static_cast<tessel::loopir::CheckRecord*>(args[f.params.size()]));
   }
 
  private:

@@ -82,8 +82,10 @@ class KernelEmitter {
 
   void emit(const ir::Func& f) {
     kernel_ = f.name;
-    // The body function: typed, noalias, aligned buffer pointers.
-    std::vector<llvm::Type*> params(f.params.size(), b_.getPtrTy());
+    for (const std::string& message : ir::check_messages(f))
+      check_ids_[message] = static_cast<int64_t>(check_ids_.size()) + 1;
+    // The body function: typed, noalias, aligned buffer pointers, then the check record.
+    std::vector<llvm::Type*> params(f.params.size() + 1, b_.getPtrTy());
     auto* body_ty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
     auto* body_fn = llvm::Function::Create(body_ty, llvm::Function::InternalLinkage, f.name + ".body", module_);
     body_fn->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -95,18 +97,20 @@ class KernelEmitter {
     }
     begin_function(body_fn);
     for (size_t k = 0; k < f.params.size(); ++k) buffers_[f.params[k]->name] = {body_fn->getArg(static_cast<unsigned>(k)), f.params[k]};
+    check_record_ = body_fn->getArg(static_cast<unsigned>(f.params.size()));
+    check_record_->setName("check_record");
     if (f.body) stmt(f.body);
     b_.CreateRetVoid();
 
-    // The entry point: void kernel(void** args).
+    // The entry point: void kernel(void** args), args = the buffers, then the check record.
     auto* entry_ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy()}, false);
     auto* entry_fn = llvm::Function::Create(entry_ty, llvm::Function::ExternalLinkage, f.name, module_);
     entry_fn->addFnAttr(llvm::Attribute::NoUnwind);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry_fn));
     std::vector<llvm::Value*> args;
-    for (size_t k = 0; k < f.params.size(); ++k) {
+    for (size_t k = 0; k <= f.params.size(); ++k) {
       llvm::Value* slot = b_.CreateConstGEP1_64(b_.getPtrTy(), entry_fn->getArg(0), k);
-      args.push_back(b_.CreateLoad(b_.getPtrTy(), slot, f.params[k]->name));
+      args.push_back(b_.CreateLoad(b_.getPtrTy(), slot, k < f.params.size() ? f.params[k]->name : "check_record"));
     }
     b_.CreateCall(body_fn, args);
     b_.CreateRetVoid();
@@ -156,6 +160,10 @@ class KernelEmitter {
 
   llvm::Value* convert(llvm::Value* v, DataType from, DataType to) {
     if (from == to) return v;
+    // bfloat16 goes through float32 with integer ops (LLVM 15 would call compiler-rt's
+    // __truncsfbf2, which the JIT does not have), rounding as core/support's to_bfloat16 does.
+    if (from == DataType::kBFloat16) return convert(bfloat16_to_float(v), DataType::kFloat32, to);
+    if (to == DataType::kBFloat16) return float_to_bfloat16(convert(v, from, DataType::kFloat32));
     llvm::Type* dst = with_lanes(scalar_type(to), v);
     bool from_float = dtype_is_float(from), to_float = dtype_is_float(to);
     bool from_unsigned = from == DataType::kUInt8 || from == DataType::kBool;
@@ -167,6 +175,24 @@ class KernelEmitter {
     if (from_float) return to == DataType::kUInt8 ? b_.CreateFPToUI(v, dst) : b_.CreateFPToSI(v, dst);
     if (to_float) return from_unsigned ? b_.CreateUIToFP(v, dst) : b_.CreateSIToFP(v, dst);
     return b_.CreateIntCast(v, dst, !from_unsigned);
+  }
+
+  // bfloat16 is the upper half of a float32: widening shifts its bits up.
+  llvm::Value* bfloat16_to_float(llvm::Value* v) {
+    llvm::Value* bits =
+        b_.CreateZExt(b_.CreateBitCast(v, with_lanes(b_.getInt16Ty(), v)), with_lanes(b_.getInt32Ty(), v));
+    return b_.CreateBitCast(b_.CreateShl(bits, splat_to(b_.getInt32(16), bits)), with_lanes(b_.getFloatTy(), v));
+  }
+  // Round to nearest even: add 0x7fff plus the kept half's lowest bit, keep the upper half. A NaN
+  // keeps its upper half with the quiet bit set (adding could carry it into an infinity).
+  llvm::Value* float_to_bfloat16(llvm::Value* v) {
+    llvm::Value* bits = b_.CreateBitCast(v, with_lanes(b_.getInt32Ty(), v));
+    auto k = [&](uint32_t c) { return splat_to(b_.getInt32(c), bits); };
+    llvm::Value* upper = b_.CreateLShr(bits, k(16));
+    llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(k(0x7fff), b_.CreateAnd(upper, k(1)))), k(16));
+    llvm::Value* is_nan = b_.CreateICmpUGT(b_.CreateAnd(bits, k(0x7fffffff)), k(0x7f800000));
+    llvm::Value* half = b_.CreateSelect(is_nan, b_.CreateOr(upper, k(0x40)), rounded);
+    return b_.CreateBitCast(b_.CreateTrunc(half, with_lanes(b_.getInt16Ty(), v)), with_lanes(b_.getBFloatTy(), v));
   }
 
   // ------------------------------------------------------------------ expressions
@@ -199,6 +225,8 @@ class KernelEmitter {
       case ir::NodeKind::kLoad: return load(*ir::as<ir::Load>(e));
       case ir::NodeKind::kCall: return call(*ir::as<ir::Call>(e));
       case ir::NodeKind::kReduce: fail("a reduction expression reached code generation (it should have been lowered to loops)");
+      case ir::NodeKind::kCheck:
+        return check(*ir::as<ir::Check>(e));
       default: break;
     }
     fail("unexpected expression node " + std::string(ir::node_kind_name(e->kind)));
@@ -222,6 +250,65 @@ class KernelEmitter {
     llvm::Value* f = side(n.false_value, b_.CreateNot(c));
     llvm::Value* like = is_vector(c) ? c : is_vector(t) ? t : f;
     return b_.CreateSelect(splat_to(c, like), splat_to(t, like), splat_to(f, like));
+  }
+
+  // check(cond, value, message): one compare and a branch that is almost never taken, to a cold
+  // block that records the failure (the first failing lane's reported value); the value goes on
+  // as 0 where the check failed, so the access it indexes stays inside its buffer. Lanes whose
+  // enclosing select discards the value (load_guard_ false) cannot fail.
+  //
+  //   ok = cond; br (!ok & guard) ? check.failed : check.ok      check.failed: tessel.check_failed(record, id, v); br
+  //   check.ok check.ok: select(ok, value, 0)
+  llvm::Value* check(const ir::Check& n) {
+    llvm::Value* ok = convert(expr(n.condition), n.condition->dtype, DataType::kBool);
+    llvm::Value* value = expr(n.value);
+    llvm::Value* failed = b_.CreateNot(ok);
+    if (load_guard_) failed = b_.CreateAnd(splat_to(failed, load_guard_), splat_to(load_guard_, failed));
+    llvm::Value* any = is_vector(failed) ? b_.CreateOrReduce(failed) : failed;
+    auto* failed_bb = llvm::BasicBlock::Create(ctx_, "check.failed", function_);
+    auto* ok_bb = llvm::BasicBlock::Create(ctx_, "check.ok", function_);
+    b_.CreateCondBr(any, failed_bb, ok_bb, llvm::MDBuilder(ctx_).createBranchWeights(1, 1u << 20));
+    b_.SetInsertPoint(failed_bb);
+    llvm::Value* reported = convert(expr(n.reported), n.reported->dtype, DataType::kInt64);
+    if (is_vector(reported)) {
+      llvm::Value* lane = b_.getInt64(0);
+      if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(failed->getType())) {
+        llvm::Value* bits = b_.CreateBitCast(failed, b_.getIntNTy(vt->getNumElements()));
+        lane =
+            b_.CreateZExtOrTrunc(b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, bits, b_.getTrue()), b_.getInt64Ty());
+      }
+      reported = b_.CreateExtractElement(reported, lane);
+    }
+    auto id = check_ids_.find(n.message);
+    if (id == check_ids_.end()) fail("a check that check_messages does not list: " + n.message);
+    b_.CreateCall(check_failed_function(), {check_record_, b_.getInt64(static_cast<uint64_t>(id->second)), reported});
+    b_.CreateBr(ok_bb);
+    b_.SetInsertPoint(ok_bb);
+    value = splat_to(value, ok);
+    return b_.CreateSelect(splat_to(ok, value), value, llvm::Constant::getNullValue(value->getType()));
+  }
+
+  // void tessel.check_failed(CheckRecord* record, i64 check, i64 value): the first failure to
+  // claim the record (check still 0) writes its number and value; parallel chunks may race here.
+  llvm::Function* check_failed_function() {
+    if (llvm::Function* existing = module_.getFunction("tessel.check_failed")) return existing;
+    auto* ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    auto* fn = llvm::Function::Create(ty, llvm::Function::InternalLinkage, "tessel.check_failed", module_);
+    fn->addFnAttr(llvm::Attribute::Cold);
+    fn->addFnAttr(llvm::Attribute::NoInline);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    auto* store_bb = llvm::BasicBlock::Create(ctx_, "claimed", fn);
+    auto* done_bb = llvm::BasicBlock::Create(ctx_, "done", fn);
+    llvm::Value* claim = b.CreateAtomicCmpXchg(fn->getArg(0), b.getInt64(0), fn->getArg(1), llvm::MaybeAlign(8),
+                                               llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+    b.CreateCondBr(b.CreateExtractValue(claim, 1), store_bb, done_bb);
+    b.SetInsertPoint(store_bb);
+    b.CreateStore(fn->getArg(2), b.CreateConstGEP1_64(b.getInt64Ty(), fn->getArg(0), 1));
+    b.CreateBr(done_bb);
+    b.SetInsertPoint(done_bb);
+    b.CreateRetVoid();
+    return fn;
   }
 
   // Where the enclosing select's guard is false, a load reads element 0 of its buffer instead of
@@ -692,6 +779,7 @@ class KernelEmitter {
       buffer_keys.push_back(name);
       fields.push_back(b_.getPtrTy());
     }
+    fields.push_back(b_.getPtrTy());    // the check record
     fields.push_back(b_.getInt64Ty());  // lo
     auto* env_ty = llvm::StructType::get(ctx_, fields);
 
@@ -710,6 +798,7 @@ class KernelEmitter {
     unsigned f = 0;
     for (const ir::Var* var : var_keys) b_.CreateStore(vars_[var], b_.CreateStructGEP(env_ty, env, f++));
     for (const std::string& name : buffer_keys) b_.CreateStore(buffers_[name].ptr, b_.CreateStructGEP(env_ty, env, f++));
+    b_.CreateStore(check_record_, b_.CreateStructGEP(env_ty, env, f++));
     b_.CreateStore(lo, b_.CreateStructGEP(env_ty, env, f));
     llvm::FunctionCallee runtime = module_.getOrInsertFunction(
         "tessel_parallel_for", b_.getVoidTy(), b_.getInt64Ty(), b_.getPtrTy(), b_.getPtrTy());
@@ -726,6 +815,8 @@ class KernelEmitter {
     f = 0;
     for (const ir::Var* var : var_keys) vars_[var] = b_.CreateLoad(fields[f], b_.CreateStructGEP(env_ty, chunk_env, f)), ++f;
     for (const std::string& name : buffer_keys) buffers_[name].ptr = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(env_ty, chunk_env, f++));
+    llvm::Value* saved_record = check_record_;
+    check_record_ = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(env_ty, chunk_env, f++));
     llvm::Value* chunk_lo = b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(env_ty, chunk_env, f));
     llvm::Value* begin = b_.CreateAdd(chunk_lo, chunk->getArg(0));
     llvm::Value* count = b_.CreateSub(chunk->getArg(1), chunk->getArg(0));
@@ -738,6 +829,7 @@ class KernelEmitter {
     b_.restoreIP(saved_ip);
     vars_ = std::move(saved_vars);
     buffers_ = std::move(saved_buffers);
+    check_record_ = saved_record;
   }
 
   llvm::Module& module_;
@@ -753,6 +845,8 @@ class KernelEmitter {
   llvm::Value* vector_base_ = nullptr;
   int64_t lanes_ = 0;
   bool inside_parallel_ = false;
+  llvm::Value* check_record_ = nullptr;                 // the CheckRecord* of the function being emitted
+  std::unordered_map<std::string, int64_t> check_ids_;  // check message → its number (1-based)
   llvm::Value* load_guard_ = nullptr;  // i1 or <lanes x i1>: where loads of the select side being emitted may read
 };
 

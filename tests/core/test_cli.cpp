@@ -53,6 +53,45 @@ OnnxModel two_output_model() {
   return m;
 }
 
+// data[5,2] and runtime int64 indices[3] → Gather along axis 0.
+OnnxModel gather_model() {
+  OnnxModel m;
+  m.input("data", DataType::kFloat32, {5, 2});
+  m.input("rows", DataType::kInt64, {3});
+  m.node("Gather", {"data", "rows"}, {"y"}, "pick_rows");
+  m.output("y", DataType::kFloat32);
+  return m;
+}
+
+// x[1] expanded to `dims` f32, a graph output: the plan needs twice its bytes (arena and output).
+OnnxModel expand_model(int64_t rows, int64_t columns) {
+  OnnxModel m;
+  m.input("x", DataType::kFloat32, {1});
+  m.initializer("shape", i64({2}, {rows, columns}));
+  m.node("Expand", {"x", "shape"}, {"big"}, "spread");
+  m.output("big", DataType::kFloat32);
+  return m;
+}
+
+// A C caller of a library built from gather_model: rows from the command line; prints what
+// model_run returned and model_last_error().
+const char* kGatherDriver = R"(#include <stdio.h>
+#include <stdlib.h>
+#include "model.h"
+int main(int argc, char** argv) {
+  if (argc != 4) return 9;
+  float data[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, y[6];
+  int64_t rows[3];
+  for (int k = 0; k < 3; ++k) rows[k] = atoll(argv[k + 1]);
+  const void* inputs[2] = {data, rows};
+  void* outputs[1] = {y};
+  int status = model_run(inputs, outputs);
+  printf("%d %s\n", status, status == 0 ? "" : model_last_error());
+  if (status == 0) printf("%g %g %g %g %g %g\n", y[0], y[1], y[2], y[3], y[4], y[5]);
+  return 0;
+}
+)";
+
 }  // namespace
 
 class TestCli : public QObject {
@@ -69,6 +108,103 @@ class TestCli : public QObject {
   }
 
  private Q_SLOTS:
+  // A runtime index out of range ends `tessel run` with one line naming the node and the index,
+  // on every backend, and no outputs; a constant one is refused when the model is compiled.
+  void run_reports_an_index_out_of_range() {
+    const QString model = QString::fromStdString(gather_model().save(dir_, "gather.onnx"));
+    QDir().mkpath(path("gather_bad"));
+    write_tensor_pb(f32({5, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), "data", path("gather_bad/input_0.pb").toStdString());
+    write_tensor_pb(i64({3}, {-5, 4, 7}), "rows", path("gather_bad/input_1.pb").toStdString());
+    for (const char* target : {"llvm", "c", "interp", "ref"}) {
+      const QString out = path(QString("gather_out_") + target);
+      const Result r = tessel_cli({"run", model, "--inputs", path("gather_bad"), "--out-dir", out, "--target", target});
+      check_one_line_error(r, 1);
+      QVERIFY2(r.err.contains("gather.onnx") && r.err.contains("index 7"), qPrintable(target + (": " + r.err)));
+      if (QString(target) != "ref")  // the reference kernels word it their own way
+        QVERIFY2(r.err.contains("node 'pick_rows' (Gather): index 7 out of range [-5, 5) on axis 0"),
+                 qPrintable(r.err));
+      QVERIFY(files_in(out).isEmpty());
+    }
+    OnnxModel constant;
+    constant.input("data", DataType::kFloat32, {5, 2});
+    constant.initializer("rows", i64({2}, {1, -6}));
+    constant.node("Gather", {"data", "rows"}, {"y"}, "pick_rows");
+    constant.output("y", DataType::kFloat32);
+    QDir().mkpath(path("constant_in"));
+    write_tensor_pb(f32({5, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), "data", path("constant_in/input_0.pb").toStdString());
+    const Result r = tessel_cli({"run", QString::fromStdString(constant.save(dir_, "constant_gather.onnx")), "--inputs",
+                                 path("constant_in"), "--out-dir", path("constant_out"), "--target", "llvm"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains(
+                 "node 'pick_rows' (Gather): index -6 out of range [-5, 5) on axis 0 (the indices are a constant)"),
+             qPrintable(r.err));
+  }
+
+  // The library `tessel build` writes reports a failed check too: model_run returns 2 and
+  // model_last_error() names the kernel, the node and the index.
+  void built_library_reports_an_index_out_of_range() {
+    for (const char* target : {"llvm", "c"}) {
+      QTemporaryDir work;
+      const QString model = QString::fromStdString(gather_model().save(dir_, "lib_gather.onnx"));
+      Result r = tessel_cli({"build", model, "-o", work.filePath("libmodel.so"), "--header", work.filePath("model.h"),
+                             "--name", "model", "--target", target});
+      QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+      QFile driver(work.filePath("driver.c"));
+      QVERIFY(driver.open(QIODevice::WriteOnly));
+      driver.write(kGatherDriver);
+      driver.close();
+      QProcess cc;
+      cc.start("cc", {"-std=c11", "-Wall", "-Werror", "-o", work.filePath("driver"), work.filePath("driver.c"), "-I",
+                      work.path(), "-L", work.path(), "-lmodel", "-Wl,-rpath," + work.path()});
+      QVERIFY(cc.waitForFinished(60000));
+      QVERIFY2(cc.exitCode() == 0, cc.readAllStandardError().constData());
+      auto run_driver = [&](const QStringList& rows) {
+        QProcess p;
+        p.start(work.filePath("driver"), rows);
+        p.waitForFinished(60000);
+        return QString::fromUtf8(p.readAllStandardOutput());
+      };
+      QCOMPARE(run_driver({"4", "-5", "-1"}), QString("0 \n8 9 0 1 8 9\n"));
+      const QString failed = run_driver({"1", "5", "0"});
+      QVERIFY2(failed.startsWith("2 kernel '") &&
+                   failed.contains("node 'pick_rows' (Gather): index 5 out of range [-5, 5) on axis 0"),
+               qPrintable(target + (": " + failed)));
+    }
+  }
+
+  // A model whose memory plan needs more than the limit is refused before anything is allocated,
+  // naming the largest tensor and the limit; --memory-limit raises or lowers it.
+  void memory_limit_refuses_a_plan_too_big() {
+    const QString model = QString::fromStdString(expand_model(1 << 16, 1 << 15).save(dir_, "expand8g.onnx"));  // 8 GiB
+    QDir().mkpath(path("expand_in"));
+    write_tensor_pb(f32({1}, {2}), "x", path("expand_in/input_0.pb").toStdString());
+    Result r = tessel_cli(
+        {"run", model, "--inputs", path("expand_in"), "--out-dir", path("expand_out"), "--memory-limit", "1G"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("expand8g.onnx") && r.err.contains("needs 16.0 GiB") &&
+                 r.err.contains("'big' f32[65536,32768] (8.0 GiB)") && r.err.contains("memory limit of 1.0 GiB") &&
+                 r.err.contains("--memory-limit"),
+             qPrintable(r.err));
+    r = tessel_cli({"build", model, "-o", path("never.so"), "--memory-limit", "512M"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("memory limit of 512.0 MiB"), qPrintable(r.err));
+    QVERIFY(!QFile::exists(path("never.so")));
+    r = tessel_cli({"profile", model, "--memory-limit", "2G"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("memory limit of 2.0 GiB"), qPrintable(r.err));
+    // No machine has 3/4 of 128 TiB: the default limit refuses it.
+    const QString huge =
+        QString::fromStdString(expand_model(int64_t{1} << 22, int64_t{1} << 21).save(dir_, "expand32t.onnx"));
+    r = tessel_cli({"run", huge, "--inputs", path("expand_in"), "--out-dir", path("expand_out")});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("(3/4 of physical memory)"), qPrintable(r.err));
+    check_one_line_error(tessel_cli({"run", model, "--inputs", path("expand_in"), "--out-dir", path("expand_out"),
+                                     "--memory-limit", "lots"}),
+                         2);
+    r = tessel_cli({"run", "--help"});
+    QVERIFY2(r.out.contains("--memory-limit SIZE"), qPrintable(r.out));
+  }
+
   void help_version_and_usage_errors() {
     Result r = tessel_cli({"--help"});
     QCOMPARE(r.exit_code, 0);

@@ -179,6 +179,41 @@ class TestLoopIr : public QObject {
     QVERIFY(threw);
   }
 
+  // A Check prints as a range when it is one; run, a failing check throws its message with the
+  // reported value, or, given a record, is recorded (number, value) and the program goes on with 0.
+  void checks_print_readably_and_fail_with_their_message() {
+    Buffer q = make_buffer("Q", DataType::kInt64, {3}), x = make_buffer("X", DataType::kFloat32, {4}),
+           y = make_buffer("Y", DataType::kFloat32, {3});
+    VarRef i = make_var("i");
+    Expr raw = make_load(q, {i});
+    Expr w = make_select(lt(raw, make_int(0)), raw + 4, raw);
+    Expr index = make_check(logical_and(ge(w, make_int(0)), lt(w, make_int(4))), w, raw,
+                            "node 'g' (Gather): index {} out of range [-4, 4) on axis 0");
+    Func f{"gather", {q, x, y}, make_for(i, make_int(0), make_int(3), make_store(y, {i}, make_load(x, {index})))};
+    QCOMPARE(to_string(index), std::string("check(select(Q[i] < 0, Q[i] + 4, Q[i]) in [0, 4), \"node 'g' (Gather): "
+                                           "index {Q[i]} out of range [-4, 4) on axis 0\")"));
+    QCOMPARE(check_messages(f), std::vector<std::string>{"node 'g' (Gather): index {} out of range [-4, 4) on axis 0"});
+    Tensor tx = Tensor::from_values<float>({4}, std::vector<float>{10, 11, 12, 13}), ty(DataType::kFloat32, {3});
+    interpret(f, {Tensor::from_values<int64_t>({3}, std::vector<int64_t>{3, -4, -1}), tx, ty});
+    QCOMPARE(ty.data<float>()[0], 13.f);
+    QCOMPARE(ty.data<float>()[1], 10.f);
+    QCOMPARE(ty.data<float>()[2], 13.f);
+    const Tensor bad = Tensor::from_values<int64_t>({3}, std::vector<int64_t>{1, 4, -5});
+    try {
+      interpret(f, {bad, tx, ty});
+      QFAIL("index 4 was not reported");
+    } catch (const Error& e) {
+      QCOMPARE(std::string(e.what()), std::string("node 'g' (Gather): index 4 out of range [-4, 4) on axis 0"));
+    }
+    CheckRecord record;
+    interpret(f, {bad, tx, ty}, &record);
+    QCOMPARE(record.check, int64_t{1});
+    QCOMPARE(record.value, int64_t{4});   // the first failure wins
+    QCOMPARE(ty.data<float>()[2], 10.f);  // -5 went on as 0
+    QCOMPARE(check_failure_text(check_messages(f), record),
+             std::string("node 'g' (Gather): index 4 out of range [-4, 4) on axis 0"));
+  }
+
   void interpreter_allocates_scoped_buffers() {
     Buffer out = make_buffer("O", DataType::kFloat32, {2, 2});
     Buffer tmp = make_buffer("T", DataType::kFloat32, {2}, "local");

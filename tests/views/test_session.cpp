@@ -7,10 +7,10 @@
 #include <thread>
 
 #include "app/studio/main_window.h"
-#include "studio_fixtures.h"
 #include "core/schedule/default_schedule.h"
-#include "views/schedule/schedule_editor_pane.h"
+#include "studio_fixtures.h"
 #include "views/edit/kernel_lowering.h"
+#include "views/schedule/schedule_editor_pane.h"
 #include "views/session/session_controller.h"
 
 using namespace tessel;
@@ -67,10 +67,16 @@ class SessionTest : public QObject {
     std::string not_json = write("a.tessel", "{nope");
     QVERIFY(message(not_json).find("a.tessel: not valid JSON") != std::string::npos);
     std::string no_model = write("b.tessel", R"({"format": "tessel-session", "version": 1})");
-    QVERIFY(message(no_model).find("b.tessel: missing 'model.path'") != std::string::npos);
+    QVERIFY2(message(no_model).find("b.tessel: field 'model' is missing") != std::string::npos,
+             message(no_model).c_str());
     std::string bad_options = write(
         "c.tessel", R"({"format": "tessel-session", "version": 1, "model": {"path": "x.onnx"}, "pass_options": 3})");
-    QVERIFY(message(bad_options).find("'pass_options' is not an object") != std::string::npos);
+    QVERIFY2(
+        message(bad_options).find("c.tessel: field 'pass_options' must be an object, got integer") != std::string::npos,
+        message(bad_options).c_str());
+    // Not a regular file: refused at once (a FIFO would block the studio forever).
+    QVERIFY2(message(dir.path().toStdString()).find("is a folder") != std::string::npos,
+             message(dir.path().toStdString()).c_str());
   }
 
   void session_keeps_per_kernel_schedules() {
@@ -116,11 +122,112 @@ class SessionTest : public QObject {
       return "no error";
     };
     std::string bad_step = message(R"({"fused_conv_1": "split(conv.y, 4)\nsplit(conv.x 4)\n"})");
-    QVERIFY2(bad_step.find("s.tessel: schedule of kernel 'fused_conv_1'") != std::string::npos, bad_step.c_str());
+    QVERIFY2(bad_step.find("s.tessel: field 'schedules.fused_conv_1' is not a valid schedule") != std::string::npos,
+             bad_step.c_str());
     QVERIFY2(bad_step.find("line 2") != std::string::npos, bad_step.c_str());
     std::string not_text = message(R"({"k": 3})");
-    QVERIFY2(not_text.find("schedule of kernel 'k' is not a string") != std::string::npos, not_text.c_str());
-    QVERIFY(message("[]").find("'schedules' is not an object") != std::string::npos);
+    QVERIFY2(not_text.find("field 'schedules.k' must be a string, got integer") != std::string::npos, not_text.c_str());
+    QVERIFY(message("[]").find("field 'schedules' must be an object, got array") != std::string::npos);
+  }
+
+  // Issue 12: session and recovery files come from anywhere. Every damage is one line naming the
+  // file and the field, through the Qt-free readers (parse_session_text, parse_recovery_text).
+  void damaged_session_and_recovery_texts_name_the_file_and_the_field() {
+    auto session_error = [](const std::string& text) -> std::string {
+      try {
+        parse_session_text(text, "/s", "s.tessel");
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "no error";
+    };
+    auto recovery_error = [](const std::string& text) -> std::string {
+      try {
+        parse_recovery_text(text, "r.tessel");
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "no error";
+    };
+    const std::string head = "{\"format\": \"tessel-session\", \"version\": 1, \"model\": {\"path\": \"m.onnx\"}";
+    const std::vector<std::pair<std::string, std::string>> sessions = {
+        {"[]", "s.tessel: the top level must be an object, got array"},
+        {"42", "s.tessel: the top level must be an object, got integer"},
+        {"", "s.tessel: not valid JSON"},
+        {"{\"format\": \"tessel-session\", \"vers", "s.tessel: not valid JSON: parse error at line 1, column 35"},
+        {"{\"format\": 3}", "s.tessel: field 'format' must be a string, got integer"},
+        {"{\"format\": \"tessel-lesson\"}",
+         "s.tessel: field 'format' must be \"tessel-session\", got \"tessel-lesson\""},
+        {"{\"format\": \"tessel-session\"}", "s.tessel: field 'version' is missing"},
+        {"{\"format\": \"tessel-session\", \"version\": \"1\"}", "field 'version' must be an integer, got string"},
+        {"{\"format\": \"tessel-session\", \"version\": 2}", "field 'version' must be 1, got 2"},
+        {"{\"format\": \"tessel-session\", \"version\": 99999999999999999999}",
+         "field 'version' must be an integer, got number"},
+        {"{\"format\": \"tessel-session\", \"version\": 18446744073709551615}", "field 'version' must be at most 1"},
+        {"{\"format\": \"tessel-session\", \"version\": -9223372036854775808}", "field 'version' must be 1"},
+        {"{\"format\": \"tessel-session\", \"version\": 1.5}", "field 'version' must be an integer, got number"},
+        {"{\"format\": \"tessel-session\", \"version\": 1e999}", "s.tessel: not valid JSON: number overflow"},
+        {"{\"format\": \"tessel-session\", \"version\": 1, \"model\": null}",
+         "field 'model' must be an object, got null"},
+        {"{\"format\": \"tessel-session\", \"version\": 1, \"model\": {\"path\": 5}}",
+         "field 'model.path' must be a string, got integer"},
+        {"{\"format\": \"tessel-session\", \"version\": 1, \"model\": {\"path\": \"\"}}",
+         "field 'model.path' must not be empty"},
+        {"{\"format\": \"tessel-session\", \"version\": 1, \"model\": {\"path\": \"m\", \"sha256\": []}}",
+         "field 'model.sha256' must be a string, got array"},
+        {"{\"format\": \"tessel-session\", \"version\": 1, \"model\": {\"path\": \"m\", \"sha256\": \"zz\"}}",
+         "field 'model.sha256' must be 64 hexadecimal digits"},
+        {head + ", \"target\": false}", "field 'target' must be a string, got boolean"},
+        {head + ", \"pass_options\": {\"fuse\": \"no\"}}", "field 'pass_options' is wrong: pass option 'fuse'"},
+        {head + ", \"schedules\": {\"k\": {\"steps\": 1}}}", "field 'schedules.k' must be a string, got object"},
+        {head + ", \"schedules\": {\"a b\\u0001\": 1}}", "field 'schedules[\"a b\\x01\"]' must be a string"},
+        {head + ", \"pass_options\": {\"x\": " + std::string(5000, '[') + std::string(5000, ']') + "}}",
+         "s.tessel: nested deeper than 64 levels"},
+    };
+    for (const auto& [text, expected] : sessions) {
+      const std::string got = session_error(text);
+      QVERIFY2(got.find(expected) != std::string::npos, (text.substr(0, 80) + " -> " + got).c_str());
+      QVERIFY2(got.find("json.exception") == std::string::npos, got.c_str());
+      QVERIFY2(got.size() < 400, got.c_str());  // one line, whatever the file holds
+    }
+    const std::string session = head + "}";
+    const std::vector<std::pair<std::string, std::string>> recoveries = {
+        {"null", "r.tessel: the top level must be an object, got null"},
+        {"{}", "r.tessel: field 'session' is missing"},
+        {"{\"session\": 1}", "field 'session' must be an object, got integer"},
+        {"{\"session\": {\"format\": \"tessel-session\", \"version\": 1, \"model\": {\"path\": 0}}}",
+         "r.tessel: field 'session.model.path' must be a string, got integer"},
+        {"{\"session\": " + session + ", \"session_path\": 12}", "field 'session_path' must be a string, got integer"},
+        {"{\"session\": " + session + ", \"modified\": \"yes\"}", "field 'modified' must be true or false, got string"},
+        {"{\"session\": " + session + ", \"lesson\": {\"path\": \"l.json\", \"page\": -1}}",
+         "field 'lesson.page' must be between 0 and 9999, got -1"},
+        {"{\"session\": " + session + ", \"lesson\": {\"page\": 1}}", "field 'lesson.path' is missing"},
+        {"{\"session\": " + session +
+             ", \"history\": {\"k\": {\"states\": [\"\"], \"labels\": [\"a\"], \"index\": 0}}}",
+         "field 'history.k.states' must hold one more state than there are labels"},
+        {"{\"session\": " + session +
+             ", \"history\": {\"k\": {\"states\": [\"\", \"x(\"], \"labels\": [\"a\"], \"index\": 1}}}",
+         "field 'history.k.states[1]' is not a valid schedule"},
+        {"{\"session\": " + session + ", \"history\": {\"k\": {\"states\": [\"\"], \"labels\": [], \"index\": 5}}}",
+         "field 'history.k.index' must be 0, got 5"},
+    };
+    for (const auto& [text, expected] : recoveries) {
+      const std::string got = recovery_error(text);
+      QVERIFY2(got.find(expected) != std::string::npos, (text.substr(0, 80) + " -> " + got).c_str());
+    }
+    // What the studio writes reads back the same.
+    RecoveryRecord r;
+    r.doc.model_path = "/models/m.onnx";
+    r.doc.target = "ref -vector_bits=256";
+    r.doc.schedules["k"] = "split(C.i, 8)\n";
+    r.session_path = "/home/u/s.tessel";
+    r.modified = false;
+    r.lesson_path = "/lessons/l.json";
+    r.lesson_page = 3;
+    r.histories["k"] = {{"", "split(C.i, 8)\n", "split(C.i, 8)\n# disabled: parallel(C.i.outer)\n"},
+                        {"Add split(C.i, 8)", "Add parallel(C.i.outer)"},
+                        1};
+    QVERIFY(parse_recovery_text(recovery_to_json(r).dump(2), "r.tessel") == r);
   }
 
   void controller_compiles_on_a_worker_with_progress_then_saves_and_reopens() {
@@ -247,7 +354,7 @@ class SessionTest : public QObject {
     QCOMPARE(studio.exitStatus(), QProcess::CrashExit);
     QVERIFY(QFile::exists(recovery));
 
-    auto recovered = SessionController::read_recovery(recovery);
+    auto recovered = SessionController::read_recovery(recovery).record;
     QVERIFY(recovered);
     QCOMPARE(recovered->doc.target, std::string("ref -vector_bits=256"));
     QCOMPARE(QString::fromStdString(recovered->doc.model_path), QFileInfo(test::sample_model()).absoluteFilePath());

@@ -38,6 +38,15 @@ struct StudioSnapshot {
     return graph_after(*passes.at(static_cast<size_t>(index)));
   }
   int last_pass() const { return static_cast<int>(passes.size()) - 1; }
+  // fuse_ops changes no node: it partitions the graph into kernels (the FusionResult), which is
+  // the biggest change of all to the user. Its index (or -1) is recorded so the studio shows it
+  // as changed (the core's record says "graph unchanged", which is also true).
+  int grouping_pass = -1;
+  // Whether pass `index` changed what the studio shows: the graph, or its grouping into kernels.
+  bool pass_changed(int index) const {
+    return index == grouping_pass ||
+           (index >= 0 && index < static_cast<int>(passes.size()) && passes[static_cast<size_t>(index)]->changed);
+  }
   bool has_errors() const {
     for (const Diagnostic& d : diagnostics)
       if (d.severity == Diagnostic::Severity::kError) return true;

@@ -29,13 +29,20 @@ class GraphView final : public QGraphicsView {
  public:
   using QGraphicsView::QGraphicsView;
   std::function<void()> on_view_changed = [] {};
+  std::function<void()> on_user_moved = [] {};  // wheel or drag: stop re-placing the graph
+  std::function<void()> on_resized = [] {};
 
  protected:
   void wheelEvent(QWheelEvent* e) override {
     double factor = std::pow(1.0015, e->angleDelta().y());
     setTransformationAnchor(AnchorUnderMouse);
     scale(factor, factor);
+    on_user_moved();
     on_view_changed();
+  }
+  void mousePressEvent(QMouseEvent* e) override {
+    on_user_moved();
+    QGraphicsView::mousePressEvent(e);
   }
   void scrollContentsBy(int dx, int dy) override {
     QGraphicsView::scrollContentsBy(dx, dy);
@@ -43,6 +50,7 @@ class GraphView final : public QGraphicsView {
   }
   void resizeEvent(QResizeEvent* e) override {
     QGraphicsView::resizeEvent(e);
+    on_resized();
     on_view_changed();
   }
 };
@@ -56,11 +64,7 @@ class Minimap final : public QGraphicsView {
     setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setFrameShape(QFrame::Box);
     setRenderHint(QPainter::Antialiasing);
-    setFixedSize(180, 140);
-  }
-  void refit() {
-    fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
-    viewport()->update();
+    setFixedSize(160, 120);
   }
 
  protected:
@@ -104,9 +108,12 @@ GraphPane::GraphPane(Selection* selection, QWidget* parent)
   minimap_ = new Minimap(scene_, view_, view_);
   minimap_->setBackgroundBrush(colors_.background);
   minimap_->hide();
-  view_->on_view_changed = [this] {
-    minimap_->move(view_->width() - minimap_->width() - 20, view_->height() - minimap_->height() - 20);
-    minimap_->viewport()->update();
+  view_->on_view_changed = [this] { place_minimap(); };
+  view_->on_user_moved = [this] { user_placed_ = true; };
+  // Until the user moves it, the graph follows the view's size (the pane is often laid out, or
+  // shown, only after the first graph is drawn: placing it once would leave it off-centre).
+  view_->on_resized = [this] {
+    if (shown_ && !user_placed_) place(false);
   };
 
   find_bar_ = new QWidget(this);
@@ -125,6 +132,7 @@ GraphPane::GraphPane(Selection* selection, QWidget* parent)
 
   status_ = new QLabel(this);
   status_->setContentsMargins(6, 2, 6, 2);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long status never widens the window
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
@@ -178,6 +186,7 @@ QAction* GraphPane::add_action(const QString& text, const QKeySequence& key, std
 
 void GraphPane::show_snapshot(StudioSnapshotPtr snapshot) {
   snapshot_ = std::move(snapshot);
+  new_snapshot_ = true;
   cache_.clear();
   shown_.reset();
   pass_ = -2;
@@ -269,22 +278,49 @@ void GraphPane::draw(const Shown& shown) {
     scene_->addItem(item);
   }
   if (edge_labels_) add_edge_labels();
-  scene_->setSceneRect(QRectF(-20, -20, l.width + 40, l.height + 40));
-  minimap_->setVisible(g.nodes.size() > kMinimapNodeThreshold);
-  minimap_->refit();
-  fit();
-  // A ResNet fitted whole is a thin unreadable line: start readable at the top instead and let the
-  // minimap show where we are (Fit Graph still shows everything).
-  constexpr double kReadableScale = 0.8, kMinFitScale = 0.4;
-  if (view_->transform().m11() < kMinFitScale) {
-    view_->setTransform(QTransform::fromScale(kReadableScale, kReadableScale));
-    QRectF r = scene_->sceneRect();
-    view_->centerOn(r.center().x(), r.top() + view_->viewport()->height() / (2 * kReadableScale));
-    view_->on_view_changed();
-  }
+  content_ = QRectF(-20, -20, l.width + 40, l.height + 40);
+  const bool with_minimap = g.nodes.size() > kMinimapNodeThreshold;
+  minimap_wanted_ = with_minimap;
+  // The minimap's corner is margin the view can scroll into, so no node has to stay beneath it.
+  const double pad_x = with_minimap ? (minimap_->width() + 40) / kMinReadableScale : 0;
+  const double pad_y = with_minimap ? (minimap_->height() + 40) / kMinReadableScale : 0;
+  scene_->setSceneRect(content_.adjusted(0, 0, pad_x, pad_y));
+  minimap_->fitInView(content_, Qt::KeepAspectRatio);
+  minimap_->viewport()->update();
   if (!selection_->node().isEmpty()) select_node(selection_->node());
+  place(!new_snapshot_);
+  new_snapshot_ = false;
+  user_placed_ = false;
   if (!find_edit_->text().isEmpty()) find(find_edit_->text());
   update_status();
+}
+
+void GraphPane::place(bool keep_scale, bool follow_selection) {
+  if (content_.isEmpty()) return;
+  const QRect port = view_->viewport()->rect();
+  if (port.width() < 50 || port.height() < 50) return;  // not laid out yet: placed again on resize
+  const double fit_scale = std::min(port.width() / content_.width(), port.height() / content_.height());
+  double scale = std::clamp(fit_scale, kMinReadableScale, 1.0);
+  const double current = view_->transform().m11();
+  if (keep_scale && current >= kMinReadableScale) scale = current;
+  view_->setTransform(QTransform::fromScale(scale, scale));
+  // Centred in the width the minimap leaves free, when the graph fits there.
+  double free_width = port.width();
+  if (minimap_wanted_ && content_.width() * scale <= port.width() - minimap_->width() - 40)
+    free_width = port.width() - minimap_->width() - 40;
+  const double shift = (port.width() - free_width) / (2 * scale);
+  // The selected node stays where the user's attention is; else the top of the graph.
+  const double half_height = port.height() / (2 * scale);
+  double x = content_.center().x() + shift;
+  double y = content_.height() <= 2 * half_height ? content_.center().y() : content_.top() + half_height;
+  for (QGraphicsItem* item : follow_selection ? scene_->selectedItems() : QList<QGraphicsItem*>{})
+    if (item->type() == NodeItem::kType) {
+      x = item->sceneBoundingRect().center().x() + shift;
+      y = item->sceneBoundingRect().center().y();
+      break;
+    }
+  view_->centerOn(x, y);
+  view_->on_view_changed();
 }
 
 void GraphPane::add_edge_labels() {
@@ -462,11 +498,38 @@ void GraphPane::set_layouts_visible(bool on) {
 
 void GraphPane::fit() {
   if (scene_->items().isEmpty()) return;
-  view_->fitInView(scene_->sceneRect(), Qt::KeepAspectRatio);
-  // Never blow a three-node graph up past natural size.
-  if (view_->transform().m11() > 1.0) view_->setTransform(QTransform());
-  view_->on_view_changed();
+  // The whole graph up to natural size; a graph that would be unreadable whole is shown at the
+  // smallest readable scale from its top (scroll, or use the minimap, for the rest).
+  place(false, false);
 }
+
+// The minimap never covers a node: it takes the bottom-right corner of the view, else the
+// bottom-left one, whichever shows no node now; when both do, it steps aside until the view moves.
+void GraphPane::place_minimap() {
+  if (!minimap_wanted_) {
+    minimap_->hide();
+    return;
+  }
+  const QPoint offset = view_->viewport()->pos();
+  const int w = minimap_->width(), h = minimap_->height();
+  const int y = view_->viewport()->height() - h - 12;
+  for (int x : {view_->viewport()->width() - w - 12, 12}) {
+    const QRect corner(x, y, w, h);
+    bool free = true;
+    for (QGraphicsItem* item : view_->items(corner))
+      if (item->type() == NodeItem::kType) free = false;
+    if (free) {
+      minimap_->move(corner.topLeft() + offset);
+      minimap_->show();
+      minimap_->viewport()->update();
+      return;
+    }
+  }
+  minimap_->hide();
+}
+
+QGraphicsView* GraphPane::view() const { return view_; }
+QWidget* GraphPane::minimap() const { return minimap_; }
 
 void GraphPane::export_svg(const QString& path) {
   QSvgGenerator svg;

@@ -4,6 +4,12 @@
 // fusion / layout / shape overlays. Layouts are cached per (snapshot, pass), so stepping through
 // passes that were already shown only redraws.
 //
+// Placement: a graph is never shown smaller than kMinReadableScale (labels stay legible); a new
+// graph or pass shows the selected node, else the graph's top, centred, and the view follows the
+// pane's size until the user zooms or pans. Fit Graph fits up to natural size, and scrolls where
+// the whole graph would be unreadable. The minimap (large graphs) sits in a margin the scene is
+// padded with, so no node has to stay under it.
+//
 // The pane writes the clicked node to the shared Selection; it never talks to other panes. Its
 // actions (fit, find, toggles, export) are exposed for the window's menus and command palette.
 #include <QFutureWatcher>
@@ -48,6 +54,8 @@ class GraphPane final : public QWidget {
   void set_layouts_visible(bool on);
   void fit();
 
+  static constexpr double kMinReadableScale = 0.55;
+
   // Throw Error when the file cannot be written.
   void export_svg(const QString& path);
   void export_png(const QString& path);
@@ -60,6 +68,8 @@ class GraphPane final : public QWidget {
   QString edge_tooltip(const QString& value_name) const;  // "" when no such edge is drawn
   QString status_text() const;
   QGraphicsScene* scene() const { return scene_; }
+  QGraphicsView* view() const;
+  QWidget* minimap() const;
 
  private:
   struct Shown {
@@ -68,6 +78,10 @@ class GraphPane final : public QWidget {
   };
   void request_layout();
   void draw(const Shown& shown);
+  // Places the view: `keep_scale` keeps the user's zoom (when readable); the selected node if it is
+  // drawn, else the graph's top, centred in the part of the view the minimap leaves free.
+  void place(bool keep_scale, bool follow_selection = true);
+  void place_minimap();
   void add_edge_labels();
   QString edge_tip(const DisplayEdge& e) const;
   void update_status();
@@ -96,6 +110,10 @@ class GraphPane final : public QWidget {
   QStringList matches_;
   int match_index_ = -1;
   bool syncing_selection_ = false;
+  QRectF content_;               // the drawn graph, without the minimap's margin
+  bool new_snapshot_ = true;     // the next draw is of another model or compile
+  bool user_placed_ = false;     // the user zoomed or panned since the last draw
+  bool minimap_wanted_ = false;  // a graph large enough to need one
 };
 
 }  // namespace tessel::views

@@ -2,8 +2,10 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace tessel::views {
 
@@ -19,7 +21,8 @@ InspectorPane::InspectorPane(QWidget* parent) : QWidget(parent), model_(new Insp
   view_->verticalHeader()->hide();
   view_->verticalHeader()->setDefaultSectionSize(20);
   view_->setShowGrid(false);
-  view_->setWordWrap(false);
+  view_->setWordWrap(true);
+  view_->setTextElideMode(Qt::ElideMiddle);
   view_->horizontalHeader()->setStretchLastSection(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   auto* layout = new QVBoxLayout(this);
@@ -49,8 +52,26 @@ void InspectorPane::refresh() {
   view_->clearSpans();
   for (int r = 0; r < model_->rowCount(); ++r)
     if (model_->rows()[static_cast<size_t>(r)].section) view_->setSpan(r, 0, 1, InspectorModel::kColumnCount);
+  fit_columns();
+}
+
+void InspectorPane::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fit_columns();
+}
+
+void InspectorPane::fit_columns() {
   view_->resizeColumnsToContents();
+  const int width = view_->viewport()->width();
+  const double share[] = {0.28, 0.30, 0.14};  // of the width, at most, for property, value, default
+  int used = 0;
+  for (int c = 0; c < InspectorModel::kDescription; ++c) {
+    view_->setColumnWidth(c, std::min(view_->columnWidth(c), static_cast<int>(width * share[c])));
+    used += view_->columnWidth(c);
+  }
+  view_->setColumnWidth(InspectorModel::kDescription, std::max(80, width - used));
   view_->horizontalHeader()->setStretchLastSection(true);
+  view_->resizeRowsToContents();
 }
 
 }  // namespace tessel::views

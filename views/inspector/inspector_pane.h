@@ -16,9 +16,16 @@ class InspectorPane final : public QWidget {
   void show_kernel(const StudioSnapshotPtr& snapshot, const QString& kernel);
   void clear();
   InspectorModel* model() const { return model_; }
+  QTableView* view() const { return view_; }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void refresh();
+  // Property, value and default get what they need up to a share of the width; the description
+  // gets the rest and wraps, so it is never cut at the pane's edge.
+  void fit_columns();
   InspectorModel* model_;
   QLabel* title_;
   QTableView* view_;

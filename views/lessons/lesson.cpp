@@ -22,6 +22,12 @@ std::string string_field(const json& j, const char* key, bool required) {
   return j[key].get<std::string>();
 }
 
+bool bool_field(const json& j, const char* key) {
+  if (!j.contains(key)) return false;
+  if (!j[key].is_boolean()) throw Error(std::string("\"") + key + "\" must be true or false");
+  return j[key].get<bool>();
+}
+
 LessonPage parse_page(const json& j, const fs::path& dir) {
   if (!j.is_object()) throw Error("a page must be an object");
   LessonPage p;
@@ -33,8 +39,10 @@ LessonPage parse_page(const json& j, const fs::path& dir) {
     fs::path model = dir / string_field(m, "path", true);
     if (!fs::exists(model)) throw Error("model " + model.string() + " does not exist");
     p.model_path = fs::weakly_canonical(model).string();
-    p.pass_options = m.value("pass_options", json::object());
-    if (!p.pass_options.is_object()) throw Error("\"pass_options\" must be an object");
+    if (m.contains("pass_options")) {
+      if (!m["pass_options"].is_object()) throw Error("\"pass_options\" must be an object");
+      p.pass_options = m["pass_options"];
+    }
   }
   p.kernel = string_field(j, "select_kernel", false);
   if (j.contains("schedule")) {
@@ -58,8 +66,8 @@ LessonPage parse_page(const json& j, const fs::path& dir) {
       throw Error("\"schedule\" must be a list of steps or \"default\"");
     }
   }
-  p.profile = j.value("profile", false);
-  p.baseline = j.value("baseline", false);
+  p.profile = bool_field(j, "profile");
+  p.baseline = bool_field(j, "baseline");
   return p;
 }
 
@@ -76,7 +84,8 @@ Lesson load_lesson(const std::string& path) {
   if (!in) throw Error(path + ": cannot read the lesson");
   json j = json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error(path + ": not a JSON object");
-  if (j.value("format", "") != "tessel-lesson") throw Error(path + ": \"format\" is not \"tessel-lesson\"");
+  if (!j.contains("format") || j["format"] != "tessel-lesson")
+    throw Error(path + ": \"format\" is not \"tessel-lesson\"");
   Lesson lesson;
   lesson.path = path;
   try {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 namespace tessel::views {
 
@@ -20,20 +21,23 @@ std::string bytes_text(int64_t bytes) {
 LessonRunner::LessonRunner(Lesson lesson, LessonActions actions)
     : lesson_(std::move(lesson)), actions_(std::move(actions)), results_(lesson_.pages.size()) {}
 
-void LessonRunner::go_to(int index) {
-  if (lesson_.pages.empty()) return;
-  page_ = std::clamp(index, 0, page_count() - 1);
-  const LessonPage& p = page();
-  // Going back to an earlier page reopens that page's model: a page sees the last model opened at
-  // or before it, whatever order the user visits pages in.
-  const size_t k = static_cast<size_t>(page_);
-  std::string model = lesson_.model_at(k);
+std::pair<std::string, nlohmann::json> LessonRunner::model_of(size_t k) const {
   nlohmann::json options = nlohmann::json::object();
   for (size_t j = k + 1; j-- > 0;)
     if (lesson_.pages[j].model_path) {
       options = lesson_.pages[j].pass_options;
       break;
     }
+  return {lesson_.model_at(k), options};
+}
+
+void LessonRunner::go_to(int index) {
+  if (lesson_.pages.empty()) return;
+  page_ = std::clamp(index, 0, page_count() - 1);
+  const LessonPage& p = page();
+  // Going back to an earlier page reopens that page's model: a page sees the last model opened at
+  // or before it, whatever order the user visits pages in.
+  auto [model, options] = model_of(static_cast<size_t>(page_));
   if (!model.empty() && (model != opened_model_ || options != opened_options_)) {
     opened_model_ = model;
     opened_options_ = options;
@@ -46,6 +50,14 @@ void LessonRunner::go_to(int index) {
   if (p.schedule_action == LessonPage::ScheduleAction::kDefault && actions_.reset_schedule)
     actions_.reset_schedule(kernel);
   if (p.profile && actions_.profile) actions_.profile();
+  if (on_page_changed) on_page_changed(page_);
+}
+
+void LessonRunner::resume_at(int index) {
+  if (lesson_.pages.empty()) return;
+  page_ = std::clamp(index, 0, page_count() - 1);
+  std::tie(opened_model_, opened_options_) = model_of(static_cast<size_t>(page_));
+  if (on_page_changed) on_page_changed(page_);
 }
 
 bool LessonRunner::next() {

@@ -48,8 +48,11 @@ class LessonRunner {
   const LessonPage& page() const { return lesson_.pages.at(static_cast<size_t>(page_)); }
 
   void go_to(int index);  // clamps; runs the page's actions
-  bool next();            // false on the last page
-  bool back();            // false on the first page
+  // Shows page `index` (clamped) without running its actions: the studio already holds what the
+  // page set up (a session restored after a crash).
+  void resume_at(int index);
+  bool next();  // false on the last page
+  bool back();  // false on the first page
 
   // Results of the current page's actions. A measurement counts when it is correct and for the
   // page's kernel; a profile counts when the page profiles.
@@ -61,9 +64,12 @@ class LessonRunner {
   std::optional<double> speedup(int page) const;
   std::string result_text(int page) const;  // "" until measured
   std::function<void(int page)> on_result;
+  std::function<void(int page)> on_page_changed;  // after go_to, next, back, resume_at
 
  private:
   int baseline_page() const;
+  // The model and pass options page `k` works on (the last opened at or before it).
+  std::pair<std::string, nlohmann::json> model_of(size_t k) const;
 
   Lesson lesson_;
   LessonActions actions_;

@@ -28,7 +28,7 @@ void PassListModel::rebuild() {
   for (size_t i = 0; i < snapshot_->passes.size(); ++i) {
     const StepRecord& r = *snapshot_->passes[i];
     // A failed pass is news even though it changed nothing.
-    if (hide_unchanged_ && !r.changed && !r.failed()) continue;
+    if (hide_unchanged_ && !snapshot_->pass_changed(static_cast<int>(i)) && !r.failed()) continue;
     rows_.push_back(static_cast<int>(i));
   }
 }
@@ -62,7 +62,9 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
         return r ? QString::fromStdString(r->name) : tr("(imported)");
       case kChanged:
         if (!r) return QString();
-        return r->failed() ? tr("failed") : r->changed ? tr("changed") : tr("—");
+        if (r->failed()) return tr("failed");
+        if (pass == snapshot_->grouping_pass) return tr("grouped");  // into kernels; no node changed
+        return r->changed ? tr("changed") : tr("—");
       case kTime:
         return r ? QString::number(r->wall_ms, 'f', 2) : QString::number(snapshot_->import_ms, 'f', 2);
       case kNodes:
@@ -74,9 +76,12 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && r && r->failed()) return QString::fromStdString(r->error);
   if (role == Qt::ForegroundRole && r) {
     if (r->failed()) return QBrush(QColor(200, 40, 40));
-    if (!r->changed) return QBrush(QColor(128, 128, 128));
+    if (!snapshot_->pass_changed(pass)) return QBrush(QColor(128, 128, 128));
   }
-  if (role == Qt::FontRole && r && r->changed && index.column() == kName) {
+  if (role == Qt::ToolTipRole && pass >= 0 && pass == snapshot_->grouping_pass && snapshot_->fusion)
+    return tr("Grouped the nodes into %n kernel(s); the nodes themselves are unchanged", "",
+              static_cast<int>(snapshot_->fusion->groups.size()));
+  if (role == Qt::FontRole && r && snapshot_->pass_changed(pass) && index.column() == kName) {
     QFont f;
     f.setBold(true);
     return f;

@@ -59,6 +59,7 @@ ProfilePane::ProfilePane(QWidget* parent) : QWidget(parent) {
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);  // compact rows
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setSectionResizeMode(ProfileTableModel::kKernel, QHeaderView::Stretch);
   table_->setWordWrap(false);
@@ -77,11 +78,15 @@ ProfilePane::ProfilePane(QWidget* parent) : QWidget(parent) {
     set_selected_kernel(kernel);
     if (on_kernel_selected) on_kernel_selected(kernel);
   };
-  auto* splitter = new QSplitter(Qt::Vertical, this);
+  // Side by side: the pane lives in the wide, low bottom dock, where stacking them left the table
+  // one or two rows.
+  auto* splitter = new QSplitter(Qt::Horizontal, this);
   splitter->addWidget(table_);
   splitter->addWidget(timeline_);
   splitter->setStretchFactor(0, 3);
-  splitter->setStretchFactor(1, 1);
+  splitter->setStretchFactor(1, 2);
+  splitter->setChildrenCollapsible(false);
+  table_->setMinimumWidth(360);
   layout->addWidget(splitter, 1);
 }
 

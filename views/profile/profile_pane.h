@@ -1,6 +1,6 @@
 #pragma once
 // The profile pane: a sortable per-kernel table (time, % of total, GFLOP/s, GB/s, attainable,
-// bound) and, below it, the last run as a timeline. Selecting a row (or a timeline box) calls
+// bound) and, beside it, the last run as a timeline. Selecting a row (or a timeline box) calls
 // `on_kernel_selected`; the mediator forwards it to Selection::set_kernel, and Selection's
 // kernel_changed comes back as set_selected_kernel (which does not call back). Exports the Chrome
 // trace JSON (Perfetto / chrome://tracing open it) and CSV. No Q_OBJECT.

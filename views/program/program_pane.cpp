@@ -64,9 +64,7 @@ void show_lines(QPlainTextEdit* edit, const std::vector<DiffLine>& lines, bool p
   for (size_t i = 0; i < lines.size(); ++i) {
     if (i) text += '\n';
     if (prefix)
-      text += lines[i].kind == DiffLine::Kind::kAdded     ? "+ "
-              : lines[i].kind == DiffLine::Kind::kRemoved ? "- "
-                                                          : "  ";
+      text += lines[i].kind == DiffLine::Kind::kAdded ? "+ " : lines[i].kind == DiffLine::Kind::kRemoved ? "- " : "  ";
     text += q(lines[i].text);
   }
   const int scroll = edit->verticalScrollBar()->value();
@@ -145,10 +143,16 @@ ProgramPane::ProgramPane(QWidget* parent) : QWidget(parent), model_(new ProgramS
   scrub_layout->setContentsMargins(0, 0, 0, 0);
   scrub_layout->addWidget(slider_);
   scrub_layout->addWidget(list_, 1);
-  auto* split = new QSplitter(Qt::Horizontal, this);
+  // The steps above the code: the code gets the pane's whole width (beside it, the list took
+  // most of a docked pane and left the code a dozen characters).
+  auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(scrub);
   split->addWidget(tabs_);
-  split->setStretchFactor(1, 3);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 4);
+  split->setChildrenCollapsible(false);
+  list_->setMinimumHeight(60);
+  scrub->setMaximumHeight(220);
   auto* controls = new QHBoxLayout;
   controls->addWidget(title_, 1);
   controls->addWidget(source_box_);
@@ -204,6 +208,24 @@ void ProgramPane::show_lowering(KernelLoweringPtr lowering) {
   title_->setToolTip(title_->text());
   rebuild_source();
   view_ = static_cast<int>(views().size()) - 1;  // the newest program: what the edit made
+  picked_step_ = -2;
+  picked_line_ = -1;
+  sync_scrubbers();
+  render();
+}
+
+void ProgramPane::clear() {
+  lowering_.reset();
+  measurement_.reset();
+  while (tabs_->count() > 1) {
+    QWidget* w = tabs_->widget(1);
+    tabs_->removeTab(1);
+    delete w;
+  }
+  title_->setText(tr("No kernel selected"));
+  title_->setToolTip({});
+  rebuild_source();
+  view_ = 0;
   picked_step_ = -2;
   picked_line_ = -1;
   sync_scrubbers();

@@ -45,13 +45,15 @@ class ProgramPane final : public QWidget {
 
   // A new lowering shows its last view; the same kernel's older generations are dropped.
   void show_lowering(KernelLoweringPtr lowering);
+  // Shows no kernel (another model was opened, or its kernel is gone).
+  void clear();
   // Artifact tabs for the shown kernel (a measurement of another kernel or an older edit is dropped).
   void show_measurement(KernelMeasurementPtr measurement);
 
   void set_source(Source source);
   void set_diff_mode(DiffMode mode);
   void set_hide_unchanged(bool hide);
-  void show_view(int view);  // a view of the current source; clamped
+  void show_view(int view);       // a view of the current source; clamped
   void highlight_step(int step);  // shows schedule step `step` (steps source) and marks the lines it added
   // What clicking line `line` (0-based, of the inline text or the right side) does: when it opens
   // a loop, emphasizes it and reports the step that made the loop through on_step_picked.
@@ -65,7 +67,7 @@ class ProgramPane final : public QWidget {
   int picked_step() const { return picked_step_; }
   const std::vector<lower::ViewRecord>& views() const;  // of the current source
   std::string current_program() const;  // the program text of the current view, exactly (empty for a failed step)
-  QStringList added_lines() const;       // lines the current view added / removed against the one before
+  QStringList added_lines() const;      // lines the current view added / removed against the one before
   QStringList removed_lines() const;
   QStringList artifact_names() const;
   QPlainTextEdit* artifact_edit(const QString& name) const;

@@ -1,7 +1,5 @@
 #include "views/schedule/schedule_editor_pane.h"
 
-#include "views/edit/kernel_lowering.h"
-
 #include <QAction>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
@@ -19,6 +17,7 @@
 
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
+#include "views/edit/kernel_lowering.h"
 #include "views/schedule/schedule_highlighter.h"
 #include "views/schedule/step_choices.h"
 #include "views/schedule/step_form.h"
@@ -42,6 +41,8 @@ class EntriesCommand final : public QUndoCommand {
         reset_(is_reset) {}
   void redo() override { apply(after_, reset_); }
   void undo() override { apply(before_, false); }
+  const ScheduleEntries& before() const { return before_; }
+  const ScheduleEntries& after() const { return after_; }
 
  private:
   void apply(const ScheduleEntries& e, bool reset) {
@@ -117,6 +118,10 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   title_->setStyleSheet("font-weight: bold");
   badge_ = new QLabel(this);
   badge_->setObjectName("badge");
+  // A long measuring error must not widen the dock (and the window with it): the badge is cut,
+  // its tooltip and the error line below hold the whole text.
+  badge_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   expression_ = new QPlainTextEdit(this);
   expression_->setReadOnly(true);
   expression_->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -152,7 +157,8 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
 
   delete_ = new QPushButton(tr("Delete"), this);
   reset_ = new QPushButton(tr("Reset to default"), this);
-  copy_ = new QPushButton(tr("Copy to same-shape kernels"), this);
+  copy_ = new QPushButton(tr("Copy to…"), this);  // short: the pane shares the left column
+  copy_->setToolTip(tr("Copy this schedule to other kernels of the same shape"));
   auto* copy_menu = new QMenu(copy_);
   copy_->setMenu(copy_menu);
   auto* buttons = new QHBoxLayout;
@@ -164,7 +170,8 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   form_ = new StepForm(this);
   auto* header = new QHBoxLayout;
   header->addWidget(title_, 1);
-  header->addWidget(badge_);
+  header->addWidget(badge_, 1);
+  badge_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(header);
@@ -212,7 +219,8 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
       copy_menu->addAction(tr("No other kernel has this shape"))->setEnabled(false);
       return;
     }
-    copy_menu->addAction(tr("All %1 kernels").arg(kernels.size()), this, [this, kernels] { copy_schedule_to(kernels); });
+    copy_menu->addAction(tr("All %1 kernels").arg(kernels.size()), this,
+                         [this, kernels] { copy_schedule_to(kernels); });
     copy_menu->addSeparator();
     for (const QString& k : kernels) copy_menu->addAction(k, this, [this, k] { copy_schedule_to({k}); });
   });
@@ -271,6 +279,27 @@ void ScheduleEditorPane::set_kernel(const QString& kernel, te::ComputeDag dag, s
   sync_text();
   refresh_choices();
   show_errors();
+}
+
+void ScheduleEditorPane::clear(bool forget_kernels) {
+  kernel_.clear();
+  lowering_.reset();
+  text_error_.clear();
+  undo_group_->setActiveStack(nullptr);
+  if (forget_kernels) {
+    for (auto& [name, state] : kernels_) delete state->stack;  // owned by the group, not the state
+    kernels_.clear();
+  }
+  title_->setText(tr("No kernel selected"));
+  badge_->clear();
+  expression_->clear();
+  syncing_ = true;
+  model_->set_entries({});
+  text_->clear();
+  syncing_ = false;
+  error_->clear();
+  error_->hide();
+  setEnabled(false);
 }
 
 schedule::Schedule ScheduleEditorPane::schedule() const { return enabled_schedule(model_->entries()); }
@@ -485,6 +514,54 @@ void ScheduleEditorPane::show_measurement(KernelMeasurementPtr m) {
 std::string ScheduleEditorPane::text_form(const QString& kernel) const {
   auto it = kernels_.find(kernel);
   return it == kernels_.end() ? std::string() : entries_to_text(it->second->entries);
+}
+
+std::map<std::string, ScheduleHistory> ScheduleEditorPane::histories() const {
+  std::map<std::string, ScheduleHistory> out;
+  for (const auto& [kernel, state] : kernels_) {
+    const QUndoStack* stack = state->stack;
+    if (!stack || stack->count() == 0) continue;
+    ScheduleHistory h;
+    for (int i = 0; i < stack->count(); ++i) {
+      const auto* command = static_cast<const EntriesCommand*>(stack->command(i));  // the only kind pushed
+      if (i == 0) h.states.push_back(entries_to_text(command->before()));
+      h.states.push_back(entries_to_text(command->after()));
+      h.labels.push_back(command->text().toStdString());
+    }
+    h.index = stack->index();
+    out[kernel.toStdString()] = std::move(h);
+  }
+  return out;
+}
+
+void ScheduleEditorPane::restore_history(const QString& kernel, const ScheduleHistory& history) {
+  if (history.states.size() != history.labels.size() + 1 || history.index < 0 ||
+      history.index > static_cast<int>(history.labels.size()))
+    return;
+  std::vector<ScheduleEntries> states;
+  for (const std::string& text : history.states) states.push_back(entries_from_text(text));
+  auto& slot = kernels_[kernel];
+  if (!slot) {
+    slot = std::make_unique<KernelState>();
+    slot->stack = new QUndoStack(undo_group_);
+  }
+  // Commands of a kernel that is not shown change nothing when they run (EntriesCommand::apply):
+  // the stack is rebuilt as if no kernel were shown, then the shown one is redrawn.
+  const QString shown = kernel_;
+  kernel_.clear();
+  slot->stack->clear();
+  for (size_t i = 0; i < history.labels.size(); ++i)
+    slot->stack->push(
+        new EntriesCommand(this, kernel, states[i], states[i + 1], QString::fromStdString(history.labels[i]), false));
+  slot->stack->setIndex(history.index);
+  slot->entries = states[static_cast<size_t>(history.index)];
+  kernel_ = shown;
+  if (kernel_ == kernel) {
+    syncing_ = true;
+    model_->set_entries(slot->entries);
+    syncing_ = false;
+    sync_text();
+  }
 }
 
 void ScheduleEditorPane::restore_text(const QString& kernel, const std::string& text) {

@@ -30,6 +30,7 @@
 #include "views/common/kernel_results.h"
 #include "views/common/snapshot.h"
 #include "views/schedule/schedule_step_model.h"
+#include "views/session/session_document.h"
 
 class QLabel;
 class QListView;
@@ -60,6 +61,9 @@ class ScheduleEditorPane final : public QWidget {
   // history when `current` is still what the pane last sent for it.
   void set_kernel(const QString& kernel, te::ComputeDag dag, schedule::Schedule current,
                   schedule::Schedule default_schedule);
+  // Shows no kernel. `forget_kernels`: another model was opened, so the kernels' step lists and
+  // undo histories (kept per kernel name) belong to a model that is gone.
+  void clear(bool forget_kernels);
   void show_lowering(KernelLoweringPtr lowering);  // other kernels and older generations are dropped
   void show_measuring(const QString& kernel);      // the badge shows "…"
   void show_measurement(KernelMeasurementPtr measurement);
@@ -71,6 +75,10 @@ class ScheduleEditorPane final : public QWidget {
   // so disabled steps survive a save and reopen.
   std::string text_form(const QString& kernel) const;
   void restore_text(const QString& kernel, const std::string& text);  // throws Error on bad text
+  // Undo histories (for the recovery file): of every kernel with edits. restore_history() rebuilds
+  // one without running it: the steps become states[index]. Throws Error on bad text.
+  std::map<std::string, ScheduleHistory> histories() const;
+  void restore_history(const QString& kernel, const ScheduleHistory& history);
 
   QString kernel() const { return kernel_; }
   schedule::Schedule schedule() const;  // the enabled steps: what was sent for lowering

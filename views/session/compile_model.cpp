@@ -98,6 +98,9 @@ StudioSnapshotPtr compile_model(const SessionDocument& doc, const CompileProgres
   snap->optimized = result.graph;
   snap->fusion = result.fusion;
   snap->memory_plan = result.memory_plan;
+  if (snap->fusion && !snap->fusion->groups.empty())
+    for (size_t i = 0; i < snap->passes.size(); ++i)
+      if (snap->passes[i]->name == "fuse_ops" && !snap->passes[i]->failed()) snap->grouping_pass = static_cast<int>(i);
   if (!result.ok()) error("pipeline", result.error);
   progress.report("done", 100);
   return snap;

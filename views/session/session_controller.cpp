@@ -1,6 +1,7 @@
 #include "views/session/session_controller.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -9,6 +10,9 @@
 #include <QSaveFile>
 #include <QStandardPaths>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include "core/support/error.h"
+#include "core/support/file_io.h"
 
 namespace tessel::views {
 
@@ -60,6 +64,7 @@ void SessionController::open_session(const QString& path) {
 
 void SessionController::open_document(const SessionDocument& doc, const QString& session_path, bool modified) {
   doc_ = doc;
+  histories_.clear();  // another document: the editor's histories go with the old one
   session_path_ = session_path;
   changed(modified);
   start_compile();
@@ -118,10 +123,15 @@ QString SessionController::default_recovery_path() {
 }
 
 void SessionController::write_recovery() {
-  if (recovery_path_.isEmpty() || !has_document()) return;
-  nlohmann::json j = {
-      {"session", session_to_json(doc_, "")}, {"session_path", session_path_.toStdString()}, {"modified", modified_}};
-  std::string text = j.dump(2);
+  if (recovery_path_.isEmpty() || !has_document() || recovery_held_) return;
+  RecoveryRecord record;
+  record.doc = doc_;
+  record.session_path = session_path_.toStdString();
+  record.modified = modified_;
+  record.lesson_path = lesson_path_.toStdString();
+  record.lesson_page = lesson_page_;
+  record.histories = histories_;
+  const std::string text = recovery_to_json(record).dump(2);
   QDir().mkpath(QFileInfo(recovery_path_).absolutePath());
   QSaveFile f(recovery_path_);
   // Autosave failing must not interrupt the user; the next change tries again.
@@ -131,24 +141,44 @@ void SessionController::write_recovery() {
   }
 }
 
-void SessionController::discard_recovery() {
-  if (!recovery_path_.isEmpty()) QFile::remove(recovery_path_);
+void SessionController::hold_recovery(bool held) {
+  recovery_held_ = held;
+  if (!held) write_recovery();
 }
 
-std::optional<SessionController::Recovered> SessionController::read_recovery(const QString& path) {
-  QFile f(path);
-  if (path.isEmpty() || !f.open(QIODevice::ReadOnly)) return std::nullopt;
-  QByteArray bytes = f.readAll();
-  nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("session")) return std::nullopt;
+void SessionController::set_lesson_position(const QString& lesson_path, int page) {
+  if (lesson_path == lesson_path_ && page == lesson_page_) return;
+  lesson_path_ = lesson_path;
+  lesson_page_ = page;
+  write_recovery();
+}
+
+void SessionController::set_schedule_histories(std::map<std::string, ScheduleHistory> histories) {
+  if (histories == histories_) return;
+  histories_ = std::move(histories);
+  write_recovery();
+}
+
+void SessionController::discard_recovery() {
+  if (!recovery_path_.isEmpty() && !recovery_held_) QFile::remove(recovery_path_);
+}
+
+SessionController::RecoveryRead SessionController::read_recovery(const QString& path) {
+  RecoveryRead out;
+  if (path.isEmpty() || !QFileInfo::exists(path)) return out;
+  const std::string name = path.toStdString();
   try {
-    Recovered r;
-    r.doc = session_from_json(j["session"], "", path.toStdString());
-    r.session_path = QString::fromStdString(j.value("session_path", ""));
-    return r;
-  } catch (const Error&) {
-    return std::nullopt;
+    out.record = parse_recovery_text(read_text_file(name, "recovery", kMaxSessionFileBytes), name);
+    return out;
+  } catch (const Error& e) {
+    out.error = QString::fromStdString(e.what());
   }
+  // Kept for the user (or a bug report) under a name the next start does not read again.
+  QString aside = path + ".bad-" + QDateTime::currentDateTimeUtc().toString("yyyyMMdd-HHmmss");
+  for (int n = 2; QFileInfo::exists(aside); ++n)
+    aside = path + ".bad-" + QDateTime::currentDateTimeUtc().toString("yyyyMMdd-HHmmss") + "-" + QString::number(n);
+  if (QFile::rename(path, aside)) out.kept_as = aside;
+  return out;
 }
 
 void SessionController::start_compile() {

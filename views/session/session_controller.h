@@ -8,7 +8,9 @@
 //        └──── compiled(snapshot) ◀────────────────┘ (a stale generation is dropped)
 //
 // Autosave: every document change rewrites the recovery file at once (it is tiny); a clean close
-// removes it, so finding one at start-up means the last studio died and it is offered back.
+// removes it, so finding one at start-up means the last studio died and it is offered back. Until
+// the user answers that offer, the file is held: nothing overwrites it. A recovery file that cannot
+// be read is renamed aside (never deleted) and its problem named, file and field.
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
@@ -54,12 +56,24 @@ class SessionController : public QObject {
   QString recovery_path() const { return recovery_path_; }
   static QString default_recovery_path();
   void discard_recovery();  // the clean-close path
-  struct Recovered {
-    SessionDocument doc;
-    QString session_path;
+  // While a recovery found at start is waiting for the user's answer, autosave must not overwrite
+  // it: held, changes are kept in memory only; released, the current session is written at once.
+  void hold_recovery(bool held);
+  bool recovery_held() const { return recovery_held_; }
+  // The running lesson and its page, autosaved with the session (empty path: none).
+  void set_lesson_position(const QString& lesson_path, int page);
+  // The schedule editor's undo histories, autosaved with the session (not part of a .tessel).
+  void set_schedule_histories(std::map<std::string, ScheduleHistory> histories);
+
+  // What a dead studio left behind. No file: nothing. A file that cannot be read or is malformed
+  // is never deleted and never crashes the studio: it is renamed aside (kept_as) and `error` says
+  // which file and field was wrong.
+  struct RecoveryRead {
+    std::optional<RecoveryRecord> record;
+    QString error;
+    QString kept_as;
   };
-  // What a dead studio left behind, if anything readable.
-  static std::optional<Recovered> read_recovery(const QString& path);
+  static RecoveryRead read_recovery(const QString& path);
 
   // Tests: processes events until the current compile has been delivered; false on timeout.
   bool wait_until_idle(int timeout_ms);
@@ -79,6 +93,10 @@ class SessionController : public QObject {
   CompileFunction compile_;
   SessionDocument doc_;
   QString session_path_, recovery_path_;
+  QString lesson_path_;
+  int lesson_page_ = 0;
+  std::map<std::string, ScheduleHistory> histories_;
+  bool recovery_held_ = false;
   bool modified_ = false;
   bool busy_ = false;
   StudioSnapshotPtr snapshot_;

@@ -1,40 +1,83 @@
 #include "views/session/session_document.h"
 
-#include <QCryptographicHash>
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
-#include <QSaveFile>
+#include <filesystem>
 
+#include "core/graph/passes/pipeline_options_json.h"
 #include "core/schedule/schedule.h"
 #include "core/support/error.h"
+#include "views/common/json_reader.h"
 
 namespace tessel::views {
 
+namespace fs = std::filesystem;
+
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+bool is_sha256_hex(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  return true;
+}
+
+std::string non_empty_string(const JsonField& field) {
+  std::string s = field.string();
+  if (s.empty()) field.fail("must not be empty");
+  return s;
+}
+
+SessionDocument read_session(const JsonField& root, const std::string& session_dir) {
+  root.expect_object();
+  const JsonField format = root["format"];
+  if (format.string() != "tessel-session")
+    format.fail("must be \"tessel-session\", got \"" + quote_for_message(format.string()) + "\"");
+  root["version"].integer(1, 1);  // the only version there is
+
+  SessionDocument doc;
+  const JsonField model = root["model"].expect_object();
+  fs::path path = non_empty_string(model["path"]);
+  if (path.is_relative() && !session_dir.empty()) path = fs::path(session_dir) / path;
+  doc.model_path = path.lexically_normal().string();
+  if (auto sha = model.find("sha256")) {
+    doc.model_sha256 = sha->string();
+    if (!doc.model_sha256.empty() && !is_sha256_hex(doc.model_sha256)) sha->fail("must be 64 hexadecimal digits");
+  }
+  if (auto target = root.find("target")) doc.target = non_empty_string(*target);
+  if (auto options = root.find("pass_options")) {
+    options->expect_object();
+    try {
+      pipeline_options_from_json(options->json());  // a value of the wrong type is named now
+    } catch (const Error& e) {
+      options->fail("is wrong: " + std::string(e.what()));
+    }
+    doc.pass_options = options->json();
+  }
+  if (auto schedules = root.find("schedules")) {
+    schedules->for_each_member([&](const std::string& kernel, const JsonField& text_field) {
+      std::string text = text_field.string();
+      try {
+        schedule::parse_schedule(text);  // a bad step is named now, not when the kernel is opened
+      } catch (const Error& e) {
+        text_field.fail("is not a valid schedule: " + std::string(e.what()));
+      }
+      doc.schedules[kernel] = std::move(text);
+    });
+  }
+  return doc;
+}
 
 }  // namespace
 
-std::string file_sha256(const std::string& path) {
-  QFile f(q(path));
-  if (!f.open(QIODevice::ReadOnly)) throw Error(path + ": cannot read the file");
-  QCryptographicHash hash(QCryptographicHash::Sha256);
-  hash.addData(&f);
-  return hash.result().toHex().toStdString();
-}
-
 nlohmann::json session_to_json(const SessionDocument& doc, const std::string& session_dir) {
-  QString model = q(doc.model_path);
+  std::string model = doc.model_path;
   if (!session_dir.empty()) {
-    QString relative = QDir(q(session_dir)).relativeFilePath(model);
+    const std::string relative = fs::path(doc.model_path).lexically_relative(session_dir).generic_string();
     // Only inside-or-near the session's folder; a path climbing to / is no better than absolute.
-    if (!relative.startsWith("../../..")) model = relative;
+    if (!relative.empty() && relative.rfind("../../..", 0) != 0) model = relative;
   }
   nlohmann::json j = {{"format", "tessel-session"},
                       {"version", 1},
-                      {"model", {{"path", model.toStdString()}, {"sha256", doc.model_sha256}}},
+                      {"model", {{"path", model}, {"sha256", doc.model_sha256}}},
                       {"target", doc.target},
                       {"pass_options", doc.pass_options}};
   if (!doc.schedules.empty()) j["schedules"] = doc.schedules;  // older readers never see an empty member
@@ -42,57 +85,58 @@ nlohmann::json session_to_json(const SessionDocument& doc, const std::string& se
 }
 
 SessionDocument session_from_json(const nlohmann::json& j, const std::string& session_dir, const std::string& what) {
-  auto fail = [&](const std::string& reason) { return Error(what + ": " + reason); };
-  if (!j.is_object()) throw fail("not a JSON object");
-  if (j.value("format", "") != "tessel-session") throw fail("'format' is not \"tessel-session\"");
-  if (j.value("version", 0) != 1) throw fail("unsupported 'version' (this studio reads version 1)");
-  if (!j.contains("model") || !j["model"].is_object() || !j["model"].contains("path") ||
-      !j["model"]["path"].is_string())
-    throw fail("missing 'model.path'");
-  SessionDocument doc;
-  QString model = q(j["model"]["path"].get<std::string>());
-  if (QFileInfo(model).isRelative() && !session_dir.empty()) model = QDir(q(session_dir)).absoluteFilePath(model);
-  doc.model_path = QDir::cleanPath(model).toStdString();
-  if (j["model"].contains("sha256") && j["model"]["sha256"].is_string()) doc.model_sha256 = j["model"]["sha256"];
-  if (j.contains("target")) {
-    if (!j["target"].is_string()) throw fail("'target' is not a string");
-    doc.target = j["target"];
-  }
-  if (j.contains("pass_options")) {
-    if (!j["pass_options"].is_object()) throw fail("'pass_options' is not an object");
-    doc.pass_options = j["pass_options"];
-  }
-  if (j.contains("schedules")) {
-    if (!j["schedules"].is_object()) throw fail("'schedules' is not an object of kernel name -> schedule text");
-    for (auto it = j["schedules"].begin(); it != j["schedules"].end(); ++it) {
-      if (!it.value().is_string()) throw fail("schedule of kernel '" + it.key() + "' is not a string");
-      std::string text = it.value().get<std::string>();
-      try {
-        schedule::parse_schedule(text);  // a bad step is named now, not when the kernel is opened
-      } catch (const Error& e) {
-        throw fail("schedule of kernel '" + it.key() + "': " + e.what());
-      }
-      doc.schedules[it.key()] = std::move(text);
-    }
-  }
-  return doc;
+  return read_session(JsonField(j, what), session_dir);
 }
 
-void save_session(const SessionDocument& doc, const std::string& path) {
-  std::string dir = QFileInfo(q(path)).absolutePath().toStdString();
-  std::string text = session_to_json(doc, dir).dump(2) + "\n";
-  QSaveFile f(q(path));
-  if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), static_cast<qint64>(text.size())) < 0 || !f.commit())
-    throw Error(path + ": cannot write the session (" + f.errorString().toStdString() + ")");
+SessionDocument parse_session_text(std::string_view text, const std::string& session_dir, const std::string& what) {
+  const nlohmann::json j = parse_json_text(text, what);
+  return session_from_json(j, session_dir, what);
 }
 
-SessionDocument load_session(const std::string& path) {
-  QFile f(q(path));
-  if (!f.open(QIODevice::ReadOnly)) throw Error(path + ": cannot read the session file");
-  QByteArray bytes = f.readAll();
-  nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw Error(path + ": not valid JSON");
-  return session_from_json(j, QFileInfo(q(path)).absolutePath().toStdString(), path);
+nlohmann::json recovery_to_json(const RecoveryRecord& record) {
+  nlohmann::json j = {{"session", session_to_json(record.doc, "")},
+                      {"session_path", record.session_path},
+                      {"modified", record.modified}};
+  if (!record.lesson_path.empty()) j["lesson"] = {{"path", record.lesson_path}, {"page", record.lesson_page}};
+  for (const auto& [kernel, h] : record.histories)
+    j["history"][kernel] = {{"states", h.states}, {"labels", h.labels}, {"index", h.index}};
+  return j;
+}
+
+RecoveryRecord parse_recovery_text(std::string_view text, const std::string& what) {
+  const nlohmann::json j = parse_json_text(text, what);
+  const JsonField root(j, what);
+  root.expect_object();
+  RecoveryRecord r;
+  r.doc = read_session(root["session"], "");
+  if (auto path = root.find("session_path")) r.session_path = path->string();
+  if (auto modified = root.find("modified")) r.modified = modified->boolean();
+  if (auto lesson = root.find("lesson")) {
+    r.lesson_path = non_empty_string((*lesson)["path"]);
+    r.lesson_page = static_cast<int>((*lesson)["page"].integer(0, 9999));
+  }
+  if (auto history = root.find("history")) {
+    history->for_each_member([&](const std::string& kernel, const JsonField& field) {
+      ScheduleHistory h;
+      field["labels"].for_each_element([&](const JsonField& label) { h.labels.push_back(label.string()); });
+      if (h.labels.size() > kMaxHistoryEdits)
+        field["labels"].fail("holds more than " + std::to_string(kMaxHistoryEdits) + " edits");
+      field["states"].for_each_element([&](const JsonField& state) {
+        std::string text = state.string();
+        try {
+          schedule::parse_schedule(text);
+        } catch (const Error& e) {
+          state.fail("is not a valid schedule: " + std::string(e.what()));
+        }
+        h.states.push_back(std::move(text));
+      });
+      if (h.states.size() != h.labels.size() + 1)
+        field["states"].fail("must hold one more state than there are labels");
+      h.index = static_cast<int>(field["index"].integer(0, static_cast<int64_t>(h.labels.size())));
+      r.histories[kernel] = std::move(h);
+    });
+  }
+  return r;
 }
 
 }  // namespace tessel::views

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/support/error.h"
 #include "core/te/tensor.h"
 
 namespace tessel::compile::te_builder {
@@ -23,6 +24,12 @@ using loopir::make_int;
 // build_group_dag, which reports the reason.
 struct Unsupported {
   std::string why;
+};
+
+// Thrown by a builder that finds the node itself invalid whatever the backend (a constant index
+// out of range): it is not caught as Unsupported is, so compiling the model fails with it.
+struct InvalidNode : Error {
+  using Error::Error;
 };
 
 struct BuildContext {
@@ -71,6 +78,16 @@ std::vector<int64_t> normalized_axes(const BuildContext& c, std::vector<int64_t>
 te::Tensor reduction(BuildContext& c, const te::Tensor& x, const std::vector<int64_t>& axes, bool keepdims,
                      const std::string& kind, const std::function<Expr(const Expr&)>& pre, const std::string& name,
                      const Shape& out_shape);
+
+// An index into `axis` of extent `extent`, read from the node's indices input `input` as int64
+// `raw` and counted from the end when negative (ONNX), checked to lie in [-extent, extent). Where
+// the indices are known at compile time every one is checked here (InvalidNode naming the node and
+// the first out of range) and the index carries no check; otherwise it is a loopir Check naming the
+// node and the index, which the kernel evaluates as it gathers:
+//
+//   check(w in [0, 5), "node 'g' (Gather): index {raw} out of range [-5, 5) on axis 0")
+//       where w = select(raw < 0, raw + 5, raw)
+Expr checked_index(const BuildContext& c, size_t input, const Expr& raw, int64_t extent, int64_t axis);
 
 // Rounding without a rounding intrinsic (builders_rounding.cpp).
 Expr floor_of(const Expr& x);

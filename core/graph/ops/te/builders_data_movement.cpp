@@ -106,7 +106,7 @@ std::vector<te::Tensor> gather_elements(BuildContext& c) {
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
     Expr q = convert(DataType::kInt64, te::at(indices, idx));
     std::vector<Expr> src = idx;
-    src[axis] = te::if_then_else(loopir::lt(q, make_int(0)), q + data->shape[axis], q);
+    src[axis] = checked_index(c, 1, q, data->shape[axis], axis);
     return te::at(data, src);
   })};
 }
@@ -326,9 +326,8 @@ std::vector<te::Tensor> gather(BuildContext& c) {
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
     std::vector<Expr> qi(idx.begin() + axis, idx.begin() + axis + static_cast<long>(qr));
     Expr q = convert(DataType::kInt64, te::at(indices, qi));
-    q = te::if_then_else(loopir::lt(q, make_int(0)), q + data->shape[axis], q);
     std::vector<Expr> src(idx.begin(), idx.begin() + axis);
-    src.push_back(q);
+    src.push_back(checked_index(c, 1, q, data->shape[axis], axis));
     src.insert(src.end(), idx.begin() + axis + static_cast<long>(qr), idx.end());
     return te::at(data, src);
   })};

@@ -89,8 +89,8 @@ std::vector<te::Tensor> range(BuildContext& c) {
 // Off the axis an update addresses the position it sits at, so out[p] only looks at the indices
 // sharing p's other coordinates (none when p lies beyond the indices' extent there). "none" keeps
 // the last matching update, as the reference's in-order writes do: one stage finds its position
-// (a max over q of q where it matches, -1 where nothing does), the next reads it. Indices out of
-// range match nothing (the reference rejects them with an error; compiled code cannot).
+// (a max over q of q where it matches, -1 where nothing does), the next reads it. Every index read
+// is checked (checked_index): one out of range fails the kernel, naming it, as the reference does.
 std::vector<te::Tensor> scatter_elements(BuildContext& c) {
   const auto& a = c.attrs<ops::ScatterElementsAttrs>();
   const te::Tensor &data = c.input(0), &indices = c.input(1), &updates = c.input(2);
@@ -125,8 +125,7 @@ std::vector<te::Tensor> scatter_elements(BuildContext& c) {
   };
   // Whether indices[s] addresses position p[axis] (after counting negatives from the end).
   auto matches = [&](const std::vector<Expr>& p, const std::vector<Expr>& s, const Expr& inside) {
-    Expr v = convert(DataType::kInt64, te::at(indices, s));
-    v = te::if_then_else(loopir::lt(v, make_int(0)), v + dim, v);
+    Expr v = checked_index(c, 1, convert(DataType::kInt64, te::at(indices, s)), dim, axis);
     Expr m = loopir::eq(v, convert(DataType::kInt64, p[axis]));
     return inside ? loopir::logical_and(inside, m) : m;
   };

@@ -23,6 +23,25 @@ namespace te_builder {
 Expr convert(DataType t, const Expr& e) { return e->dtype == t ? e : te::cast(t, e); }
 Expr num(DataType t, double v) { return make_const(t, v); }
 
+Expr checked_index(const BuildContext& c, size_t input, const Expr& raw, int64_t extent, int64_t axis) {
+  const std::string range =
+      "out of range [" + std::to_string(-extent) + ", " + std::to_string(extent) + ") on axis " + std::to_string(axis);
+  const std::string node = "node '" + (c.node.name.empty() ? c.stage() : c.node.name) + "' (" + c.node.op->name + ")";
+  const ValueId v = input < c.node.inputs.size() ? c.node.inputs[input] : kNoValue;
+  const Expr wrapped = te::if_then_else(loopir::lt(raw, make_int(0)), raw + extent, raw);
+  if (v != kNoValue && c.g.value(v).value.defined()) {
+    for (int64_t i : c.g.value(v).value.to_int64s())
+      if (i < -extent || i >= extent)
+        throw InvalidNode(node + ": index " + std::to_string(i) + " " + range + " (the indices are a constant)");
+    return wrapped;
+  }
+  if (extent == 0)
+    c.unsupported("indices into an empty axis");  // no index is valid, not even the 0 a failed check reads
+  return loopir::make_check(
+      loopir::logical_and(loopir::ge(wrapped, make_int(0)), loopir::lt(wrapped, make_int(extent))), wrapped, raw,
+      node + ": index {} " + range);
+}
+
 // Reads t at `idx` (an index of a possibly higher-rank output) with numpy broadcasting.
 Expr broadcast_read(const te::Tensor& t, const std::vector<Expr>& idx) {
   size_t r = t->shape.size(), R = idx.size();
@@ -462,6 +481,8 @@ std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup&
   } catch (const Unsupported& u) {
     if (why) *why = u.why;
     return std::nullopt;
+  } catch (const te_builder::InvalidNode&) {
+    throw;  // the model is wrong, not the builder: no backend can run it
   } catch (const Error& e) {
     if (why) *why = e.what();
     return std::nullopt;

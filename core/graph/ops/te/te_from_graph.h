@@ -19,7 +19,8 @@
 namespace tessel::compile {
 
 // nullopt, with `why` set, when some member op has no builder for its attributes or types (the
-// executor then runs that group with the reference kernels and says so).
+// executor then runs that group with the reference kernels and says so). Throws Error when a node
+// is invalid whatever runs it (constant indices out of range: te_builder::checked_index).
 std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup& group, std::string* why);
 
 // The graph values bound to a lowered kernel's parameters, in order: its parameters are the DAG's

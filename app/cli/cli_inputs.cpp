@@ -1,0 +1,39 @@
+#include "app/cli/cli_inputs.h"
+
+#include "core/support/error.h"
+
+namespace tessel::cli {
+
+namespace fs = std::filesystem;
+
+InputFiles read_input_files(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
+                            ImportOptions& options) {
+  const std::vector<OnnxInputInfo>& declared = file.runtime_inputs();
+  if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a folder of input_K.pb files");
+  InputFiles inputs;
+  for (size_t k = 0; k < declared.size(); ++k) {
+    const fs::path path = dir / ("input_" + std::to_string(k) + ".pb");
+    if (!fs::exists(path))
+      throw Error(path.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
+                  " inputs, input '" + declared[k].name + "' is number " + std::to_string(k));
+    inputs.tensors.push_back(read_tensor_pb(path.string()));
+    inputs.paths.push_back(path.string());
+    const OnnxInputInfo& in = declared[k];
+    if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.tensors.back());
+    if (!in.static_shape && !options.input_shapes.count(in.name))
+      options.input_shapes.emplace(in.name, inputs.tensors.back().shape());
+  }
+  return inputs;
+}
+
+void check_input_types(const Graph& graph, const InputFiles& inputs, const std::string& model) {
+  for (size_t k = 0; k < inputs.tensors.size(); ++k) {
+    const Value& v = graph.value(graph.inputs[k]);
+    const Tensor& t = inputs.tensors[k];
+    if (t.dtype() != v.type.dtype || t.shape() != v.type.shape)
+      throw Error(inputs.paths[k] + ": input '" + v.name + "' of " + model + " is " + type_str(v.type) +
+                  ", the file holds " + type_str({t.dtype(), t.shape()}));
+  }
+}
+
+}  // namespace tessel::cli
