@@ -1,10 +1,13 @@
 #include "core/graph/text_format.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/graph/op_table.h"
@@ -84,6 +87,24 @@ std::string print_graph(const Graph& g) {
 }
 
 namespace {
+
+// Whether `v` converts to `dtype` (a double outside an integer type's range does not: the
+// conversion would be undefined).
+bool representable(DataType dtype, double v) {
+  return dispatch_dtype(dtype, [&]<class T>() {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+             v < static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
+    else
+      return true;
+  });
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
 
 // A cursor over the text with the line number for error messages.
 class Parser {
@@ -210,6 +231,8 @@ class Parser {
         do {
           double v = number();
           if (i >= t.numel()) fail("too many values for constant of type " + type_str(type));
+          if (!representable(type.dtype, v))
+            fail("value " + number_text(v) + " does not fit constant of type " + type_str(type));
           t.set_double(i++, v);
         } while (accept(','));
         expect(']');
@@ -226,10 +249,21 @@ class Parser {
       std::string seed_text;
       while (std::isxdigit(static_cast<unsigned char>(peek()))) seed_text += get();
       expect(')');
-      if (seed_text.empty()) fail("expected a seed in " + kind + "(...)");
-      std::mt19937_64 rng(std::stoull(seed_text, nullptr, kind == "random" ? 10 : 16));
+      // random(SEED) is decimal, elided(HASH) hexadecimal; both fit 64 bits.
+      uint64_t seed = 0;
+      auto [end, err] = std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed,
+                                        kind == "random" ? 10 : 16);
+      if (seed_text.empty() || err != std::errc() || end != seed_text.data() + seed_text.size())
+        fail("expected a " + std::string(kind == "random" ? "decimal" : "hexadecimal") + " 64-bit seed in " + kind +
+             "(...), got '" + seed_text + "'");
+      std::mt19937_64 rng(seed);
       std::uniform_real_distribution<double> dist(-1.0, 1.0);
-      for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dtype_is_float(type.dtype) ? dist(rng) : std::floor(dist(rng) * 8));
+      // Integers in [-8, 8), or [0, 8) for unsigned types.
+      const bool is_unsigned = type.dtype == DataType::kUInt8;
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        double r = dist(rng);
+        t.set_double(i, dtype_is_float(type.dtype) ? r : std::floor(is_unsigned ? (r + 1) * 4 : r * 8));
+      }
       return t;
     }
     fail("expected constant values: [..], zeros or random(seed), got '" + kind + "'");
@@ -240,7 +274,7 @@ class Parser {
     if (peek() == '"') return string_literal();
     if (peek() == '[') {
       get();
-      std::vector<double> nums;
+      std::vector<Number> nums;
       std::vector<std::string> strs;
       bool all_int = true;
       if (!accept(']')) {
@@ -249,16 +283,21 @@ class Parser {
           if (peek() == '"') {
             strs.push_back(string_literal());
           } else {
-            auto [v, is_int] = number_token();
-            all_int = all_int && is_int;
-            nums.push_back(v);
+            nums.push_back(number_token());
+            all_int = all_int && nums.back().is_int;
           }
         } while (accept(','));
         expect(']');
       }
       if (!strs.empty()) return strs;
-      if (all_int) return std::vector<int64_t>(nums.begin(), nums.end());
-      return nums;
+      if (all_int) {
+        std::vector<int64_t> ints;
+        for (const Number& n : nums) ints.push_back(n.integer);
+        return ints;
+      }
+      std::vector<double> reals;
+      for (const Number& n : nums) reals.push_back(n.value);
+      return reals;
     }
     if (std::isalpha(static_cast<unsigned char>(peek()))) {
       std::string word = identifier();
@@ -271,9 +310,9 @@ class Parser {
       if (word == "nan" || word == "inf") return word == "nan" ? NAN : INFINITY;
       return word;  // a bare word: dtype names
     }
-    auto [v, is_int] = number_token();
-    if (is_int) return static_cast<int64_t>(v);
-    return v;
+    Number n = number_token();
+    if (n.is_int) return n.integer;
+    return n.value;
   }
 
   std::pair<TensorType, std::string> tensor_type() {
@@ -286,8 +325,11 @@ class Parser {
     }
     expect('[');
     if (!accept(']')) {
-      do t.shape.push_back(static_cast<int64_t>(number()));
-      while (accept(','));
+      do {
+        Number n = number_token();
+        if (!n.is_int) fail("a dimension must be an integer");
+        t.shape.push_back(n.integer);
+      } while (accept(','));
       expect(']');
     }
     std::string layout;
@@ -299,13 +341,19 @@ class Parser {
     return {t, layout};
   }
 
-  double number() { return number_token().first; }
-  std::pair<double, bool> number_token() {
+  // A number as written: integers keep their exact value (a double cannot hold every int64).
+  struct Number {
+    double value = 0;
+    bool is_int = false;
+    int64_t integer = 0;  // when is_int
+  };
+  double number() { return number_token().value; }
+  Number number_token() {
     skip_space();
     size_t start = pos_;
     if (peek() == '-' || peek() == '+') get();
-    if (text_.substr(pos_, 3) == "inf") { pos_ += 3; return {text_[start] == '-' ? -INFINITY : INFINITY, false}; }
-    if (text_.substr(pos_, 3) == "nan") { pos_ += 3; return {NAN, false}; }
+    if (text_.substr(pos_, 3) == "inf") { pos_ += 3; return {text_[start] == '-' ? -INFINITY : INFINITY}; }
+    if (text_.substr(pos_, 3) == "nan") { pos_ += 3; return {NAN}; }
     bool is_int = true;
     while (std::isdigit(static_cast<unsigned char>(peek())) || peek() == '.' || peek() == 'e' || peek() == 'E' ||
            ((peek() == '-' || peek() == '+') && (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E'))) {
@@ -315,8 +363,11 @@ class Parser {
     std::string tok(text_.substr(start, pos_ - start));
     if (tok.empty() || tok == "-" || tok == "+") fail("expected a number");
     try {
-      if (is_int) return {static_cast<double>(std::stoll(tok)), true};
-      return {std::stod(tok), false};
+      if (is_int) {
+        int64_t v = std::stoll(tok);
+        return {static_cast<double>(v), true, v};
+      }
+      return {std::stod(tok)};
     } catch (const std::exception&) {
       fail("bad number '" + tok + "'");
     }

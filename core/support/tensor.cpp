@@ -1,11 +1,22 @@
 #include "core/support/tensor.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
 #include "core/support/error.h"
 
 namespace tessel {
+
+namespace {
+std::atomic<int64_t> allocation_limit{kMaxTensorBytes};
+}  // namespace
+
+int64_t tensor_allocation_limit() { return allocation_limit.load(std::memory_order_relaxed); }
+void set_tensor_allocation_limit(int64_t bytes) {
+  allocation_limit.store(std::clamp<int64_t>(bytes, 0, kMaxTensorBytes), std::memory_order_relaxed);
+}
 
 void Tensor::check_allocation(DataType dtype, const Shape& shape) {
   int64_t n = 1;
@@ -15,9 +26,13 @@ void Tensor::check_allocation(DataType dtype, const Shape& shape) {
       throw Error("tensor of shape " + shape_str(shape) + " is too large");
     n *= d;
   }
-  if (n > kMaxTensorBytes / static_cast<int64_t>(dtype_size(dtype)))
+  const int64_t limit = tensor_allocation_limit();
+  const int64_t element = static_cast<int64_t>(dtype_size(dtype));
+  // The size in MiB is computed without multiplying first: n * element may not fit int64.
+  if (n > limit / element)
     throw Error("refusing to allocate a " + std::string(dtype_name(dtype)) + shape_str(shape) + " tensor (" +
-                std::to_string(n * static_cast<int64_t>(dtype_size(dtype)) >> 20) + " MiB exceeds the 8 GiB limit)");
+                std::to_string(n / (int64_t{1} << 20) * element) + " MiB exceeds the " +
+                (limit == kMaxTensorBytes ? std::string("8 GiB") : std::to_string(limit >> 20) + " MiB") + " limit)");
 }
 
 Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {

@@ -77,4 +77,10 @@ constexpr size_t kTensorAlignment = 64;
 // allocating).
 constexpr int64_t kMaxTensorBytes = int64_t{8} << 30;
 
+// The limit Tensor::check_allocation applies in this process: kMaxTensorBytes unless lowered. The
+// fuzz targets (tests/fuzz) lower it so that a legal but huge constant is refused at once, through
+// the same check, instead of costing each input seconds and gigabytes.
+int64_t tensor_allocation_limit();
+void set_tensor_allocation_limit(int64_t bytes);  // clamped to [0, kMaxTensorBytes]
+
 }  // namespace tessel

@@ -222,6 +222,7 @@ Target Target::parse(std::string_view spec) {
   }
   if (quoted) throw Error("target spec: a '\"' is not closed");
   if (in_word) words.push_back(cur);
+  if (words.empty()) throw Error("empty target spec (try \"ref\")");  // only whitespace such as \v or \f
   Target t = of_kind(words[0]);
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -274,7 +275,8 @@ std::string Target::str() const {
 nlohmann::json Target::to_json() const {
   nlohmann::json j = nlohmann::json::object();
   j["kind"] = kind_->name;
-  for (const auto& [name, v] : options_) std::visit([&](const auto& x) { j[name] = x; }, v);
+  // Not a structured binding: clang before 16 cannot capture one in a lambda.
+  for (const auto& option : options_) std::visit([&](const auto& x) { j[option.first] = x; }, option.second);
   return j;
 }
 

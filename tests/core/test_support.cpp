@@ -36,6 +36,27 @@ class TestSupport : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, Tensor(DataType::kFloat32, {1 << 20, 1 << 20, 1 << 20}));
     QVERIFY_THROWS_EXCEPTION(Error, Tensor(DataType::kFloat32, {int64_t{1} << 40}));
     QVERIFY_THROWS_EXCEPTION(Error, Tensor(DataType::kFloat32, {-1}));
+    // Found by tests/fuzz (graph_text): the message's size in MiB overflowed int64 for an element
+    // count that fits int64 but whose byte count does not.
+    try {
+      Tensor(DataType::kFloat32, {222222222222222224, 4, 3});
+      QFAIL("allocated");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("exceeds the 8 GiB limit"), e.what());
+    }
+  }
+  void allocation_limit_can_be_lowered() {
+    set_tensor_allocation_limit(int64_t{1} << 20);
+    QCOMPARE(tensor_allocation_limit(), int64_t{1} << 20);
+    QCOMPARE(Tensor(DataType::kFloat32, {512, 512}).numel(), int64_t{512 * 512});
+    try {
+      Tensor(DataType::kFloat32, {513, 512});
+      QFAIL("allocated past the lowered limit");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("exceeds the 1 MiB limit"), e.what());
+    }
+    set_tensor_allocation_limit(int64_t{1} << 62);  // clamped
+    QCOMPARE(tensor_allocation_limit(), kMaxTensorBytes);
   }
   void shape_sizes_are_checked_for_overflow() {
     QCOMPARE(shape_numel({3, 4, 5}), 60);

@@ -67,6 +67,29 @@ class TestTextFormat : public QObject {
     QVERIFY(error_of("graph g(%x: f32[2]) {\n  %y = Relu(%x) {alpha=1}\n  return %y\n}").contains("unknown attribute(s): alpha"));
     QVERIFY(!error_of("graph g(%x: f32[2]) {\n  %y = Relu(%x)\n").isEmpty());
   }
+  // Found by tests/fuzz (graph_text): each used to reach an undefined conversion or an exception
+  // other than tessel::Error.
+  void hostile_numbers_are_refused() {
+    QString e = error_of("graph g(%x: f32[2,nan]) {\n  return %x\n}");
+    QVERIFY2(e.contains("line 1: a dimension must be an integer"), qPrintable(e));
+    QVERIFY(error_of("graph g(%x: f32[1e300]) {\n  return %x\n}").contains("a dimension must be an integer"));
+    e = error_of("graph g() {\n  %c = constant i64[2] [inf, 4]\n  return %c\n}");
+    QVERIFY2(e.contains("line 2: value inf does not fit constant of type i64[2]"), qPrintable(e));
+    QVERIFY(error_of("graph g() {\n  %c = constant i8[1] [300]\n  return %c\n}").contains("does not fit"));
+    QVERIFY(error_of("graph g() {\n  %c = constant u8[1] [-1]\n  return %c\n}").contains("does not fit"));
+    e = error_of("graph g() {\n  %c = constant f32[2] random(ab)\n  return %c\n}");
+    QVERIFY2(e.contains("expected a decimal 64-bit seed in random(...), got 'ab'"), qPrintable(e));
+    QVERIFY(error_of("graph g() {\n  %c = constant f32[2] random(99999999999999999999)\n  return %c\n}")
+                .contains("64-bit seed"));
+    // The largest int64 attribute keeps its exact value (it went through a double before).
+    e = error_of("graph g(%x: f32[4]) {\n  %y = Softmax(%x) {axis=9223372036854775807}\n  return %y\n}");
+    QVERIFY2(e.contains("axis 9223372036854775807 is out of range"), qPrintable(e));
+    e = error_of("graph g(%x: f32[4]) {\n  %y = Transpose(%x) {perm=[9223372036854775807]}\n  return %y\n}");
+    QVERIFY2(!e.isEmpty(), qPrintable(e));
+    // Random u8 constants are drawn in [0, 8) (a negative double does not convert to u8).
+    Tensor u = parse_graph("graph g() {\n  %c = constant u8[64] random(5)\n  return %c\n}").values[0].value;
+    for (int64_t i = 0; i < u.numel(); ++i) QVERIFY(u.get_double(i) >= 0 && u.get_double(i) < 8);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestTextFormat)
