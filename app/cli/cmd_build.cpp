@@ -11,9 +11,10 @@
 #include <span>
 
 #include "app/cli/cli_args.h"
+#include "app/cli/cli_records.h"
 #include "app/cli/cli_target.h"
-#include "core/compile/compiled_model.h"
 #include "core/aot/model_library.h"
+#include "core/compile/compiled_model.h"
 #include "core/frontend/onnx_import.h"
 
 namespace tessel::cli {
@@ -25,8 +26,8 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c] [--shape "
-        "NAME=DIMS]... [--memory-limit SIZE]",
-    .value_options = {"-o", "--target", "--header", "--name", "--emit", "--memory-limit"},
+        "NAME=DIMS]... [--memory-limit SIZE] [--records LOG]",
+    .value_options = {"-o", "--target", "--header", "--name", "--emit", "--memory-limit", "--records"},
     .repeatable_options = {"--shape"},
     .flags = {},
     .min_positional = 1,
@@ -47,7 +48,9 @@ constexpr const char* kDetails =
     "  --target SPEC         'llvm' (default) or 'c'; e.g. 'llvm -mcpu=znver4 -num_threads=4'\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
     "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
-    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n";
+    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
+    "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
+    "                        tuned on this target (the others keep their default schedules)\n";
 
 // Text artifacts by --emit value, and the backend's name for each.
 const std::map<std::string, std::string> kTextArtifacts = {{"llvm", "llvm_ir"}, {"asm", "asm"}, {"c", "c"}};
@@ -75,6 +78,7 @@ int run_build_command(std::span<const std::string> argv) {
   const Target target = resolve_code_generating_target(args.value("--target"), "build");
   compile::CompileOptions compile_options;
   compile_options.memory_limit = memory_limit_option(args);
+  use_tuning_records(args, target, compile_options);
 
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
@@ -85,6 +89,7 @@ int run_build_command(std::span<const std::string> argv) {
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }
+  report_tuned_kernels(args, *compiled);
   if (!compiled->module()) throw Error(model + ": no kernel of the model compiled, there is nothing to build");
 
   if (emit == "so") {

@@ -11,6 +11,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_inputs.h"
+#include "app/cli/cli_records.h"
 #include "app/cli/cli_target.h"
 #include "core/analysis/profile.h"
 #include "core/frontend/onnx_import.h"
@@ -21,8 +22,8 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel profile MODEL [--target SPEC] [--repeat N] [--warmup N] [--inputs DIR] [--trace FILE] [--json] "
-        "[--roofline] [--shape NAME=DIMS]... [--memory-limit SIZE]",
-    .value_options = {"--target", "--repeat", "--warmup", "--inputs", "--trace", "--memory-limit"},
+        "[--roofline] [--shape NAME=DIMS]... [--memory-limit SIZE] [--records LOG]",
+    .value_options = {"--target", "--repeat", "--warmup", "--inputs", "--trace", "--memory-limit", "--records"},
     .repeatable_options = {"--shape"},
     .flags = {"--json", "--roofline"},
     .min_positional = 1,
@@ -48,36 +49,42 @@ int run_profile_command(std::span<const std::string> argv) {
                kSpec,
                "Profiles every kernel of a compiled model.\n\n"
                "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
-               "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"),
+               "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
+               "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
+               "                        tuned on this target (the others keep their default schedules)\n"),
            0;
   const std::string model = args.positional()[0];
   Target target = resolve_code_generating_target(args.value("--target"), "profile");
   OnnxModelFile file(model);
   compile::CompileOptions compile_options;
   compile_options.memory_limit = memory_limit_option(args);
+  use_tuning_records(args, target, compile_options);
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
   std::optional<InputFiles> given;
   if (auto dir = args.value("--inputs")) given = read_input_files(*dir, model, file, options);
   std::shared_ptr<const compile::CompiledModel> compiled;
   try {
-    compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(file.import(options)), target,
-                                               compile_options);
+    compiled =
+        compile::CompiledModel::compile(std::make_shared<const Graph>(file.import(options)), target, compile_options);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }
+  report_tuned_kernels(args, *compiled);
   if (given) check_input_types(compiled->graph(), *given, model);
   const std::vector<Tensor> inputs = given ? given->tensors : compile::random_inputs(compiled->graph());
   std::optional<compile::MachineCeilings> ceilings;
   if (args.flag("--roofline")) {
     ceilings = compile::load_cached_ceilings(target);
     if (!ceilings) {
-      std::fprintf(stderr, "tessel: no cached ceilings for this machine and target; measuring them (tessel calibrate)...\n");
+      std::fprintf(stderr,
+                   "tessel: no cached ceilings for this machine and target; measuring them (tessel calibrate)...\n");
       ceilings = compile::calibrate(target, {});
       compile::save_cached_ceilings(*ceilings);
     }
   }
-  compile::Profile p = compile::profile_model(*compiled, inputs, positive(args, "--warmup", 2), std::max(1, positive(args, "--repeat", 10)), ceilings);
+  compile::Profile p = compile::profile_model(*compiled, inputs, positive(args, "--warmup", 2),
+                                              std::max(1, positive(args, "--repeat", 10)), ceilings);
   if (auto trace = args.value("--trace")) {
     std::ofstream out(*trace);
     if (!out) throw Error(*trace + ": cannot write the trace");
@@ -97,12 +104,14 @@ int run_profile_command(std::span<const std::string> argv) {
     // Kernels without arithmetic (layout transforms, reshapes) are judged by bandwidth alone.
     std::string bound;
     if (ceilings && k.flops == 0)
-      bound = "memory (dram), " + std::to_string(static_cast<int>(100 * k.gbps / std::max(ceilings->dram_gbps(), 1e-9))) + "% of its GB/s";
+      bound = "memory (dram), " +
+              std::to_string(static_cast<int>(100 * k.gbps / std::max(ceilings->dram_gbps(), 1e-9))) + "% of its GB/s";
     else if (ceilings)
-      bound = k.bound + ", " + std::to_string(static_cast<int>(100 * k.gflops / std::max(k.attainable_gflops, 1e-9))) + "% of " +
-              std::to_string(static_cast<int>(k.attainable_gflops)) + " GFLOP/s";
-    std::printf("%-40s %10.4f %10.4f %6.1f %9.2f %9.2f %8.2f %s%s\n", k.name.substr(0, 40).c_str(), k.ms_min, k.ms_median,
-                sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity, bound.c_str(), k.compiled ? "" : " [reference]");
+      bound = k.bound + ", " + std::to_string(static_cast<int>(100 * k.gflops / std::max(k.attainable_gflops, 1e-9))) +
+              "% of " + std::to_string(static_cast<int>(k.attainable_gflops)) + " GFLOP/s";
+    std::printf("%-40s %10.4f %10.4f %6.1f %9.2f %9.2f %8.2f %s%s\n", k.name.substr(0, 40).c_str(), k.ms_min,
+                k.ms_median, sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity, bound.c_str(),
+                k.compiled ? "" : " [reference]");
   }
   if (ceilings) {
     std::printf("\nceilings (%s, %d threads):", ceilings->machine.c_str(), ceilings->threads);

@@ -15,6 +15,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_inputs.h"
+#include "app/cli/cli_records.h"
 #include "app/cli/cli_target.h"
 #include "core/compile/compiled_model.h"
 #include "core/frontend/onnx_import.h"
@@ -30,8 +31,8 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes] [--report] "
-        "[--memory-limit SIZE]",
-    .value_options = {"--inputs", "--out-dir", "--target", "--memory-limit"},
+        "[--memory-limit SIZE] [--records LOG]",
+    .value_options = {"--inputs", "--out-dir", "--target", "--memory-limit", "--records"},
     .repeatable_options = {"--shape"},
     .flags = {"--no-passes", "--report"},
     .min_positional = 1,
@@ -49,7 +50,9 @@ constexpr const char* kDetails =
     "  --report              print how many kernels were compiled, and why each other one runs with\n"
     "                        the reference kernels\n"
     "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
-    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n";
+    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
+    "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
+    "                        tuned on this target (the others keep their default schedules)\n";
 
 // Every graph pass but those the executor needs: types, kernels (fusion) and their storage.
 std::set<std::string> optimizing_passes() {
@@ -124,6 +127,7 @@ int run_run_command(std::span<const std::string> argv) {
   const Target target = resolve_target(args.value("--target"));
   compile::CompileOptions compile_options;
   compile_options.memory_limit = memory_limit_option(args);
+  use_tuning_records(args, target, compile_options);
 
   OnnxModelFile file(model);  // parsed once: its inputs tell which input files bind shape operands
   ImportOptions options;
@@ -141,6 +145,7 @@ int run_run_command(std::span<const std::string> argv) {
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }
+  report_tuned_kernels(args, *compiled);
   check_input_types(compiled->graph(), inputs, model);
   const Graph& graph = compiled->graph();
   std::vector<Tensor> outputs;

@@ -69,7 +69,8 @@ KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target&
   const std::vector<ValueId>& params = kernel.params;
   std::unique_ptr<Module> module = build_module({kernel.func}, target);  // errors name the kernel and stage
   r.compile_ms = ms_since(compile_start);
-  for (const auto& [name, text] : module->artifacts()) r.artifacts.emplace_back(name, text);
+  if (request.artifacts)
+    for (const auto& [name, text] : module->artifacts()) r.artifacts.emplace_back(name, text);
 
   // Verify: reference and compiled kernel on the same inputs. Outputs start as NaN so an element
   // the kernel never writes cannot pass by accident.

@@ -101,8 +101,19 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
       dag = kernel_dag(g, group, &k.fallback_reason);
     if (dag) {
       k.tensor_expression = te::to_string(*dag);
+      std::optional<schedule::Schedule> tuned;
+      if (!hand && options.tuned_schedule) tuned = options.tuned_schedule(*dag);
       try {
-        LoweredKernel lowered = lower_kernel(group, *dag, target, hand);
+        std::optional<LoweredKernel> from_log;
+        if (tuned) {
+          try {
+            from_log = lower_kernel(group, *dag, target, tuned);
+          } catch (const Error&) {
+            // A record whose steps no longer apply (written by another version): the default.
+          }
+        }
+        k.tuned = from_log.has_value();
+        LoweredKernel lowered = from_log ? std::move(*from_log) : lower_kernel(group, *dag, target, hand);
         k.schedule = std::move(lowered.schedule);
         k.params = std::move(lowered.params);
         k.loop_program = loopir::to_string(lowered.func);

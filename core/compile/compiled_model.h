@@ -13,8 +13,10 @@
 // refused before code generation, naming its largest tensor. Every such kernel is listed with the reason
 // (`fallback_reason`), so `tessel run`/`profile` can say what was not compiled.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,7 @@ struct CompiledKernel {
   std::string fallback_reason;    // why not compiled
   std::vector<ValueId> params;    // graph values bound to the kernel's parameters, in order
   schedule::Schedule schedule;    // the schedule it was lowered with
+  bool tuned = false;             // the schedule came from CompileOptions::tuned_schedule
   std::string tensor_expression;  // te::to_string of its DAG
   std::string loop_program;       // the lowered program
   int64_t flops = 0;
@@ -42,6 +45,10 @@ struct CompileOptions {
   PipelineOptions pipeline;
   // Hand schedules by kernel name (replace the default schedule).
   std::map<std::string, schedule::Schedule> schedules;
+  // Tuned schedules (`--records LOG`, core/tune/records.h), asked with each kernel's tensor
+  // expression when it has no hand schedule. One that no longer lowers (a log from another
+  // version) is passed over for the default schedule.
+  std::function<std::optional<schedule::Schedule>(const te::ComputeDag&)> tuned_schedule;
   // The most memory a run may plan to use (arena + constants + inputs + outputs), in bytes; 0: the
   // default, 3/4 of physical memory (core/support/memory_budget.h). The CLI's --memory-limit.
   int64_t memory_limit = 0;

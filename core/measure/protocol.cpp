@@ -179,6 +179,7 @@ struct RequestEncoder {
     j["schedule"] = r.schedule;
     j["seed"] = r.seed;
     j["min_time_ms"] = r.min_time_ms;
+    if (!r.artifacts) j["artifacts"] = false;
   }
   void operator()(const ProfileModelRequest& r) const {
     put_model(j, r.model);
@@ -368,6 +369,7 @@ Request request_from_json(const json& j) {
     m.schedule = f.string_or("schedule", "");
     m.seed = f.unsigned_or("seed", 1);
     m.min_time_ms = f.number_or("min_time_ms", 60);
+    m.artifacts = f.boolean_or("artifacts", true);
     r.body = std::move(m);
   } else if (name == "profile") {
     ProfileModelRequest p;

@@ -8,7 +8,8 @@
 //   Reply ◀─decode─ {"id": 7, "ok": true, "reply": "measure", "verdict": "correct", ...} ◀─encode─ Reply
 //
 // Requests ("op"; every one may carry "id", echoed by its reply, and "inject"):
-//   measure    model, target, pass_options, kernel, schedule (schedule::to_text), seed, min_time_ms
+//   measure    model, target, pass_options, kernel, schedule (schedule::to_text), seed, min_time_ms,
+//              artifacts (false: no generated code in the reply)
 //   profile    model, target, pass_options, schedules {kernel: text}, seed, warmup, repeats
 //   ceilings   target           → the cached machine ceilings (null: never calibrated)
 //   calibrate  target, quick    → measured now, cached, returned
@@ -53,6 +54,7 @@ struct MeasureKernelRequest {
   std::string schedule;  // schedule::to_text; empty: no step (plain loops)
   uint64_t seed = 1;
   double min_time_ms = 60;  // keep repeating until this much time has been measured
+  bool artifacts = true;    // false: the reply leaves out the generated code (a tuner needs only times)
   bool operator==(const MeasureKernelRequest&) const = default;
 };
 

@@ -108,6 +108,21 @@ Loop parallel_loop(const Stage& s) {
   return {s.name, s.leaf[0]};
 }
 
+// Runs the outermost loop(s) of a stage in parallel: one loop, or with knobs.parallel_loops == 2
+// the two outermost fused into one (more iterations to share among threads) when both are
+// data-parallel serial loops.
+void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs) {
+  const Stage& s = w.stage(name);
+  if (knobs.parallel_loops.value_or(1) == 2 && s.leaf.size() >= 3) {
+    const AxisState &a = s.axes[s.leaf[0]], &b = s.axes[s.leaf[1]];
+    if (!a.is_reduce && !b.is_reduce && a.kind == loopir::ForKind::kSerial && b.kind == loopir::ForKind::kSerial) {
+      w.parallel(w.fuse(w.leaf(name, 0), w.leaf(name, 1)));
+      return;
+    }
+  }
+  w.parallel(parallel_loop(s));
+}
+
 // The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
 // `vectors` vectors of x. The accumulators (rows x vectors registers of `lanes` floats) must fit
 // the 32 vector registers with room for the loaded operands; a tile that divides the extent
@@ -166,7 +181,8 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
 //                       x.outer unrolled, x.inner vectorized:
 //                     acc[y][x] += ...
 //            for y.inner, x.inner vectorized:  out = epilogue(acc)
-void register_blocked(Writer& w, const std::string& out_name, const std::string& red_name, const RegisterTile& t) {
+void register_blocked(Writer& w, const std::string& out_name, const std::string& red_name, const RegisterTile& t,
+                      const CpuKnobs& knobs) {
   const size_t rank = w.stage(out_name).op->axes.size();
   const size_t rows_axis = static_cast<size_t>(t.rows_axis);
   Loop y = w.root(out_name, rows_axis), x = w.root(out_name, rank - 1);
@@ -184,8 +200,20 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     w.reorder(order);
   }
   w.vectorize(x_inner);
-  w.compute_at(red_name, x_outer);
-  w.parallel(parallel_loop(w.stage(out_name)));
+  Loop at = x_outer;
+  if (int64_t panel = knobs.panel.value_or(0); panel > 1 && rows_axis == rank - 2) {
+    // [lead..., y.outer, x.outer, ...] -> [lead..., x.panel, y.outer, x.in_panel, ...]
+    auto [x_panel, x_in_panel] = w.split(x_outer, panel);
+    std::vector<Loop> order;
+    for (size_t d = 0; d + 2 < rank; ++d) order.push_back(w.root(out_name, d));
+    const Stage& o = w.stage(out_name);
+    Loop y_outer{out_name, o.leaf[rank - 2]};
+    order.insert(order.end(), {x_panel, y_outer, x_in_panel});
+    w.reorder(order);
+    at = x_in_panel;
+  }
+  w.compute_at(red_name, at);
+  parallelize(w, out_name, knobs);
 
   const te::Tensor red = w.stage(red_name).op;
   Loop ry = w.root(red_name, rows_axis), rx = w.root(red_name, red->axes.size() - 1);
@@ -196,8 +224,9 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   const auto& reduce_axes = red->reduction()->axes;
   const auto& k_axis = reduce_axes.back();
   std::optional<Loop> k_unrolled;
-  if (reduce_axes.size() == 1 && k_axis.extent >= 8 && k_axis.extent % 4 == 0)
-    k_unrolled = w.split(w.reduce_root(red_name, reduce_axes.size() - 1), 4).second;
+  const int64_t k_factor = knobs.k_unroll.value_or(4);
+  if (reduce_axes.size() == 1 && k_factor > 1 && k_axis.extent >= 2 * k_factor && k_axis.extent % k_factor == 0)
+    k_unrolled = w.split(w.reduce_root(red_name, reduce_axes.size() - 1), k_factor).second;
   std::vector<Loop> order;
   for (int a : w.stage(red_name).leaf)
     if (w.stage(red_name).axes[a].is_reduce) order.push_back({red_name, a});
@@ -269,22 +298,28 @@ int reuse_axis(const Stage& red) {
 }
 
 // `out` holds the values, `red` the reduction (the same stage for a plain reduction output).
-RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes) {
+RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes, const CpuKnobs& knobs) {
   size_t rank = out.op->axes.size();
   if (rank < 2 || red.op->axes.size() != rank) return {};
   int rows_axis = reuse_axis(red);
   RegisterTile t =
       choose_register_tile(out.op->axes[static_cast<size_t>(rows_axis)].extent, out.op->axes[rank - 1].extent, lanes);
   t.rows_axis = rows_axis;
+  if (!t.usable) return t;
+  const int64_t y_extent = out.op->axes[static_cast<size_t>(rows_axis)].extent,
+                x_extent = out.op->axes[rank - 1].extent;
+  if (knobs.tile_rows) t.rows = std::clamp<int64_t>(*knobs.tile_rows, 1, y_extent);
+  if (knobs.tile_vectors && *knobs.tile_vectors >= 1 && *knobs.tile_vectors * t.lanes <= x_extent)
+    t.vectors = *knobs.tile_vectors;
   return t;
 }
 
 // A reduction output: accumulate in a local register tile (cache_write), copy out per tile.
-void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes) {
-  RegisterTile t = register_tile_for(w.stage(name), w.stage(name), lanes);
+void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes, const CpuKnobs& knobs) {
+  RegisterTile t = register_tile_for(w.stage(name), w.stage(name), lanes, knobs);
   if (!t.usable) return schedule_reduction_in_place(w, name, lanes);
   std::string local = w.cache_write(name, "local");  // the accumulating stage, NAME_local
-  register_blocked(w, name, local, t);
+  register_blocked(w, name, local, t, knobs);
 }
 
 // Parallelizes the outermost loop of `name` when it is data-parallel (a scalar reduction has none).
@@ -294,17 +329,21 @@ void parallel_outermost(Writer& w, const std::string& name) {
   w.parallel(parallel_loop(s));
 }
 
-void schedule_injective(Writer& w, const std::string& name, int64_t lanes) {
+void schedule_injective(Writer& w, const std::string& name, int64_t lanes, const CpuKnobs& knobs = {}) {
   const te::Tensor op = w.stage(name).op;
   if (op->axes.empty()) return;  // a scalar: one element, nothing to schedule
   const size_t rank = op->axes.size();
   const int64_t last_extent = op->axes.back().extent;
   Loop last = w.root(name, rank - 1);
-  if (last_extent > lanes && rank > 1)
-    w.vectorize(w.split(last, lanes).second);
+  const int64_t vector = std::max<int64_t>(1, knobs.vector_split.value_or(lanes));
+  if (last_extent > vector && rank > 1)
+    w.vectorize(w.split(last, vector).second);
   else if (rank > 1 && last_extent > 1)
     w.vectorize(last);
-  parallel_outermost(w, name);
+  if (knobs.parallel_loops.value_or(1) == 2 && !w.stage(name).axes[w.stage(name).leaf[0]].is_reduce)
+    parallelize(w, name, knobs);
+  else
+    parallel_outermost(w, name);
 }
 
 // A padding stage (its value is a select: inside the border the input, outside a constant) read by
@@ -428,7 +467,9 @@ void schedule_row_chain(Writer& w, const std::string& out, const std::vector<std
 
 }  // namespace
 
-Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
+Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) { return default_cpu_schedule(dag, lanes, {}); }
+
+Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const CpuKnobs& knobs) {
   Schedule out;
   ScheduleState st = initial_state(dag);
   Writer w(st, out);
@@ -465,7 +506,7 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
     Stage* s = st.find(n);
     if (!s->is_output) continue;
     if (s->op->reduction()) {
-      schedule_reduction_output(w, n, lanes);
+      schedule_reduction_output(w, n, lanes, knobs);
       continue;
     }
     if (n == row_output) {
@@ -484,13 +525,13 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) {
       if (readers.size() == 1 && readers[0] == s) fused_reduction = m;
     }
     if (candidates == 1 && !fused_reduction.empty()) {
-      RegisterTile t = register_tile_for(*s, *st.find(fused_reduction), lanes);
+      RegisterTile t = register_tile_for(*s, *st.find(fused_reduction), lanes, knobs);
       if (t.usable) {
-        register_blocked(w, n, fused_reduction, t);
+        register_blocked(w, n, fused_reduction, t, knobs);
         continue;
       }
     }
-    schedule_injective(w, n, lanes);
+    schedule_injective(w, n, lanes, knobs);
     // Otherwise such a reduction is computed per outer iteration.
     for (auto& m : names) {
       Stage* r = st.find(m);

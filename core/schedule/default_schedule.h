@@ -26,11 +26,29 @@
 //                                              row-local buffer; the output vectorized
 //   other outputs                              split the last axis for vectors, parallel the first
 //   other reductions                           parallel the first axis
+#include <optional>
+
 #include "core/schedule/schedule.h"
 
 namespace tessel::schedule {
 
 Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes = 8);
+
+// The decisions above that a search may take instead of the default's own rule (`tessel tune`,
+// core/tune/search_space.h). An unset field keeps the default's choice, so default_cpu_schedule
+// with no knobs set is the default schedule. Knobs that do not apply to a kernel are ignored.
+struct CpuKnobs {
+  std::optional<int64_t> tile_rows;     // register tile: rows (reduction outputs)
+  std::optional<int64_t> tile_vectors;  // register tile: vectors of `lanes` along the last axis
+  std::optional<int64_t> k_unroll;      // a lone reduction axis split by this and unrolled (1: neither)
+  // Second level of tiling: the tile columns (x.outer) split into panels of this many tiles, the
+  // panel loop outermost, so one panel of the vector operand stays in cache across all rows (0: none).
+  std::optional<int64_t> panel;
+  std::optional<int> parallel_loops;    // 1: the outermost loop in parallel; 2: the two outermost fused
+  std::optional<int64_t> vector_split;  // element-wise outputs: the vectorized inner loop's extent
+  bool operator==(const CpuKnobs&) const = default;
+};
+Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes, const CpuKnobs& knobs);
 
 // Default schedules for GPU-style targets:
 //   a reduction output (matmul, conv)   inputs it reads are cached in shared memory per reduction

@@ -155,6 +155,15 @@ int add_axis(Stage& s, std::string name, bool is_reduce) {
   return static_cast<int>(s.axes.size()) - 1;
 }
 
+// Stages computed at loop `from` of `s` move to loop `to`, which replaces it (split: the inner
+// loop, whose iterations are those of the loop it came from; fuse: the fused loop, one iteration
+// per pair). Left behind, they would hang off a loop that no longer exists and vanish from the
+// program.
+void reattach(ScheduleState& st, const Stage& s, int from, int to) {
+  for (Stage& c : st.stages)
+    if (c.attach == Attach::kAt && c.attach_stage == s.name && c.attach_axis == from) c.attach_axis = to;
+}
+
 // Returns the positions (in leaf order) of the new outer and inner axes.
 std::pair<int, int> do_split(AxisRef r, int64_t factor, bool nparts) {
   Stage& s = *r.stage;
@@ -255,7 +264,8 @@ void apply_split(ScheduleState& st, const StepArgs& a) {
   check_not_inline(*r.stage);
   bool nparts = false;
   int64_t f = factor_arg(a, 1, &nparts);
-  do_split(r, f, nparts);
+  const int parent = r.axis;
+  reattach(st, *r.stage, parent, do_split(r, f, nparts).second);
 }
 
 void apply_tile(ScheduleState& st, const StepArgs& a) {
@@ -271,8 +281,10 @@ void apply_tile(ScheduleState& st, const StepArgs& a) {
   int64_t fy = factor_arg(a, 3, &np);
   if (np) throw Error("argument 4: tile takes factors, not nparts");
   auto [xo, xi] = do_split(x, fx, false);
+  reattach(st, *x.stage, x.axis, xi);
   y = leaf_axis(st, a.name(1, "axis_y"));
   auto [yo, yi] = do_split(y, fy, false);
+  reattach(st, *y.stage, y.axis, yi);
   reorder_axes(*x.stage, {xo, yo, xi, yi});
 }
 
@@ -292,6 +304,8 @@ void apply_fuse(ScheduleState& st, const StepArgs& a) {
   s.relations.push_back(Relation{Relation::Kind::kFuse, -1, o.axis, i.axis, f, 0, false});
   s.leaf[o.leaf_pos] = f;
   s.leaf.erase(s.leaf.begin() + i.leaf_pos);
+  reattach(st, s, o.axis, f);
+  reattach(st, s, i.axis, f);
 }
 
 void apply_reorder(ScheduleState& st, const StepArgs& a) {
@@ -584,7 +598,8 @@ void apply_tensorize(ScheduleState& st, const StepArgs& a) {
   const std::string& name = a.name(1, "intrinsic");
   const te::TensorIntrinsic* in = te::find_tensor_intrinsic(name);
   if (!in) throw Error("unknown tensor intrinsic '" + name + "' (declared: " + te::tensor_intrinsic_names() + ")");
-  if (s.tensorize_axis >= 0) throw Error(s.name + " is already tensorized at " + s.name + "." + s.axes[s.tensorize_axis].name);
+  if (s.tensorize_axis >= 0)
+    throw Error(s.name + " is already tensorized at " + s.name + "." + s.axes[s.tensorize_axis].name);
   const loopir::Reduce* red = s.op->reduction();
   if (!red) throw Error(s.name + " is not a reduction, but " + in->name + " computes one");
   // Extents of every axis, as lowering computes them for a stage at the root. A stage computed at

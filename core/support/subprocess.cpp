@@ -131,7 +131,8 @@ ProgramRun run_program(const std::vector<std::string>& argv, const RunOptions& o
     return run;
   }
   SpawnSetup setup;
-  posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  const std::string stdin_path = options.stdin_file.empty() ? "/dev/null" : options.stdin_file.string();
+  posix_spawn_file_actions_addopen(&setup.actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&setup.actions, out.write, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&setup.actions, err.write, STDERR_FILENO);
   if (!options.working_dir.empty()) posix_spawn_file_actions_addchdir_np(&setup.actions, options.working_dir.c_str());

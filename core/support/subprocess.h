@@ -18,8 +18,9 @@
 namespace tessel {
 
 struct RunOptions {
-  std::filesystem::path working_dir;     // empty: the caller's
+  std::filesystem::path working_dir{};   // empty: the caller's
   std::chrono::milliseconds timeout{0};  // 0: wait as long as it takes; else SIGKILL its process group
+  std::filesystem::path stdin_file{};    // what the program reads on stdin; empty: /dev/null
 };
 
 struct ProgramRun {
@@ -38,7 +39,8 @@ struct ProgramRun {
 };
 
 // Starts argv[0] (searched on PATH when it has no '/') with argv as its arguments, stdin from
-// /dev/null, stdout and stderr captured; waits for it. Never throws for the program's sake.
+// RunOptions::stdin_file or /dev/null, stdout and stderr captured; waits for it. Never throws for
+// the program's sake.
 ProgramRun run_program(const std::vector<std::string>& argv, const RunOptions& options = {});
 
 // An argument vector as one line for people to read (logs, the "command" artifact): words with

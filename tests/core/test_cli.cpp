@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 
 #include "core/graph/op_table.h"
 #include "test_frontend_models.h"
@@ -263,6 +264,54 @@ class TestCli : public QObject {
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     compare_tensors(read_tensor_pb((out + "/output_0.pb").toStdString()),
                     read_tensor_pb((dir + "/mlp_external/output_0.pb").toStdString()), 1e-3);
+  }
+
+  // tessel tune appends one record per measurement (each kernel's default schedule first), and
+  // run --records applies the log: same outputs, the tuned kernels counted. A damaged log is an
+  // error naming its file and line.
+  void tune_writes_a_log_that_run_applies() {
+    const QString dir = TESSEL_SOURCE_DIR "/tests/data/frontend";
+    const QString model = dir + "/mlp_external.onnx", log = path("tune.jsonl");
+    Result r = tessel_cli(
+        {"tune", model, "--records", log, "--trials", "4", "--batch", "2", "--min-time-ms", "1", "--target", "llvm"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("speedup"), qPrintable(r.out));
+    QFile file(log);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+    QVERIFY(lines.size() >= 4 && lines.size() % 4 == 0);
+    QSet<QString> kernels;
+    for (int k = 0; k < lines.size(); ++k) {
+      const QJsonObject rec = QJsonDocument::fromJson(lines[k]).object();
+      for (const char* field : {"kernel_key", "kernel", "target", "schedule", "ms_min", "ms_median", "error"})
+        QVERIFY2(rec.contains(field), lines[k].constData());
+      if (k % 4 == 0) {  // the default schedule, measured first: it runs and is correct
+        QCOMPARE(rec["error"].toString(), QString());
+        QVERIFY(rec["ms_min"].toDouble() > 0);
+      }
+      kernels.insert(rec["kernel"].toString());
+    }
+    QCOMPARE(kernels.size(), lines.size() / 4);
+
+    const QString out = path("tuned_out");
+    r = tessel_cli({"run", model, "--inputs", dir + "/mlp_external", "--out-dir", out, "--records", log});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains(QString("%1 of %1 compiled kernels use tuned schedules").arg(kernels.size())),
+             qPrintable(r.err));
+    compare_tensors(read_tensor_pb((out + "/output_0.pb").toStdString()),
+                    read_tensor_pb((dir + "/mlp_external/output_0.pb").toStdString()), 1e-3);
+
+    QVERIFY(file.open(QIODevice::Append));
+    file.write("{\"kernel_key\": 7}\n");
+    file.close();
+    r = tessel_cli(
+        {"run", model, "--inputs", dir + "/mlp_external", "--out-dir", path("damaged_log_out"), "--records", log});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains(QString("tune.jsonl:%1: field 'kernel_key'").arg(lines.size() + 1)), qPrintable(r.err));
+
+    r = tessel_cli({"tune", model, "--records", log, "--kernel", "no_such_kernel"});
+    check_one_line_error(r, 1);
+    QVERIFY2(r.err.contains("no_such_kernel") && r.err.contains("kernels:"), qPrintable(r.err));
   }
 
   void run_errors_leave_no_outputs() {

@@ -1,5 +1,6 @@
 // Schedules as data: text and JSON round trips, and the clear error of every misuse.
 #include <QtTest>
+#include <algorithm>
 
 #include "core/schedule/schedule.h"
 #include "core/support/error.h"
@@ -31,6 +32,23 @@ class TestSchedule : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // A stage computed at a loop that is then split or fused moves to the loop that replaces it
+  // (split: the inner loop; fuse: the fused one). It used to stay at the vanished loop and drop out
+  // of the program, which then failed in code generation ("C_local is not allocated").
+  void splitting_or_fusing_a_loop_keeps_what_is_computed_there() {
+    const te::ComputeDag dag = te::dag_from_spec(kMm);
+    for (const char* text : {"cache_write(C, local)\ncompute_at(C_local, C.j)\nsplit(C.j, 4)\n",
+                             "cache_write(C, local)\ncompute_at(C_local, C.j)\nfuse(C.i, C.j)\n",
+                             "cache_write(C, local)\ncompute_at(C_local, C.j)\ntile(C.i, C.j, 4, 4)\n"}) {
+      const ScheduleState st = replay(dag, parse_schedule(text));
+      const Stage* local = st.find("C_local");
+      const Stage* c = st.find("C");
+      QVERIFY(local && c);
+      QCOMPARE(local->attach, Attach::kAt);
+      QVERIFY2(std::find(c->leaf.begin(), c->leaf.end(), local->attach_axis) != c->leaf.end(), text);
+    }
+  }
+
   void text_form_round_trips_exactly() {
     const std::string text =
         "cache_read(A, shared, C)\n"

@@ -1,0 +1,17 @@
+#pragma once
+// `--records LOG` of run, build and profile: each kernel takes the fastest correct schedule that
+// `tessel tune` logged for its tensor expression on this target (core/tune/records.h).
+#include "app/cli/cli_args.h"
+#include "core/compile/compiled_model.h"
+#include "core/target/target.h"
+
+namespace tessel::cli {
+
+// Reads the log named by --records, if given (a damaged line is an Error naming file and line),
+// and points options.tuned_schedule at its best records for `target`.
+void use_tuning_records(const Args& args, const Target& target, compile::CompileOptions& options);
+
+// "tessel: 3 of 7 kernels use tuned schedules from LOG" on stderr, when --records was given.
+void report_tuned_kernels(const Args& args, const compile::CompiledModel& model);
+
+}  // namespace tessel::cli

@@ -1,0 +1,144 @@
+// tessel tune MODEL --records LOG [--kernel NAME]... [--target SPEC] [--trials N] [--time-budget S]
+//                   [--batch N] [--seed N] [--min-time-ms MS] [--shape NAME=DIMS]...
+// Searches schedules for the model's kernels (core/tune/search.h), measuring each candidate in
+// tessel-measure, and appends every measurement to LOG; `run/build/profile --records LOG` then
+// use the best. Ctrl-C stops after the batch being measured; everything measured is in LOG.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <span>
+
+#include "app/cli/cli_args.h"
+#include "app/cli/cli_target.h"
+#include "app/cli/tune_measurer.h"
+#include "core/compile/kernel_compiler.h"
+#include "core/frontend/onnx_import.h"
+#include "core/graph/passes/pipeline.h"
+#include "core/tune/records.h"
+#include "core/tune/search.h"
+
+namespace tessel::cli {
+
+namespace {
+
+const ArgSpec kSpec{
+    .usage =
+        "tessel tune MODEL --records LOG [--kernel NAME]... [--target SPEC] [--trials N] [--time-budget S] "
+        "[--batch N] [--seed N] [--min-time-ms MS] [--shape NAME=DIMS]...",
+    .value_options = {"--records", "--target", "--trials", "--time-budget", "--batch", "--seed", "--min-time-ms"},
+    .repeatable_options = {"--kernel", "--shape"},
+    .flags = {},
+    .min_positional = 1,
+    .max_positional = 1,
+};
+
+constexpr const char* kDetails =
+    "Searches each kernel's schedules: the default schedule's decisions (register tile, reduction unroll,\n"
+    "cache panels, parallel loops, vector width) over every value that fits the kernel, ranked by a\n"
+    "cost model (gradient-boosted trees on loop-program features) trained on the measurements so far.\n"
+    "Each candidate is compiled, checked against the reference kernels and timed in tessel-measure.\n\n"
+    "  --records LOG         the tuning log (JSON lines), appended to; --records LOG on run, build and\n"
+    "                        profile applies the fastest correct schedule of each kernel\n"
+    "  --kernel NAME         tune only this kernel (repeatable; default: every compiled kernel)\n"
+    "  --trials N            measurements per kernel, the default schedule's included (default 64)\n"
+    "  --time-budget S       stop a kernel's search after S seconds (default: none)\n"
+    "  --batch N             candidates measured per measuring-process run (default 8)\n"
+    "  --min-time-ms MS      time each candidate for at least MS milliseconds (default 40)\n"
+    "  --seed N              the search's random seed (default 1)\n"
+    "Ctrl-C stops after the batch being measured; what was measured stays in LOG.\n";
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted = true; }
+
+double number(const Args& args, const char* name, double fallback, double lo, double hi) {
+  const auto v = args.value(name);
+  if (!v) return fallback;
+  try {
+    size_t used = 0;
+    const double x = std::stod(*v, &used);
+    if (used == v->size() && x >= lo && x <= hi) return x;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(std::string(name) + " expects a number from " + std::to_string(static_cast<int64_t>(lo)) + " to " +
+                   std::to_string(static_cast<int64_t>(hi)) + ", got '" + *v + "'");
+}
+
+std::string ms_text(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, ms > 0 ? "%.4g ms" : "-", ms);
+  return b;
+}
+
+}  // namespace
+
+int run_tune_command(std::span<const std::string> argv) {
+  const Args args = Args::parse(argv, kSpec);
+  if (args.help()) return print_usage(kSpec, kDetails), 0;
+  const std::string model = std::filesystem::absolute(args.positional()[0]).string();
+  const std::string log = args.required("--records");
+  const Target target = resolve_code_generating_target(args.value("--target"), "tune");
+  tune::SearchOptions options;
+  options.trials = static_cast<int>(number(args, "--trials", 64, 1, 100000));
+  options.time_budget_s = number(args, "--time-budget", 0, 0, 1e7);
+  options.batch = static_cast<int>(number(args, "--batch", 8, 1, 256));
+  options.explore = std::max(1, options.batch / 4);
+  options.seed = static_cast<uint64_t>(number(args, "--seed", 1, 0, 1e15));
+  const double min_time_ms = number(args, "--min-time-ms", 40, 1, 60000);
+  if (!args.values("--shape").empty())
+    throw UsageError(
+        "--shape: tessel-measure compiles the model as its file declares it; tune a model with fixed shapes");
+
+  OnnxModelFile file(model);
+  GraphPipelineResult pipeline =
+      run_graph_pipeline(std::make_shared<const Graph>(file.import(ImportOptions{})), target);
+  if (!pipeline.ok()) throw Error(model + ": " + pipeline.error);
+  const Graph& graph = *pipeline.graph;
+  std::vector<std::string> wanted = args.values("--kernel");
+  for (const std::string& k : wanted) (void)compile::find_kernel(*pipeline.fusion, k);  // unknown: Error listing them
+
+  std::signal(SIGINT, on_interrupt);
+  options.stop = [] { return g_interrupted.load(); };
+  const int64_t lanes = compile::vector_lanes_of_spec(target.str());
+  const std::filesystem::path program = TuneMeasurer::default_program();
+  const bool interactive = ::isatty(STDERR_FILENO) != 0;
+  std::printf("%-44s %8s %12s %12s %8s\n", "kernel", "trials", "default", "tuned", "speedup");
+  for (const FusionGroup& group : pipeline.fusion->groups) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), group.kernel_name) == wanted.end()) continue;
+    std::string why;
+    std::optional<te::ComputeDag> dag = compile::kernel_dag(graph, group, &why);
+    if (!dag) continue;  // runs with the reference kernels: nothing to schedule
+    tune::SearchSpace space(*dag, lanes);
+    TuneMeasurer measurer(program, measure::ModelRef{model, target.str(), nlohmann::json::object()}, group.kernel_name,
+                          min_time_ms);
+    const std::string key = tune::kernel_key(*dag);
+    auto on_trial = [&](const tune::Trial& t) {
+      tune::append_record(
+          log, {key, group.kernel_name, target.str(), t.schedule, t.result.ms_min, t.result.ms_median, t.result.error});
+    };
+    auto on_progress = [&](const tune::SearchProgress& p) {
+      if (!interactive) return;  // a log file gets the table below, not a line redrawn with \r
+      std::fprintf(stderr, "\r%-40s %4d/%-4d best %s (default %s) %6.0f s", group.kernel_name.c_str(), p.trials,
+                   p.budget, ms_text(p.best_ms).c_str(), ms_text(p.default_ms).c_str(), p.elapsed_s);
+      std::fflush(stderr);
+    };
+    const tune::SearchResult r = tune::search(space, measurer, options, on_trial, on_progress);
+    if (interactive) std::fprintf(stderr, "\r\033[K");
+    const double best = r.best >= 0 ? r.trials[static_cast<size_t>(r.best)].result.ms_min : 0;
+    std::printf("%-44s %8zu %12s %12s %7.2fx\n", group.kernel_name.c_str(), r.trials.size(),
+                ms_text(r.default_ms).c_str(), ms_text(best).c_str(),
+                best > 0 && r.default_ms > 0 ? r.default_ms / best : 0.0);
+    std::fflush(stdout);
+    if (r.stopped) {
+      std::fprintf(stderr, "tessel: interrupted; every measurement so far is in %s\n", log.c_str());
+      return 130;
+    }
+  }
+  return 0;
+}
+
+}  // namespace tessel::cli

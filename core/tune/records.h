@@ -1,0 +1,65 @@
+#pragma once
+// Tuning records: every candidate schedule `tessel tune` measured, one JSON object per line of a
+// log, appended as it is measured (so Ctrl-C or a crash keeps everything measured so far):
+//
+//   {"kernel_key": "9f2c…", "kernel": "fused_mat_mul_0", "target": "llvm", "schedule": "split(…)\n…",
+//    "ms_min": 0.412, "ms_median": 0.430, "error": ""}
+//
+// A kernel is recognised by its key, a hash of its tensor expression (te::to_string), not by its
+// name: the same computation in another model, or the same model on another machine, finds its
+// records, and a log only ever applies to a kernel whose stages and axes the schedule names.
+// `run/build/profile --records LOG` use the fastest correct record per (key, target).
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/schedule/schedule.h"
+#include "core/te/tensor.h"
+
+namespace tessel::tune {
+
+struct TuningRecord {
+  std::string kernel_key;  // kernel_key(dag)
+  std::string kernel;      // the kernel's name where it was tuned (for people; not matched)
+  std::string target;      // Target::str() of the target it was measured on
+  std::string schedule;    // schedule::to_text
+  double ms_min = 0, ms_median = 0;
+  std::string error;  // why the candidate failed (did not lower, wrong result, crashed); "" when it ran
+  bool ok() const { return error.empty(); }
+  bool operator==(const TuningRecord&) const = default;
+};
+
+// 16 hex digits of a 64-bit FNV-1a hash of te::to_string(dag).
+std::string kernel_key(const te::ComputeDag& dag);
+
+// One line without its newline.
+std::string record_line(const TuningRecord& r);
+// Throws Error "WHERE: field 'ms_min': expected a number, got \"x\"" (WHERE names file and line).
+TuningRecord parse_record_line(const std::string& line, const std::string& where);
+
+// Appends one line and flushes it; throws Error naming the file when it cannot.
+void append_record(const std::filesystem::path& log, const TuningRecord& r);
+// Every record of the log; a damaged line is an Error naming the file and line (a log is data a
+// person may have edited: it is never half read silently). Blank lines are skipped.
+std::vector<TuningRecord> read_records(const std::filesystem::path& log);
+
+// The fastest correct record per (kernel key, target).
+class BestRecords {
+ public:
+  BestRecords() = default;
+  explicit BestRecords(const std::vector<TuningRecord>& records);
+  static BestRecords from_log(const std::filesystem::path& log) { return BestRecords(read_records(log)); }
+
+  const TuningRecord* best(const std::string& kernel_key, const std::string& target) const;
+  // The best record's schedule for the DAG on `target`, parsed; nullopt when there is none.
+  std::optional<schedule::Schedule> schedule_for(const te::ComputeDag& dag, const std::string& target) const;
+  size_t size() const { return best_.size(); }
+
+ private:
+  std::map<std::pair<std::string, std::string>, TuningRecord> best_;
+};
+
+}  // namespace tessel::tune

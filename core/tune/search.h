@@ -1,0 +1,72 @@
+#pragma once
+// Evolutionary search over one kernel's SearchSpace, guided by a CostModel trained on what has been
+// measured so far (the TVM/Ansor loop, small):
+//
+//   measure the default schedule (candidate 0), then a batch of random candidates
+//   repeat until the trial or time budget is spent, or stop() says so:
+//     population = best measured so far + random
+//     children   = mutations and crossovers of the population (many), deduplicated, lowered
+//     rank them by the model's prediction; measure the top (batch − explore) and `explore` random
+//     ones; refit the model on every measurement (score = −log ms; failures get the worst score)
+//
+// Measuring is the caller's (a Measurer): `tessel tune` runs each batch in `tessel-measure`, the
+// sandboxed measuring process, which checks every result against the reference kernels first.
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tune/cost_model.h"
+#include "core/tune/search_space.h"
+
+namespace tessel::tune {
+
+struct Measurement {
+  double ms_min = 0, ms_median = 0;
+  std::string error;  // "" when it ran and was correct
+};
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  // One measurement per schedule, in order (schedule::to_text each).
+  virtual std::vector<Measurement> measure(const std::vector<std::string>& schedules) = 0;
+};
+
+struct SearchOptions {
+  int trials = 64;           // measurements in all, the default schedule's included
+  double time_budget_s = 0;  // 0: none
+  int batch = 8;             // measured together (one measuring-process run)
+  int explore = 2;           // of each batch, chosen at random rather than by the model
+  uint64_t seed = 1;
+  std::function<bool()> stop;  // asked between batches (Ctrl-C)
+};
+
+struct Trial {
+  Candidate candidate;
+  std::string schedule;  // schedule::to_text
+  Measurement result;
+};
+
+struct SearchProgress {
+  int trials = 0, budget = 0;
+  double default_ms = 0, best_ms = 0;  // 0 until known
+  double elapsed_s = 0;
+};
+
+struct SearchResult {
+  std::vector<Trial> trials;  // in the order measured
+  double default_ms = 0;      // the default schedule's time (0: it failed)
+  int best = -1;              // index into trials of the fastest correct one; -1: none
+  bool stopped = false;       // stop() ended it early
+};
+
+// `on_trial` sees every trial as soon as its batch is measured (append it to the log there), and
+// `on_progress` once per batch.
+SearchResult search(const SearchSpace& space, Measurer& measurer, const SearchOptions& options,
+                    const std::function<void(const Trial&)>& on_trial = {},
+                    const std::function<void(const SearchProgress&)>& on_progress = {});
+
+}  // namespace tessel::tune
