@@ -270,8 +270,8 @@ class TestCli : public QObject {
   // run --records applies the log: same outputs, the tuned kernels counted. A damaged log is an
   // error naming its file and line.
   void tune_writes_a_log_that_run_applies() {
-    const QString dir = TESSEL_SOURCE_DIR "/tests/data/frontend";
-    const QString model = dir + "/mlp_external.onnx", log = path("tune.jsonl");
+    const QString dir = TESSEL_SOURCE_DIR "/resources/models";
+    const QString model = dir + "/mlp.onnx", log = path("tune.jsonl");
     Result r = tessel_cli(
         {"tune", model, "--records", log, "--trials", "4", "--batch", "2", "--min-time-ms", "1", "--target", "llvm"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
@@ -279,6 +279,7 @@ class TestCli : public QObject {
     QFile file(log);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+    file.close();
     QVERIFY(lines.size() >= 4 && lines.size() % 4 == 0);
     QSet<QString> kernels;
     for (int k = 0; k < lines.size(); ++k) {
@@ -294,18 +295,17 @@ class TestCli : public QObject {
     QCOMPARE(kernels.size(), lines.size() / 4);
 
     const QString out = path("tuned_out");
-    r = tessel_cli({"run", model, "--inputs", dir + "/mlp_external", "--out-dir", out, "--records", log});
+    r = tessel_cli({"run", model, "--inputs", dir + "/mlp", "--out-dir", out, "--records", log});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     QVERIFY2(r.err.contains(QString("%1 of %1 compiled kernels use tuned schedules").arg(kernels.size())),
              qPrintable(r.err));
     compare_tensors(read_tensor_pb((out + "/output_0.pb").toStdString()),
-                    read_tensor_pb((dir + "/mlp_external/output_0.pb").toStdString()), 1e-3);
+                    read_tensor_pb((dir + "/mlp/output_0.pb").toStdString()), 1e-3);
 
     QVERIFY(file.open(QIODevice::Append));
     file.write("{\"kernel_key\": 7}\n");
     file.close();
-    r = tessel_cli(
-        {"run", model, "--inputs", dir + "/mlp_external", "--out-dir", path("damaged_log_out"), "--records", log});
+    r = tessel_cli({"run", model, "--inputs", dir + "/mlp", "--out-dir", path("damaged_log_out"), "--records", log});
     check_one_line_error(r, 1);
     QVERIFY2(r.err.contains(QString("tune.jsonl:%1: field 'kernel_key'").arg(lines.size() + 1)), qPrintable(r.err));
 
