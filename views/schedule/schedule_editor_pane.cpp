@@ -17,6 +17,7 @@
 
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
+#include "views/common/kernel_time.h"
 #include "views/edit/kernel_lowering.h"
 #include "views/schedule/schedule_highlighter.h"
 #include "views/schedule/step_choices.h"
@@ -493,7 +494,8 @@ void ScheduleEditorPane::show_measurement(KernelMeasurementPtr m) {
   KernelState* st = current();
   if (st && m->generation < st->generation) return;  // measures an older edit
   using V = KernelMeasurement::Verdict;
-  QString time = QString("%1 ms · %2 GFLOP/s").arg(m->ms_median, 0, 'g', 3).arg(m->gflops, 0, 'f', 1);
+  const KernelTime t = kernel_time(*m);
+  const QString time = q(t.text() + " · " + t.target_kind());
   switch (m->verdict) {
     case V::kPending:
       badge_->setText(QString::fromUtf8("… measuring"));
@@ -508,7 +510,8 @@ void ScheduleEditorPane::show_measurement(KernelMeasurementPtr m) {
       badge_->setText(QString::fromUtf8("✗ ") + q(m->error));
       break;
   }
-  badge_->setToolTip(q(m->target) + (m->bound.empty() ? QString() : "\nbound: " + q(m->bound)));
+  badge_->setToolTip(q(t.definition()) + "\n" + q(m->target) +
+                     (m->bound.empty() ? QString() : "\nbound: " + q(m->bound)));
 }
 
 std::string ScheduleEditorPane::text_form(const QString& kernel) const {
