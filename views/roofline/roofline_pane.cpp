@@ -51,6 +51,11 @@ QScatterSeries* scatter(const QString& name, const QColor& color, double size, b
   return s;
 }
 
+// A legend entry wraps as a whole: no break at its spaces or after the '/' of "GFLOP/s".
+QString unbreakable(const QString& text) {
+  return text.toHtmlEscaped().replace(' ', "&nbsp;").replace('/', QString::fromUtf8("/\u2060"));
+}
+
 }  // namespace
 
 RooflinePane::RooflinePane(QWidget* parent) : QWidget(parent) {
@@ -259,8 +264,7 @@ void RooflinePane::rebuild() {
       color = points->borderColor();
       if (points == previous_series_) mark = QString::fromUtf8("○");
     }
-    entries << QString("<span style=\"color:%1\">%2</span>&nbsp;%3")
-                   .arg(color.name(), mark, s->name().toHtmlEscaped().replace(' ', "&nbsp;"));
+    entries << QString("<span style=\"color:%1\">%2</span>&nbsp;%3").arg(color.name(), mark, unbreakable(s->name()));
   }
   legend_->setText(entries.join(" &nbsp; "));
 

@@ -119,14 +119,15 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   title_->setStyleSheet("font-weight: bold");
   badge_ = new QLabel(this);
   badge_->setObjectName("badge");
-  // A long measuring error must not widen the dock (and the window with it): the badge is cut,
-  // its tooltip and the error line below hold the whole text.
+  // A long measuring error must not widen the dock (and the window with it): the badge is cut, its
+  // tooltip and the error line below hold the whole text.
   badge_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   expression_ = new QPlainTextEdit(this);
   expression_->setReadOnly(true);
   expression_->setLineWrapMode(QPlainTextEdit::NoWrap);
   expression_->setMaximumHeight(90);
+  expression_->setMinimumHeight(40);  // two lines at least; the pane gives the badge its own line
   expression_->setFont(QFont("monospace", 9));
 
   list_ = new QListView(this);
@@ -169,10 +170,12 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   buttons->addWidget(copy_);
 
   form_ = new StepForm(this);
-  auto* header = new QHBoxLayout;
-  header->addWidget(title_, 1);
-  header->addWidget(badge_, 1);
-  badge_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  // The kernel's name, and under it the badge (time ± spread · GFLOP/s · target) with the whole
+  // width of the pane.
+  auto* header = new QVBoxLayout;
+  header->setSpacing(0);
+  header->addWidget(title_);
+  header->addWidget(badge_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(header);
