@@ -40,11 +40,6 @@ std::map<ValueId, Tensor> group_inputs(const Graph& g, const FusionGroup& group,
   return env;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target& target,
@@ -118,7 +113,9 @@ KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target&
   }
   r.repeats = static_cast<int>(times.size());
   r.ms_min = *std::min_element(times.begin(), times.end());
-  r.ms_median = median(times);
+  r.ms_median = compile::time_quantile(times, 0.5);
+  r.ms_q1 = compile::time_quantile(times, 0.25);
+  r.ms_q3 = compile::time_quantile(times, 0.75);
 
   r.flops = compile::kernel_flops(g, group);
   r.bytes = compile::kernel_bytes(g, group);

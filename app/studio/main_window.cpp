@@ -14,8 +14,6 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QPainter>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -31,6 +29,8 @@
 #include <memory>
 
 #include "app/studio/command_palette.h"
+#include "app/studio/focus_frame.h"
+#include "app/studio/job_indicator.h"
 #include "core/plugin/plugin_manager.h"
 
 namespace tessel::studio {
@@ -40,48 +40,6 @@ namespace {
 constexpr int kMaxRecent = 8;
 // Version of the saved pane arrangement (QMainWindow::saveState); 1: readable default sizes.
 constexpr int kLayoutVersion = 1;
-
-// A highlight-coloured frame drawn over the pane that holds the keyboard focus, so Alt+1…9 and Tab
-// show where typing goes. It lets every click through and follows the pane's size.
-class FocusFrame final : public QWidget {
- public:
-  explicit FocusFrame(QWidget* parent) : QWidget(parent) {
-    setAttribute(Qt::WA_TransparentForMouseEvents);
-    setAttribute(Qt::WA_NoSystemBackground);
-    setFocusPolicy(Qt::NoFocus);
-    hide();
-  }
-  void frame(QWidget* pane) {
-    if (pane == target_) return;
-    if (target_) target_->removeEventFilter(this);
-    target_ = pane;
-    if (!pane) {
-      hide();
-      return;
-    }
-    setParent(pane);
-    pane->installEventFilter(this);
-    setGeometry(pane->rect());
-    raise();
-    show();
-  }
-  QWidget* target() const { return target_; }
-
- protected:
-  bool eventFilter(QObject* watched, QEvent* e) override {
-    if (watched == target_ && e->type() == QEvent::Resize) setGeometry(target_->rect());
-    if (watched == target_ && e->type() == QEvent::Destroy) target_ = nullptr;
-    return false;
-  }
-  void paintEvent(QPaintEvent*) override {
-    QPainter p(this);
-    p.setPen(QPen(palette().color(QPalette::Highlight), 2));
-    p.drawRect(rect().adjusted(1, 1, -1, -1));
-  }
-
- private:
-  QPointer<QWidget> target_;
-};
 
 QPalette dark_palette() {
   QPalette p;
@@ -111,22 +69,10 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   system_palette_ = QApplication::palette();
   selection_ = new views::Selection(this);
   controller_ = new views::SessionController(&views::compile_model, this);
-  QString recovery =
-      options_.recovery_path.isEmpty() ? views::SessionController::default_recovery_path() : options_.recovery_path;
-  // Read what a previous studio left before this one's autosave could overwrite it; until the user
-  // restores or discards it, autosave holds off. A damaged file is set aside and reported below.
-  views::SessionController::RecoveryRead recovery_read;
-  if (options_.offer_recovery) recovery_read = views::SessionController::read_recovery(recovery);
-  recovered_ = recovery_read.record;
-  controller_->set_recovery_path(options_.autosave ? recovery : QString());
-  controller_->hold_recovery(recovered_.has_value());
-  ask_unsaved = [this](const QString& title, const QString& text) {
-    return QMessageBox::question(this, title, text, QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
-                                 QMessageBox::Save);
-  };
-  ask_save_path = [this](const QString& suggestion) {
-    return QFileDialog::getSaveFileName(this, tr("Save Session"), suggestion, tr("Tessel sessions (*.tessel)"));
-  };
+  const views::SessionController::RecoveryRead recovery_read = take_over_recovery_file();
+  gate_ = std::make_unique<SessionGate>(this, controller_);
+  gate_->on_saved_as = [this](const QString& path) { add_recent(path); };
+  gate_->on_error = [this](const QString& message) { show_banner(message, true); };
   setAcceptDrops(true);
 
   panes_.graph = new views::GraphPane(selection_, this);
@@ -212,8 +158,20 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   statusBar()->addPermanentWidget(progress_bar_);
   statusBar()->addPermanentWidget(cancel_button_);
   connect(cancel_button_, &QToolButton::clicked, controller_, &views::SessionController::cancel);
+  calibration_job_ = new JobIndicator(this);
+  calibration_job_->setObjectName("calibration_job");
+  statusBar()->addPermanentWidget(calibration_job_);
+  calibration_job_->on_cancel = [this] {
+    edit_loop_->cancel_calibration();
+    panes_.roofline->set_calibration_canceled();
+    statusBar()->showMessage(tr("Calibration canceled: the previous ceilings stay"), 6000);
+  };
+  connect(edit_loop_, &views::KernelEditLoop::ceilings_ready, this, [this] {
+    if (calibration_job_->running() && !edit_loop_->is_calibrating()) calibration_job_->finish();
+  });
 
   mediator_ = new StudioMediator(selection_, controller_, edit_loop_, panes_, this);
+  mediator_->on_calibrate_requested = [this] { start_calibration(); };
   mediator_->on_errors = [this](const QString& message) {
     show_banner(message, true, {{tr("Show Diagnostics"), [this] {
                                    panes_.diagnostics->parentWidget()->show();
@@ -266,9 +224,8 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   // Backends are plugins found at run time; the target picker lists what they registered.
   for (const PluginStatus& plugin : PluginManager::global().load_all())
     if (!plugin.loaded)
-      panes_.diagnostics->model()->add(
-          {views::Diagnostic::Severity::kWarning, "plugins",
-           plugin.name + " (" + plugin.description_path + "): " + plugin.error});
+      panes_.diagnostics->model()->add({views::Diagnostic::Severity::kWarning, "plugins",
+                                        plugin.name + " (" + plugin.description_path + "): " + plugin.error});
   build_actions_and_menus();
   palette_ = new CommandPalette(menuBar(), this);
   focus_frame_ = new FocusFrame(this);
@@ -277,7 +234,7 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
     for (QWidget* w = now; w; w = w->parentWidget()) {
       const bool pane = qobject_cast<QDockWidget*>(w->parentWidget()) != nullptr || w == panes_.graph;
       if (pane && w->window() == this) {
-        static_cast<FocusFrame*>(focus_frame_)->frame(w);
+        focus_frame_->frame(w);
         return;
       }
     }
@@ -293,30 +250,12 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   rebuild_recent_menu();
   update_title();
 
-  if (recovered_) {
-    show_recovery_offer();
-  } else if (!recovery_read.error.isEmpty()) {
-    QString message = tr("The recovery file could not be read: %1.").arg(recovery_read.error);
-    message += recovery_read.kept_as.isEmpty() ? tr(" It was left where it is.")
-                                               : tr(" It was kept as %1.").arg(recovery_read.kept_as);
-    panes_.diagnostics->model()->add({views::Diagnostic::Severity::kWarning, "recovery", message.toStdString()});
-    show_banner(message, true);
-    banner_sticky_ = true;  // stays until the user closes it, past the first compile's success
-  }
+  report_recovery_file(recovery_read);
   // A crash must not cost the pane arrangement either: it is saved every few seconds, not only
   // on a clean close.
   auto* layout_timer = new QTimer(this);
   connect(layout_timer, &QTimer::timeout, this, [this] { save_layout(); });
   layout_timer->start(5000);
-}
-
-void MainWindow::show_recovery_offer() {
-  if (!recovered_) return;
-  QString name = QFileInfo(QString::fromStdString(recovered_->session_path.empty() ? recovered_->doc.model_path
-                                                                                   : recovered_->session_path))
-                     .fileName();
-  show_banner(tr("The last studio session ended unexpectedly. Restore %1?").arg(name), false,
-              {{tr("Restore"), [this] { restore_recovered(); }}, {tr("Discard"), [this] { discard_recovered(); }}});
 }
 
 void MainWindow::save_layout() {
@@ -380,8 +319,8 @@ void MainWindow::build_actions_and_menus() {
   QAction* open = action(file, tr("&Open…"), QKeySequence::Open, [this] { open_dialog(); });
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   file->addSeparator();
-  QAction* save = action(file, tr("&Save Session"), QKeySequence::Save, [this] { save_session(false); });
-  action(file, tr("Save Session &As…"), QKeySequence::SaveAs, [this] { save_session(true); });
+  QAction* save = action(file, tr("&Save Session"), QKeySequence::Save, [this] { gate_->save(false); });
+  action(file, tr("Save Session &As…"), QKeySequence::SaveAs, [this] { gate_->save(true); });
   file->addSeparator();
   QMenu* export_menu = file->addMenu(tr("&Export Graph"));
   action(export_menu, tr("As &SVG…"), {}, [this] { export_graph("svg"); });
@@ -442,10 +381,10 @@ void MainWindow::build_actions_and_menus() {
     connect(a, &QAction::triggered, this, [this, name, dock, a] {
       reveal_pane(name);
       if (QWidget* pane = pane_by_name(name)) {
-        // Its first control that takes the keyboard (a table, the code view), else the pane.
+        // Its first enabled control that takes the keyboard (a table, the code view), else the pane.
         QWidget* target = pane;
         for (QWidget* child : pane->findChildren<QWidget*>())
-          if ((child->focusPolicy() & Qt::TabFocus) && child->isVisibleTo(pane)) {
+          if ((child->focusPolicy() & Qt::TabFocus) && child->isVisibleTo(pane) && child->isEnabled()) {
             target = child;
             break;
           }
@@ -514,10 +453,7 @@ void MainWindow::build_kernel_menu() {
     edit_loop_->profile_model();
     reveal_pane("profile");
   });
-  action(kernel, tr("&Calibrate Machine Ceilings"), {}, [this] {
-    edit_loop_->calibrate();
-    statusBar()->showMessage(tr("Calibrating in the measuring process…"), 6000);
-  });
+  action(kernel, tr("&Calibrate Machine Ceilings"), {}, [this] { start_calibration(); });
   kernel->addSeparator();
   auto export_file = [this](const QString& title, const QString& suggestion, const QString& filter,
                             std::function<bool(const QString&, QString*)> write) {
@@ -547,6 +483,12 @@ void MainWindow::build_kernel_menu() {
   });
 }
 
+void MainWindow::start_calibration() {
+  if (edit_loop_->is_calibrating()) return;
+  edit_loop_->calibrate(options_.quick_calibration);
+  calibration_job_->start(tr("Calibrating machine ceilings"));
+}
+
 void MainWindow::build_lessons_menu() {
   QMenu* lessons = menuBar()->addMenu(tr("&Lessons"));
   for (const std::string& file : views::lesson_files(options_.lessons_dir.toStdString())) {
@@ -572,7 +514,7 @@ void MainWindow::start_lesson(const QString& path, int page) {
     show_banner(QString::fromStdString(e.what()), true);
     return;
   }
-  if (!confirm_replace_session(tr("Starting the lesson “%1”").arg(QString::fromStdString(lesson.title)))) return;
+  if (!gate_->confirm_replace(tr("Starting the lesson “%1”").arg(QString::fromStdString(lesson.title)))) return;
   run_lesson(std::move(lesson), path, page, false);
 }
 
@@ -586,7 +528,7 @@ void MainWindow::run_lesson(views::Lesson lesson, const QString& path, int page,
     views::SessionDocument doc;
     doc.model_path = QFileInfo(model).absoluteFilePath().toStdString();
     doc.pass_options = options;
-    if (controller_->has_document()) doc.target = controller_->document().target;  // else the document's default
+    doc.target = controller_->has_document() ? controller_->document().target : views::default_session_target();
     controller_->open_document(doc, {}, false);
     center_->setCurrentWidget(panes_.graph);
   };
@@ -622,10 +564,12 @@ void MainWindow::refresh_targets() {
   QSignalBlocker block(target_combo_);
   target_combo_->clear();
   for (const std::string& t : views::available_targets()) target_combo_->addItem(QString::fromStdString(t));
+  // No session yet: show what a new one starts on (the best code generator loaded).
+  target_combo_->setCurrentText(QString::fromStdString(views::default_session_target()));
 }
 
 QWidget* MainWindow::focused_pane() const {
-  auto* frame = static_cast<FocusFrame*>(focus_frame_);
+  const FocusFrame* frame = focus_frame_;
   return frame->isVisible() ? frame->target() : nullptr;
 }
 
@@ -662,7 +606,7 @@ void MainWindow::open_file(const QString& path) {
     show_banner(tr("%1: no such file").arg(path), true);
     return;
   }
-  if (!confirm_replace_session(tr("Opening %1").arg(QFileInfo(path).fileName()))) return;
+  if (!gate_->confirm_replace(tr("Opening %1").arg(QFileInfo(path).fileName()))) return;
   try {
     if (path.endsWith(".tessel"))
       controller_->open_session(path);
@@ -685,106 +629,10 @@ void MainWindow::open_file(const QString& path) {
   target_combo_->setCurrentIndex(index);
 }
 
-bool MainWindow::restore_recovered() {
-  if (!recovered_) return false;
-  if (!confirm_replace_session(tr("Restoring the recovered session"))) return false;
-  views::RecoveryRecord r = *recovered_;
-  recovered_.reset();
-  banner_->hide();
-  controller_->open_document(r.doc, QString::fromStdString(r.session_path), r.modified);
-  controller_->set_schedule_histories(r.histories);
-  controller_->hold_recovery(false);  // the file is ours again: autosave what was just restored
-  // The schedule editor's undo histories, once the compile has seeded the kernels' steps.
-  mediator_->after_compile([this, histories = r.histories] {
-    for (const auto& [kernel, history] : histories) {
-      try {
-        panes_.schedule->restore_history(QString::fromStdString(kernel), history);
-      } catch (const std::exception& e) {
-        statusBar()->showMessage(tr("The undo history of %1 was not restored: %2")
-                                     .arg(QString::fromStdString(kernel), QString::fromUtf8(e.what())),
-                                 6000);
-      }
-    }
-  });
-  center_->setCurrentWidget(panes_.graph);
-  {
-    QSignalBlocker block(target_combo_);
-    int index = target_combo_->findText(QString::fromStdString(r.doc.target));
-    if (index >= 0) target_combo_->setCurrentIndex(index);
-  }
-  if (!r.lesson_path.empty()) {
-    const QString lesson_path = QString::fromStdString(r.lesson_path);
-    try {
-      run_lesson(views::load_lesson(r.lesson_path), lesson_path, r.lesson_page, true);
-    } catch (const std::exception& e) {
-      show_banner(tr("The lesson of the restored session could not be reopened: %1").arg(e.what()), true);
-    }
-  }
-  return true;
-}
-
-void MainWindow::discard_recovered() {
-  if (!recovered_) return;
-  recovered_.reset();
-  banner_->hide();
-  controller_->hold_recovery(false);  // autosave takes the file over (or removes it: nothing is open)
-  if (!controller_->has_document()) controller_->discard_recovery();
-}
-
-bool MainWindow::confirm_replace_session(const QString& action) {
-  if (!controller_->has_document() || !controller_->is_modified()) return true;
-  const views::SessionDocument& doc = controller_->document();
-  const QString name = controller_->session_path().isEmpty()
-                           ? QFileInfo(QString::fromStdString(doc.model_path)).fileName()
-                           : QFileInfo(controller_->session_path()).fileName();
-  // What would be lost, in the user's words: the target, the options, the kernels they scheduled.
-  QStringList held;
-  held << tr("target %1").arg(QString::fromStdString(doc.target));
-  if (!doc.pass_options.empty()) held << tr("pass options %1").arg(QString::fromStdString(doc.pass_options.dump()));
-  if (!doc.schedules.empty()) {
-    QStringList kernels;
-    for (const auto& [kernel, text] : doc.schedules) kernels << QString::fromStdString(kernel);
-    if (kernels.size() > 3) kernels = kernels.mid(0, 3) << tr("…");
-    held
-        << tr("hand schedules of %n kernel(s): %1", "", static_cast<int>(doc.schedules.size())).arg(kernels.join(", "));
-  }
-  const QString text =
-      tr("%1 discards the unsaved changes to “%2” (%3).\n\nSave the session first?").arg(action, name, held.join("; "));
-  switch (ask_unsaved(tr("Unsaved session"), text)) {
-    case QMessageBox::Save:
-      return save_session(false);
-    case QMessageBox::Discard:
-      return true;
-    default:
-      return false;  // Cancel, Escape, a closed dialog: nothing happens
-  }
-}
-
 void MainWindow::open_dialog() {
   QString path = QFileDialog::getOpenFileName(this, tr("Open Model or Session"), options_.models_dir,
                                               tr("Models and sessions (*.onnx *.tessel *.tgraph);;All files (*)"));
   if (!path.isEmpty()) open_file(path);
-}
-
-bool MainWindow::save_session(bool ask_path) {
-  if (!controller_->has_document()) return false;
-  try {
-    if (ask_path || controller_->session_path().isEmpty()) {
-      QString suggestion =
-          QFileInfo(QString::fromStdString(controller_->document().model_path)).completeBaseName() + ".tessel";
-      QString path = ask_save_path(suggestion);
-      if (path.isEmpty()) return false;
-      if (!path.endsWith(".tessel")) path += ".tessel";
-      controller_->save_as(path);
-      add_recent(path);
-    } else {
-      controller_->save();
-    }
-    return true;
-  } catch (const std::exception& e) {
-    show_banner(QString::fromStdString(e.what()), true);
-    return false;
-  }
 }
 
 void MainWindow::export_graph(const QString& format) {
@@ -890,7 +738,7 @@ void MainWindow::changeEvent(QEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (!confirm_replace_session(tr("Closing the studio"))) {
+  if (!gate_->confirm_replace(tr("Closing the studio"))) {
     event->ignore();
     return;
   }

@@ -6,15 +6,16 @@
 //
 // Never losing an edit: every path that replaces the open session (Open, recent files, the
 // Welcome page, lessons, drag and drop, the command palette, restoring a recovery, closing) goes
-// through confirm_replace_session(), which asks Save / Discard / Cancel when there are unsaved
-// edits. A recovery file found at start is not overwritten by autosave until the user has
-// restored or discarded it.
+// through the SessionGate (session_gate.h), which asks Save / Discard / Cancel when there are
+// unsaved edits. A recovery file found at start is not overwritten by autosave until the user has
+// restored or discarded it (main_window_recovery.cpp).
 #include <QMainWindow>
 #include <QMessageBox>
 #include <functional>
 #include <optional>
 
 #include "app/studio/mediator.h"
+#include "app/studio/session_gate.h"
 #include "views/lessons/lesson_pane.h"
 #include "views/lessons/lesson_runner.h"
 #include "views/welcome/welcome_pane.h"
@@ -29,13 +30,16 @@ class QDockWidget;
 namespace tessel::studio {
 
 class CommandPalette;
+class FocusFrame;
+class JobIndicator;
 
 struct MainWindowOptions {
-  QString models_dir;          // the bundled samples (resources/models)
-  QString lessons_dir;         // the bundled lessons (resources/lessons)
-  QString recovery_path;       // autosave file; empty: SessionController::default_recovery_path()
-  bool offer_recovery = true;  // read the recovery file at start and offer it back
-  bool autosave = true;        // write the recovery file after every edit
+  QString models_dir;              // the bundled samples (resources/models)
+  QString lessons_dir;             // the bundled lessons (resources/lessons)
+  QString recovery_path;           // autosave file; empty: SessionController::default_recovery_path()
+  bool offer_recovery = true;      // read the recovery file at start and offer it back
+  bool autosave = true;            // write the recovery file after every edit
+  bool quick_calibration = false;  // Calibrate measures smaller buffers, fewer times (tests)
 };
 
 class MainWindow final : public QMainWindow {
@@ -66,19 +70,19 @@ class MainWindow final : public QMainWindow {
   // Forgets the recovery offer: autosave takes over the file again.
   void discard_recovered();
 
-  // The one gate before the open session is replaced by `replacement` (a file name, "the lesson
-  // …"): true when there is nothing unsaved, or the user saved or discarded it; false on Cancel
-  // (or when saving failed or was canceled).
-  bool confirm_replace_session(const QString& replacement);
-  // How the window asks. Tests replace these to press the buttons; the defaults are a modal
-  // QMessageBox (Save / Discard / Cancel) and a QFileDialog.
-  std::function<QMessageBox::StandardButton(const QString& title, const QString& text)> ask_unsaved;
-  std::function<QString(const QString& suggested_name)> ask_save_path;
+  // The one gate before the open session is replaced (tests set how it asks).
+  SessionGate* session_gate() const { return gate_.get(); }
 
   // Starts the lesson in `path` (resources/lessons/*.json) on page `page`; errors go to the banner.
   // Asks first when the session has unsaved edits (the lesson replaces it).
   void start_lesson(const QString& path, int page = 0);
   views::LessonRunner* lesson_runner() const { return lesson_runner_.get(); }
+
+  // Kernel ▸ Calibrate Machine Ceilings (and the roofline's Calibrate): measured in the measuring
+  // process, with a busy bar and a Cancel in the status bar; the roofline and the Profile header
+  // take the new ceilings. Cancel keeps the previous ones.
+  void start_calibration();
+  JobIndicator* calibration_job() const { return calibration_job_; }
 
   // View ▸ Reset Layout: every pane docked where it starts, sized as shares of the window.
   void reset_layout();
@@ -104,8 +108,10 @@ class MainWindow final : public QMainWindow {
   void rebuild_recent_menu();
   void update_title();
   void open_dialog();
-  bool save_session(bool ask_path);  // true when saved
   void run_lesson(views::Lesson lesson, const QString& path, int page, bool resume);
+  // main_window_recovery.cpp
+  views::SessionController::RecoveryRead take_over_recovery_file();
+  void report_recovery_file(const views::SessionController::RecoveryRead& read);
   void show_recovery_offer();
   void save_layout();
   void export_graph(const QString& format);
@@ -128,10 +134,12 @@ class MainWindow final : public QMainWindow {
   QLabel* progress_label_;
   QProgressBar* progress_bar_;
   QToolButton* cancel_button_;
+  JobIndicator* calibration_job_;
   QComboBox* target_combo_;
   QMenu* recent_menu_ = nullptr;
   CommandPalette* palette_ = nullptr;
-  QWidget* focus_frame_ = nullptr;  // a FocusFrame (main_window.cpp)
+  FocusFrame* focus_frame_ = nullptr;
+  std::unique_ptr<SessionGate> gate_;
   std::optional<views::RecoveryRecord> recovered_;
   QPalette system_palette_;
   Theme theme_ = Theme::kSystem;

@@ -75,7 +75,7 @@ void StudioMediator::connect_kernel_panes() {
           [this] { controller_->set_schedule_histories(panes_.schedule->histories()); });
   panes_.program->on_step_picked = [this](int step) { panes_.schedule->highlight_step(step); };
   panes_.roofline->on_kernel_clicked = [this](const QString& k) { selection_->set_kernel(k); };
-  panes_.roofline->on_calibrate_requested = [this] { loop_->calibrate(); };
+  panes_.roofline->on_calibrate_requested = [this] { on_calibrate_requested(); };
   panes_.profile->on_kernel_selected = [this](const QString& k) { selection_->set_kernel(k); };
   panes_.profile->on_profile_requested = [this] {
     panes_.profile->set_profiling();
@@ -101,6 +101,7 @@ void StudioMediator::connect_kernel_panes() {
   });
   connect(loop_, &views::KernelEditLoop::ceilings_ready, this, [this](const views::CeilingsResultPtr& c) {
     panes_.roofline->set_ceilings(c->ceilings);
+    panes_.profile->set_ceilings(c->ceilings);
     if (!c->error.empty()) panes_.roofline->set_calibration_error(QString::fromStdString(c->error));
   });
 }

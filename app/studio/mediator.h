@@ -61,6 +61,8 @@ class StudioMediator final : public QObject {
   // Results for whoever else follows them (the running lesson).
   std::function<void(const views::KernelMeasurement&)> on_measured = [](const views::KernelMeasurement&) {};
   std::function<void(const views::ModelProfile&)> on_profiled = [](const views::ModelProfile&) {};
+  // The roofline's Calibrate button (the window shows the job's progress and a Cancel).
+  std::function<void()> on_calibrate_requested = [this] { loop_->calibrate(); };
 
  private:
   void show_snapshot(const views::StudioSnapshotPtr& snapshot);

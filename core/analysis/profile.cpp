@@ -5,13 +5,12 @@
 
 namespace tessel::compile {
 
-namespace {
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+double time_quantile(std::vector<double> times, double q) {
+  if (times.empty()) return 0;
+  std::sort(times.begin(), times.end());
+  const auto last = static_cast<double>(times.size() - 1);
+  return times[static_cast<size_t>(std::clamp(q, 0.0, 1.0) * last + 0.5)];
 }
-}  // namespace
 
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
   std::vector<Tensor> out;
@@ -40,7 +39,8 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
   p.threads = model.target().kind_info().find_option("num_threads") ? static_cast<int>(model.target().get_int("num_threads")) : 1;
   std::vector<double> totals;
   for (const RunTimes& r : runs) totals.push_back(r.total_ms);
-  p.total_ms = median(totals);
+  p.total_ms = time_quantile(totals, 0.5);
+  p.repeats = static_cast<int>(runs.size());
   p.last_run = runs.back();
   const auto& kernels = model.kernels();
   for (size_t k = 0; k < kernels.size(); ++k) {
@@ -50,7 +50,9 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
     std::vector<double> times;
     for (const RunTimes& r : runs) times.push_back(r.kernel_ms[k]);
     kp.ms_min = *std::min_element(times.begin(), times.end());
-    kp.ms_median = median(times);
+    kp.ms_median = time_quantile(times, 0.5);
+    kp.ms_q1 = time_quantile(times, 0.25);
+    kp.ms_q3 = time_quantile(times, 0.75);
     kp.flops = kernels[k].flops;
     kp.bytes = kernels[k].bytes;
     double seconds = std::max(kp.ms_min, 1e-6) / 1e3;
@@ -64,12 +66,14 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
 }
 
 nlohmann::json profile_json(const Profile& p) {
-  nlohmann::json j{{"target", p.target}, {"total_ms", p.total_ms}, {"kernels", nlohmann::json::array()}};
+  nlohmann::json j{{"target", p.target}, {"total_ms", p.total_ms}, {"repeats", p.repeats}, {"kernels", nlohmann::json::array()}};
   for (const KernelProfile& k : p.kernels) {
     j["kernels"].push_back({{"name", k.name},
                             {"compiled", k.compiled},
                             {"ms_min", k.ms_min},
                             {"ms_median", k.ms_median},
+                            {"ms_q1", k.ms_q1},
+                            {"ms_q3", k.ms_q3},
                             {"flops", k.flops},
                             {"bytes", k.bytes},
                             {"gflops", k.gflops},

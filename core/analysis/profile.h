@@ -18,6 +18,7 @@ struct KernelProfile {
   std::string name;
   bool compiled = true;     // false: ran on the reference kernels
   double ms_min = 0, ms_median = 0;
+  double ms_q1 = 0, ms_q3 = 0;  // first and third quartiles of the repeats (their spread)
   int64_t flops = 0, bytes = 0;
   double gflops = 0, gbps = 0;  // at ms_min
   double intensity = 0;         // flops per byte
@@ -31,6 +32,7 @@ struct Profile {
   std::vector<KernelProfile> kernels;
   RunTimes last_run;    // spans of the last run, for the timeline
   int threads = 1;
+  int repeats = 0;      // timed runs per kernel
 };
 
 Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inputs, int warmup, int repeats,
@@ -47,5 +49,9 @@ std::string chrome_trace(const Profile& p);
 
 // Deterministic inputs for the model's inputs (uniform in [-1, 1) for floats, small ints otherwise).
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed = 1);
+
+// The value at fraction q (0: smallest, 0.5: the median profile_model reports, 1: largest) of
+// `times` by nearest rank; 0 for none.
+double time_quantile(std::vector<double> times, double q);
 
 }  // namespace tessel::compile

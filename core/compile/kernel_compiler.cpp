@@ -11,7 +11,11 @@
 
 namespace tessel::compile {
 
-Target default_target() { return Target::parse(CodeGenRegistry::global().has("llvm") ? "llvm" : "ref"); }
+Target default_target() {
+  for (const char* kind : {"llvm", "c", "interp"})  // fastest code first
+    if (CodeGenRegistry::global().has(kind)) return Target::parse(kind);
+  return Target::parse("ref");
+}
 
 bool generates_code(const Target& target) { return CodeGenRegistry::global().has(target.kind()); }
 

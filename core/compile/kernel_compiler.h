@@ -42,7 +42,8 @@ namespace tessel::compile {
 
 // ── Target policy ───────────────────────────────────────────────────────────────────────────
 
-// The target when none is given: `llvm` when its code generator is loaded, else `ref`.
+// The target when none is given: the best code generator loaded (`llvm`, else `c`, else `interp`),
+// else `ref`.
 Target default_target();
 // Whether the target's kind has a code generator (asks CodeGenRegistry).
 bool generates_code(const Target& target);

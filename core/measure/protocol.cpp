@@ -241,6 +241,7 @@ compile::Profile profile_from(const Fields& reply) {
   Fields f = reply.at("profile").object();
   p.target = f.string_or("target", "");
   p.total_ms = f.number_or("total_ms", 0);
+  p.repeats = f.integer_in_or("repeats", 0, INT_MAX, 0);
   for (const Value& kernel : f.at("kernels").array()) {
     Fields k = kernel.object();
     compile::KernelProfile kp;
@@ -248,6 +249,8 @@ compile::Profile profile_from(const Fields& reply) {
     kp.compiled = k.boolean_or("compiled", true);
     kp.ms_min = k.number_or("ms_min", 0);
     kp.ms_median = k.number_or("ms_median", 0);
+    kp.ms_q1 = k.number_or("ms_q1", kp.ms_median);
+    kp.ms_q3 = k.number_or("ms_q3", kp.ms_median);
     kp.flops = k.integer_or("flops", 0);
     kp.bytes = k.integer_or("bytes", 0);
     kp.gflops = k.number_or("gflops", 0);
@@ -274,6 +277,8 @@ KernelMeasured measured_from(const Fields& f) {
   m.tolerance = f.number_or("tolerance", 0);
   m.ms_min = f.number_or("ms_min", 0);
   m.ms_median = f.number_or("ms_median", 0);
+  m.ms_q1 = f.number_or("ms_q1", m.ms_median);
+  m.ms_q3 = f.number_or("ms_q3", m.ms_median);
   m.repeats = f.integer_in_or("repeats", 0, INT_MAX, 0);
   m.flops = f.integer_or("flops", 0);
   m.bytes = f.integer_or("bytes", 0);
@@ -309,6 +314,8 @@ struct ReplyEncoder {
               {"tolerance", r.tolerance},
               {"ms_min", r.ms_min},
               {"ms_median", r.ms_median},
+              {"ms_q1", r.ms_q1},
+              {"ms_q3", r.ms_q3},
               {"repeats", r.repeats},
               {"flops", r.flops},
               {"bytes", r.bytes},

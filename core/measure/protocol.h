@@ -92,6 +92,7 @@ struct KernelMeasured {
   bool correct = false;
   double max_abs_error = 0, tolerance = 0;
   double ms_min = 0, ms_median = 0;
+  double ms_q1 = 0, ms_q3 = 0;  // quartiles of the repeats (their spread)
   int repeats = 0;
   int64_t flops = 0, bytes = 0;
   double gflops = 0, gbps = 0, intensity = 0;

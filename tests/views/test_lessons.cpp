@@ -140,7 +140,7 @@ class LessonsTest : public QObject {
       if (h.runner->page().schedule_action == LessonPage::ScheduleAction::kNone) continue;
       KernelMeasurementPtr m = h.loop.measurement(QString::fromStdString(h.runner->page().kernel));
       QVERIFY2(m && m->verdict == KernelMeasurement::Verdict::kCorrect, m ? m->error.c_str() : "no measurement");
-      QVERIFY2(r.kernel_ms && *r.kernel_ms > 0, h.runner->page().title.c_str());
+      QVERIFY2(r.kernel && r.kernel->ms > 0, h.runner->page().title.c_str());
       qInfo("%-36s %s", h.runner->page().title.c_str(), h.runner->result_text(k).c_str());
     }
     // Naive loops against tiled + reordered + vectorized + parallel: measured now, in this run.

@@ -166,13 +166,14 @@ class RooflineProfileTest : public QObject {
     m->verdict = KernelMeasurement::Verdict::kCorrect;
     m->flops = 1187840;
     m->bytes = 42048;
-    m->ms_min = 0.015;
-    m->gflops = 79.2;
+    m->ms_min = 0.014;
+    m->ms_median = 0.015;  // the point is at the median time (views/common/kernel_time.h)
+    m->gflops = 84.8;      // the measuring process's value at ms_min: not what is drawn
     m->intensity = 28.25;
     pane.set_measurement(m);
     QCOMPARE(pane.point_count(), 3);
     QVERIFY(pane.has_arrow());
-    QVERIFY(pane.tooltip("conv_1").contains("79.20 GFLOP/s"));
+    QVERIFY(pane.tooltip("conv_1").contains("79.2 GFLOP/s"));
     // A failed measurement has no place on the chart and moves nothing.
     auto failed = std::make_shared<KernelMeasurement>();
     failed->kernel = "conv_2";

@@ -328,10 +328,10 @@ class SchedulePaneTest : public QObject {
     m->generation = 3;
     m->verdict = KernelMeasurement::Verdict::kCorrect;
     m->ms_median = 0.0421;
-    m->gflops = 3.114;
+    m->flops = 131100;  // 3.114 GFLOP/s at the median
     pane->show_measurement(m);
     QVERIFY2(pane->badge_text().startsWith(QString::fromUtf8("✓")), qPrintable(pane->badge_text()));
-    QVERIFY(pane->badge_text().contains("0.0421 ms") && pane->badge_text().contains("3.1 GFLOP/s"));
+    QVERIFY(pane->badge_text().contains("0.0421 ms") && pane->badge_text().contains("3.11 GFLOP/s"));
     auto crashed = std::make_shared<KernelMeasurement>(*m);
     crashed->verdict = KernelMeasurement::Verdict::kFailed;
     crashed->error = "measuring process crashed (signal 11) on kernel matmul";

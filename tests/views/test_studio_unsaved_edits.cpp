@@ -71,11 +71,11 @@ class StudioUnsavedEditsTest : public QObject {
 
   // The window answers every unsaved-changes question with `answer` (and records it).
   void answer_with(MainWindow& w, QMessageBox::StandardButton answer, const QString& save_path = {}) {
-    w.ask_unsaved = [this, answer](const QString&, const QString& text) {
+    w.session_gate()->ask_unsaved = [this, answer](const QString&, const QString& text) {
       asked_ << text;
       return answer;
     };
-    w.ask_save_path = [save_path](const QString&) { return save_path; };
+    w.session_gate()->ask_save_path = [save_path](const QString&) { return save_path; };
   }
 
   // The sample, opened and then edited (a target change): an unsaved session.

@@ -6,6 +6,7 @@
 #include <QGraphicsScene>
 #include <QGraphicsView>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
@@ -20,6 +21,7 @@
 #include "app/studio/main_window.h"
 #include "studio_fixtures.h"
 #include "views/graph/graph_items.h"
+#include "views/profile/profile_table_model.h"
 
 using namespace tessel;
 using namespace tessel::views;
@@ -91,6 +93,8 @@ class StudioWindowTest : public QObject {
     QCoreApplication::setOrganizationName("TesselTest");
     QCoreApplication::setApplicationName("studio_window_test");
     QSettings().clear();
+    qputenv("TESSEL_MEASURE", TESSEL_MEASURE_EXE);  // the kernel panes measure for real
+    qputenv("TESSEL_CACHE_DIR", home_.filePath("cache").toUtf8());
   }
 
   void welcome_lists_the_samples_and_the_default_is_the_resnet_block() {
@@ -339,6 +343,19 @@ class StudioWindowTest : public QObject {
                qPrintable(at + ": the inspector's description is cut off"));
       QVERIFY2(inspector->columnWidth(description) >= 100, qPrintable(at));
 
+      // Every pane with something in it: a kernel picked and measured, the model profiled.
+      w->selection()->set_kernel(
+          QString::fromStdString(w->controller()->snapshot()->fusion->groups.front().kernel_name));
+      w->panes().profile->set_profiling();
+      w->edit_loop()->profile_model();
+      QVERIFY(w->edit_loop()->wait_until_idle(180000));
+      QVERIFY2(w->panes().profile->model()->rowCount() > 0, qPrintable(w->panes().profile->status_text()));
+      for (const char* pane :
+           {"graph", "passes", "schedule", "inspector", "program", "roofline", "profile", "memory", "diagnostics"}) {
+        w->reveal_pane(pane);
+        QCoreApplication::processEvents();
+        w->pane_by_name(pane)->grab().save(QDir(out).filePath(at + "_" + pane + ".png"));
+      }
       w->start_lesson(QStringLiteral(TESSEL_SOURCE_DIR "/resources/lessons/optimize_matmul.json"));
       QVERIFY(w->controller()->wait_until_idle(60000));
       QCoreApplication::processEvents();
@@ -348,15 +365,64 @@ class StudioWindowTest : public QObject {
       QVERIFY2(lines >= 15, qPrintable(at + ": lesson text " + QString::number(lines) + " lines"));
 
       QVERIFY2(w->pane_by_name("roofline")->width() >= 460, qPrintable(at));
-      for (const char* pane : {"graph", "passes", "schedule", "inspector", "program", "roofline", "profile", "memory",
-                               "diagnostics", "lesson"}) {
-        w->reveal_pane(pane);
-        QCoreApplication::processEvents();
-        w->pane_by_name(pane)->grab().save(QDir(out).filePath(at + "_" + pane + ".png"));
-      }
+      // The roofline's legend, with a machine's worth of ceilings: every entry whole (nothing
+      // elided) and its text inside its box.
+      compile::MachineCeilings ceilings;
+      ceilings.machine = "fixture";
+      ceilings.compute = {{"fma_512", 1480}, {"fma_256", 760}, {"scalar_fma", 98}};
+      ceilings.bandwidth = {{"l2", 410}, {"dram", 38}};
+      QVERIFY(w->edit_loop()->wait_until_idle(180000));  // the lesson model's own ceilings lookup is answered
+      w->panes().roofline->set_ceilings(ceilings);
+      w->reveal_pane("roofline");
+      QCoreApplication::processEvents();
+      QLabel* legend = w->panes().roofline->legend();
+      QVERIFY(legend->isVisible());
+      for (const char* entry : {"fma_512", "fma_256", "scalar_fma", "l2", "dram", "kernels", "selected"})
+        QVERIFY2(legend->text().contains(entry), qPrintable(at + ": " + legend->text()));
+      QVERIFY2(!legend->text().contains(QString::fromUtf8("…")), qPrintable(legend->text()));
+      QVERIFY2(legend->heightForWidth(legend->contentsRect().width()) <= legend->contentsRect().height() + 1,
+               qPrintable(at + QString(": the legend needs %1 px, has %2")
+                                   .arg(legend->heightForWidth(legend->contentsRect().width()))
+                                   .arg(legend->contentsRect().height())));
+      w->reveal_pane("lesson");
+      QCoreApplication::processEvents();
+      w->pane_by_name("lesson")->grab().save(QDir(out).filePath(at + "_lesson.png"));
       w->grab().save(QDir(out).filePath(at + "_window.png"));
       // No pane's contents (a long measuring error, a wide form) pushed the window much wider.
       QVERIFY2(w->width() <= size.width() + 20, qPrintable(at + QString(": the window grew to %1").arg(w->width())));
+    }
+  }
+
+  // The kernels' group labels and the edges' labels never cover each other, on the pass that
+  // makes the groups and on the last one, in two real models.
+  void group_labels_never_cover_edge_labels() {
+    auto w = open_sample();
+    QVERIFY(w);
+    for (const QString model : {"resnet_block", "mobilenet_block"}) {
+      w->open_file(test::sample_model(model));
+      QVERIFY(w->controller()->wait_until_idle(60000));
+      const StudioSnapshotPtr snap = w->controller()->snapshot();
+      for (int pass : {test::pass_index(*snap, "fuse_ops"), snap->last_pass()}) {
+        QVERIFY(pass >= 0);
+        w->selection()->set_pass(pass);
+        QVERIFY(w->panes().graph->wait_for_layout(30000));
+        std::vector<QRectF> groups, edges;
+        for (QGraphicsItem* item : w->panes().graph->scene()->items()) {
+          if (item->data(1).toString() == "group-label") groups.push_back(item->sceneBoundingRect());
+          if (item->data(1).toString() == "edge-label") edges.push_back(item->sceneBoundingRect());
+        }
+        QVERIFY2(!groups.empty() && !edges.empty(), qPrintable(model));
+        for (const QRectF& g : groups)
+          for (const QRectF& e : edges)
+            QVERIFY2(!g.intersects(e),
+                     qPrintable(QString("%1, pass %2: group label at (%3, %4) covers an edge label at (%5, %6)")
+                                    .arg(model)
+                                    .arg(pass)
+                                    .arg(g.x())
+                                    .arg(g.y())
+                                    .arg(e.x())
+                                    .arg(e.y())));
+      }
     }
   }
 
@@ -379,20 +445,39 @@ class StudioWindowTest : public QObject {
     QVERIFY(show_profile[0]->isChecked());
     profile_dock->close();
     QVERIFY(!show_profile[0]->isChecked());
-    // Alt+7 is the same entry; the pane it opens takes the focus and is framed. (The shortcut
-    // itself is not pressed: in this offscreen test the chord did not reach window shortcuts.)
+    // Alt+7 is the same entry, pressed as keys: the pane it opens comes to the front, takes the
+    // focus and is framed. Shortcuts go to the active window (the palette is a window of its own).
     QCOMPARE(show_profile[0]->shortcut(), QKeySequence(Qt::ALT | Qt::Key_7));
-    palette->hide();  // the palette is a window of its own: shortcuts go to the active window
+    palette->hide();
     w->activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(w.get()));
-    show_profile[0]->trigger();
-    QCoreApplication::processEvents();
+    // Through the window, as the platform delivers a key: QGuiApplication tries the shortcut map
+    // before any widget sees the key.
+    auto press_alt = [&](int digit) {
+      QTest::keyClick(w->windowHandle(), static_cast<Qt::Key>(Qt::Key_0 + digit), Qt::AltModifier);
+      QCoreApplication::processEvents();
+    };
+    press_alt(7);
     QVERIFY(profile_dock->isVisible());
+    QVERIFY(show_profile[0]->isChecked());
     QCOMPARE(front_tab(*w, "Profile"), QString("Profile"));
     QCOMPARE(w->focused_pane(), static_cast<QWidget*>(w->panes().profile));
-    palette->matching("view program").first()->trigger();  // Alt+5
+    // Every Alt+N, in the View menu's order, from wherever the focus is now (a kernel is picked,
+    // so the kernel panes have something to type into).
+    w->selection()->set_kernel(QString::fromStdString(w->controller()->snapshot()->fusion->groups.front().kernel_name));
     QCoreApplication::processEvents();
-    QCOMPARE(w->focused_pane(), static_cast<QWidget*>(w->panes().program));
+    const std::vector<std::pair<QString, QString>> order = {
+        {"passes", "Passes"},     {"schedule", "Schedule"}, {"inspector", "Inspector"}, {"program", "Program"},
+        {"roofline", "Roofline"}, {"profile", "Profile"},   {"memory", "Memory"},       {"diagnostics", "Diagnostics"}};
+    for (size_t k = 0; k < order.size(); ++k) {
+      const auto& [name, title] = order[k];
+      press_alt(static_cast<int>(k) + 2);
+      QCOMPARE(front_tab(*w, title), title);
+      QVERIFY2(w->pane_by_name(name)->isEnabled(), qPrintable(name));
+      QCOMPARE(w->focused_pane(), w->pane_by_name(name));
+    }
+    press_alt(1);
+    QCOMPARE(w->focused_pane(), static_cast<QWidget*>(w->panes().graph));
     // Recent files show their path.
     w->open_file(test::sample_model("mlp"));  // now in File ▸ Open Recent
     QVERIFY(w->controller()->wait_until_idle(60000));

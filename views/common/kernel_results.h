@@ -46,8 +46,11 @@ struct KernelMeasurement {
   std::string error;                           // kFailed: "measuring process crashed (signal 11) on kernel ..."
   double max_abs_error = 0;                    // against the reference kernels on random inputs
   double ms_min = 0, ms_median = 0;
+  double ms_q1 = 0, ms_q3 = 0;                 // quartiles of the repeats
+  int repeats = 0;
   int64_t flops = 0, bytes = 0;
-  double gflops = 0, gbps = 0, intensity = 0;
+  double gflops = 0, gbps = 0, intensity = 0;  // as the measuring process sent them (at ms_min);
+                                               // panes show kernel_time() (views/common/kernel_time.h)
   double attainable_gflops = 0;                // roofline at this intensity (0 without ceilings)
   std::string bound;                           // "compute (fma_512)" / "memory (dram)"
   double compile_ms = 0;                       // lower + codegen + JIT in the measuring process

@@ -190,12 +190,20 @@ void KernelEditLoop::request_ceilings() {
 
 void KernelEditLoop::calibrate(bool quick) {
   QPointer<KernelEditLoop> self(this);
+  calibrating_ = true;
   state_->client.submit(
       "calibrate", calibrate_request(context_, quick), std::max(timeout_ms_, 300000), "calibration",
       [self](const measure::Reply* reply, const std::string& failure) {
-        if (self)
-          Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
+        if (!self) return;
+        self->calibrating_ = false;
+        Q_EMIT self->ceilings_ready(std::make_shared<const CeilingsResult>(ceilings_from_reply(reply, failure)));
       });
+}
+
+void KernelEditLoop::cancel_calibration() {
+  if (!calibrating_) return;
+  calibrating_ = false;
+  state_->client.cancel("calibrate");
 }
 
 KernelLoweringPtr KernelEditLoop::lowering(const QString& kernel) const {

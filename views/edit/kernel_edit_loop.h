@@ -74,6 +74,10 @@ class KernelEditLoop : public QObject {
   // Measures the ceilings in the measuring process (seconds; `quick`: smaller and fewer runs),
   // caches them for later sessions → ceilings_ready.
   void calibrate(bool quick = false);
+  // Stops a calibration in progress (the measuring process is killed and restarts for the next
+  // request): no ceilings_ready follows, the cached ceilings stay as they were.
+  void cancel_calibration();
+  bool is_calibrating() const { return calibrating_; }
 
   KernelLoweringPtr lowering(const QString& kernel) const;
   KernelMeasurementPtr measurement(const QString& kernel) const;
@@ -114,6 +118,7 @@ class KernelEditLoop : public QObject {
   QString current_;
   std::string inject_;
   int timeout_ms_ = 20000;
+  bool calibrating_ = false;
 };
 
 }  // namespace tessel::views

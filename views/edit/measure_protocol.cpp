@@ -67,6 +67,9 @@ KernelMeasurement measurement_from_reply(const std::string& kernel, int64_t gene
   m.max_abs_error = r->max_abs_error;
   m.ms_min = r->ms_min;
   m.ms_median = r->ms_median;
+  m.ms_q1 = r->ms_q1;
+  m.ms_q3 = r->ms_q3;
+  m.repeats = r->repeats;
   m.flops = r->flops;
   m.bytes = r->bytes;
   m.gflops = r->gflops;

@@ -255,14 +255,6 @@ void GraphPane::draw(const Shown& shown) {
       rect->setFlag(QGraphicsItem::ItemIsSelectable);
       rect->setData(0, QString::fromStdString(g.clusters[c].kernel_name));
       rect->setData(2, QStringLiteral("cluster"));
-      auto* label = scene_->addSimpleText(QString::fromStdString(g.clusters[c].kernel_name));
-      QFont f = label->font();
-      f.setPointSizeF(7.5);
-      f.setItalic(true);
-      label->setFont(f);
-      label->setBrush(colors_.text);
-      label->setPos(r.x + 4, r.y + 1);
-      label->setZValue(0.5);
     }
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -278,6 +270,7 @@ void GraphPane::draw(const Shown& shown) {
     scene_->addItem(item);
   }
   if (edge_labels_) add_edge_labels();
+  if (fusion_) add_group_labels(g, l);
   content_ = QRectF(-20, -20, l.width + 40, l.height + 40);
   const bool with_minimap = g.nodes.size() > kMinimapNodeThreshold;
   minimap_wanted_ = with_minimap;
@@ -337,6 +330,54 @@ void GraphPane::add_edge_labels() {
     label->setZValue(1.5);
     label->setData(1, QStringLiteral("edge-label"));
   }
+}
+
+// A group's kernel name goes in the first corner of its box that no edge label covers (edges
+// enter a group at the top and leave at the bottom, near the middle, so a corner is usually
+// free). Where every corner is taken, the edge labels in the way move beside the group label.
+void GraphPane::add_group_labels(const DisplayGraph& g, const GraphLayout& l) {
+  std::vector<QGraphicsItem*> edge_labels;
+  for (QGraphicsItem* item : scene_->items())
+    if (item->data(1).toString() == QLatin1String("edge-label")) edge_labels.push_back(item);
+  auto covered = [&](const QRectF& box) {
+    for (QGraphicsItem* e : edge_labels)
+      if (e->sceneBoundingRect().intersects(box)) return true;
+    return false;
+  };
+  std::vector<QRectF> group_boxes;
+  for (size_t c = 0; c < g.clusters.size() && c < l.clusters.size(); ++c) {
+    const QRectF r(l.clusters[c].x, l.clusters[c].y, l.clusters[c].width, l.clusters[c].height);
+    auto* label = scene_->addSimpleText(QString::fromStdString(g.clusters[c].kernel_name));
+    QFont f = label->font();
+    f.setPointSizeF(7.5);
+    f.setItalic(true);
+    label->setFont(f);
+    label->setBrush(colors_.text);
+    label->setZValue(0.5);
+    label->setData(1, QStringLiteral("group-label"));
+    const QSizeF size = label->boundingRect().size();
+    const std::vector<QPointF> corners = {{r.left() + 4, r.top() + 1},
+                                          {r.right() - size.width() - 4, r.top() + 1},
+                                          {r.left() + 4, r.bottom() - size.height() - 1},
+                                          {r.right() - size.width() - 4, r.bottom() - size.height() - 1}};
+    QPointF at = corners.front();
+    for (const QPointF& corner : corners)
+      if (!covered(QRectF(corner, size))) {
+        at = corner;
+        break;
+      }
+    label->setPos(at);
+    group_boxes.emplace_back(at, size);
+  }
+  for (QGraphicsItem* e : edge_labels)
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const QRectF& box : group_boxes)
+        if (e->sceneBoundingRect().intersects(box)) {
+          e->setPos(box.right() + 3, e->pos().y());  // right only: this ends
+          moved = true;
+        }
+    }
 }
 
 QString GraphPane::edge_tip(const DisplayEdge& e) const {

@@ -83,6 +83,7 @@ class GraphPane final : public QWidget {
   void place(bool keep_scale, bool follow_selection = true);
   void place_minimap();
   void add_edge_labels();
+  void add_group_labels(const DisplayGraph& g, const GraphLayout& l);
   QString edge_tip(const DisplayEdge& e) const;
   void update_status();
   void on_scene_selection();

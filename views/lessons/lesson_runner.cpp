@@ -76,8 +76,7 @@ void LessonRunner::note_measurement(const KernelMeasurement& m) {
   if (page_ < 0 || m.verdict != KernelMeasurement::Verdict::kCorrect || m.kernel != page().kernel) return;
   if (page().schedule_action == LessonPage::ScheduleAction::kNone) return;  // this page measures nothing
   LessonPageResult& r = results_[static_cast<size_t>(page_)];
-  r.kernel_ms = m.ms_min;
-  r.kernel_gflops = m.gflops;
+  r.kernel = kernel_time(m);
   if (on_result) on_result(page_);
 }
 
@@ -100,7 +99,7 @@ int LessonRunner::baseline_page() const {
 std::optional<double> LessonRunner::speedup(int page) const {
   const LessonPageResult& base = result(baseline_page());
   const LessonPageResult& r = result(page);
-  if (base.kernel_ms && r.kernel_ms && *r.kernel_ms > 0) return *base.kernel_ms / *r.kernel_ms;
+  if (base.kernel && r.kernel && r.kernel->ms > 0) return base.kernel->ms / r.kernel->ms;
   if (base.model_ms && r.model_ms && *r.model_ms > 0) return *base.model_ms / *r.model_ms;
   return std::nullopt;
 }
@@ -110,10 +109,10 @@ std::string LessonRunner::result_text(int page) const {
   const int base = baseline_page();
   const std::string base_title = "'" + lesson_.pages[static_cast<size_t>(base)].title + "'";
   std::string s;
-  if (r.kernel_ms) s = format("kernel %.3f ms", *r.kernel_ms) + format(" (%.1f GFLOP/s)", r.kernel_gflops.value_or(0));
+  if (r.kernel) s = "kernel " + r.kernel->text() + " on " + r.kernel->target_kind();
   if (r.model_ms)
-    s += (s.empty() ? "" : "; ") + format("model %.3f ms, ", *r.model_ms) + bytes_text(r.model_bytes) + " moved by " +
-         std::to_string(r.kernels) + " kernels";
+    s += (s.empty() ? "" : "; ") + std::string("model ") + format_ms(*r.model_ms) + ", " + bytes_text(r.model_bytes) +
+         " moved by " + std::to_string(r.kernels) + " kernels";
   if (s.empty()) return s;
   std::optional<double> up = speedup(page);
   if (page == base) {

@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "views/common/kernel_results.h"
+#include "views/common/kernel_time.h"
 #include "views/lessons/lesson.h"
 
 namespace tessel::views {
@@ -31,10 +32,9 @@ struct LessonActions {
 };
 
 struct LessonPageResult {
-  std::optional<double> kernel_ms;  // the page's kernel, measured correct (min time)
-  std::optional<double> kernel_gflops;
-  std::optional<double> model_ms;  // the model profile's median run
-  int64_t model_bytes = 0;         // bytes moved by all kernels of that profile
+  std::optional<KernelTime> kernel;  // the page's kernel, measured correct
+  std::optional<double> model_ms;    // the model profile's median run
+  int64_t model_bytes = 0;           // bytes moved by all kernels of that profile
   int kernels = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/common/kernel_time.h"
 #include "views/profile/profile_table_model.h"
 #include "views/profile/timeline_widget.h"
 
@@ -112,16 +113,41 @@ void ProfilePane::set_profile(ModelProfilePtr profile) {
     status_->setText(tr("Profiling failed: %1").arg(QString::fromStdString(profile->error)));
     return;
   }
+  if (!profile->ceilings && ceilings_) {
+    // Calibrated since the measuring process sent it: the roofline columns follow the ceilings.
+    auto with = std::make_shared<ModelProfile>(*profile);
+    with->ceilings = ceilings_;
+    for (compile::KernelProfile& k : with->profile.kernels)
+      if (k.intensity > 0) k.attainable_gflops = ceilings_->attainable(k.intensity, &k.bound);
+    profile = std::move(with);
+  }
   model_->set_profile(profile);
   timeline_->set_lanes(timeline_lanes(profile->profile));
   const auto& p = profile->profile;
-  status_->setText(tr("%1 kernels, median run %2 ms on %3 (%4 threads)%5")
+  const KernelTime definition = p.kernels.empty() ? KernelTime{} : kernel_time(p.kernels.front(), p);
+  QString ceilings = tr("no ceilings: calibrate for the attainable column");
+  if (profile->ceilings)
+    ceilings = tr("ceilings: peak %1 GFLOP/s, DRAM %2 GB/s")
+                   .arg(profile->ceilings->peak_gflops(), 0, 'f', 0)
+                   .arg(profile->ceilings->dram_gbps(), 0, 'f', 0);
+  status_->setText(tr("%1 kernels on %2 (%3 threads), model run %4 (median) · kernel time: median of %5 runs, ± half "
+                      "the interquartile range · %6")
                        .arg(p.kernels.size())
-                       .arg(p.total_ms, 0, 'f', 3)
                        .arg(QString::fromStdString(p.target))
                        .arg(p.threads)
-                       .arg(profile->ceilings ? QString() : tr("; no ceilings: calibrate for the attainable column")));
+                       .arg(QString::fromStdString(format_ms(p.total_ms)))
+                       .arg(definition.repeats)
+                       .arg(ceilings));
   if (!selected_.isEmpty()) select_row_of(selected_);
+}
+
+void ProfilePane::set_ceilings(const std::optional<compile::MachineCeilings>& ceilings) {
+  ceilings_ = ceilings;
+  ModelProfilePtr shown = model_->profile();
+  if (!shown || !ceilings) return;
+  auto without = std::make_shared<ModelProfile>(*shown);
+  without->ceilings.reset();  // set_profile fills them in from ceilings_
+  set_profile(std::move(without));
 }
 
 void ProfilePane::set_selected_kernel(const QString& kernel) {

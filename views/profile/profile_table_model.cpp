@@ -4,6 +4,8 @@
 #include <QColor>
 #include <cstdio>
 
+#include "views/common/kernel_time.h"
+
 namespace tessel::views {
 
 void ProfileTableModel::set_profile(ModelProfilePtr profile) {
@@ -37,6 +39,7 @@ int ProfileTableModel::columnCount(const QModelIndex& parent) const { return par
 QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const compile::KernelProfile& k = profile_->profile.kernels[static_cast<size_t>(index.row())];
+  const KernelTime t = kernel_time(k, profile_->profile);
   const double percent = sum_ms_ > 0 ? 100 * k.ms_median / sum_ms_ : 0;
   if (role == Qt::UserRole) {  // the sort key
     switch (index.column()) {
@@ -47,9 +50,9 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
       case kPercent:
         return percent;
       case kGflops:
-        return k.gflops;
+        return t.gflops();
       case kGbps:
-        return k.gbps;
+        return t.gbps();
       case kAttainable:
         return k.attainable_gflops;
       case kBound:
@@ -61,13 +64,13 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
       case kKernel:
         return QString::fromStdString(k.name) + (k.compiled ? "" : " [reference]");
       case kTime:
-        return QString::number(k.ms_median, 'f', 4);
+        return QString::fromStdString(t.time_text());
       case kPercent:
         return QString::number(percent, 'f', 1);
       case kGflops:
-        return QString::number(k.gflops, 'f', 2);
+        return QString::fromStdString(format_gflops_number(t.gflops()));
       case kGbps:
-        return QString::number(k.gbps, 'f', 2);
+        return QString::number(t.gbps(), 'f', 1);
       case kAttainable:
         return k.attainable_gflops > 0 ? QString::number(k.attainable_gflops, 'f', 1) : QString("—");
       case kBound:
@@ -77,10 +80,11 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole && index.column() != kKernel && index.column() != kBound)
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ToolTipRole)
-    return QString("%1\nmin %2 ms, median %3 ms\n%4 FLOPs, %5 bytes, %6 FLOP/byte")
+    return QString("%1\n%2\n%3 (fastest run %4)\n%5 FLOPs, %6 bytes, %7 FLOP/byte")
         .arg(QString::fromStdString(k.name))
-        .arg(k.ms_min, 0, 'f', 4)
-        .arg(k.ms_median, 0, 'f', 4)
+        .arg(QString::fromStdString(t.text()))
+        .arg(QString::fromStdString(t.definition()))
+        .arg(QString::fromStdString(format_ms(k.ms_min)))
         .arg(k.flops)
         .arg(k.bytes)
         .arg(k.intensity, 0, 'f', 2);
@@ -94,7 +98,7 @@ QVariant ProfileTableModel::headerData(int section, Qt::Orientation orientation,
     case kKernel:
       return QStringLiteral("Kernel");
     case kTime:
-      return QStringLiteral("Time (ms)");
+      return QStringLiteral("Time (median ± spread)");
     case kPercent:
       return QStringLiteral("% of total");
     case kGflops:
@@ -112,13 +116,16 @@ QVariant ProfileTableModel::headerData(int section, Qt::Orientation orientation,
 std::string profile_csv(const compile::Profile& p) {
   double sum = 0;
   for (const auto& k : p.kernels) sum += k.ms_median;
-  std::string out = "kernel,ms_median,ms_min,percent,gflops,gbps,intensity,attainable_gflops,bound,compiled\n";
+  // GFLOP/s and GB/s at the median time, as the table shows them (views/common/kernel_time.h).
+  std::string out =
+      "kernel,ms_median,ms_q1,ms_q3,ms_min,percent,gflops,gbps,intensity,attainable_gflops,bound,compiled\n";
   for (const auto& k : p.kernels) {
+    const KernelTime t = kernel_time(k, p);
     char line[512];
     // Kernel names are identifiers and bounds contain no commas or quotes, but quote both anyway.
-    std::snprintf(line, sizeof line, "\"%s\",%.6f,%.6f,%.2f,%.4f,%.4f,%.4f,%.4f,\"%s\",%s\n", k.name.c_str(),
-                  k.ms_median, k.ms_min, sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity,
-                  k.attainable_gflops, k.bound.c_str(), k.compiled ? "true" : "false");
+    std::snprintf(line, sizeof line, "\"%s\",%.6f,%.6f,%.6f,%.6f,%.2f,%.4f,%.4f,%.4f,%.4f,\"%s\",%s\n", k.name.c_str(),
+                  k.ms_median, k.ms_q1, k.ms_q3, k.ms_min, sum > 0 ? 100 * k.ms_median / sum : 0, t.gflops(), t.gbps(),
+                  k.intensity, k.attainable_gflops, k.bound.c_str(), k.compiled ? "true" : "false");
     out += line;
   }
   return out;

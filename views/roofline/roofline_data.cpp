@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "views/common/kernel_time.h"
+
 namespace tessel::views {
 
 namespace {
@@ -24,14 +26,17 @@ double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v)));
 
 }  // namespace
 
-RooflinePoint roofline_point(const compile::KernelProfile& k, const std::optional<compile::MachineCeilings>& ceilings) {
-  RooflinePoint p{k.name, k.intensity, k.gflops, k.attainable_gflops, k.bound};
+RooflinePoint roofline_point(const compile::KernelProfile& k, const compile::Profile& profile,
+                             const std::optional<compile::MachineCeilings>& ceilings) {
+  const KernelTime t = kernel_time(k, profile);
+  RooflinePoint p{k.name, k.intensity, t.gflops(), k.attainable_gflops, k.bound, t.text()};
   complete(p, ceilings);
   return p;
 }
 
 RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<compile::MachineCeilings>& ceilings) {
-  RooflinePoint p{m.kernel, m.intensity, m.gflops, m.attainable_gflops, m.bound};
+  const KernelTime t = kernel_time(m);
+  RooflinePoint p{m.kernel, m.intensity, t.gflops(), m.attainable_gflops, m.bound, t.text()};
   complete(p, ceilings);
   return p;
 }
@@ -43,7 +48,7 @@ RooflineData roofline_from_profile(const compile::Profile& profile,
   RooflineData d;
   d.ceilings = ceilings;
   for (const compile::KernelProfile& k : profile.kernels) {
-    RooflinePoint p = roofline_point(k, ceilings);
+    RooflinePoint p = roofline_point(k, profile, ceilings);
     if (is_plottable(p))
       d.points.push_back(std::move(p));
     else
@@ -91,8 +96,8 @@ AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::option
 }
 
 std::string point_tooltip(const RooflinePoint& p) {
-  std::string s =
-      p.kernel + "\n" + format("%.2f GFLOP/s", p.gflops) + "\n" + format("intensity %.2f FLOP/byte", p.intensity);
+  std::string s = p.kernel + "\n" + (p.time.empty() ? format("%.1f GFLOP/s", p.gflops) : p.time) + "\n" +
+                  format("intensity %.2f FLOP/byte", p.intensity);
   if (p.attainable_gflops > 0)
     s += "\n" + format("%.1f%% of attainable ", p.percent_of_attainable()) +
          format("(%.1f GFLOP/s)", p.attainable_gflops) + "\nbound by " + p.bound;

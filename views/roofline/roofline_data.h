@@ -26,9 +26,10 @@ namespace tessel::views {
 struct RooflinePoint {
   std::string kernel;
   double intensity = 0;          // FLOP per byte moved
-  double gflops = 0;             // achieved (at the minimum time)
+  double gflops = 0;             // achieved, at the median time (views/common/kernel_time.h)
   double attainable_gflops = 0;  // the roof at this intensity; 0 without ceilings
   std::string bound;             // "compute (fma_512)" / "memory (dram)"; empty without ceilings
+  std::string time;              // KernelTime::text() of the measurement
   double percent_of_attainable() const { return attainable_gflops > 0 ? 100 * gflops / attainable_gflops : 0; }
 };
 
@@ -49,7 +50,8 @@ struct RooflineData {
 };
 
 // Fills attainable/bound from `ceilings` when the source did not (it had no cached ceilings).
-RooflinePoint roofline_point(const compile::KernelProfile& k, const std::optional<compile::MachineCeilings>& ceilings);
+RooflinePoint roofline_point(const compile::KernelProfile& k, const compile::Profile& p,
+                             const std::optional<compile::MachineCeilings>& ceilings);
 RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<compile::MachineCeilings>& ceilings);
 bool is_plottable(const RooflinePoint& p);
 RooflineData roofline_from_profile(const compile::Profile& p, const std::optional<compile::MachineCeilings>& ceilings);

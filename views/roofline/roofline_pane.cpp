@@ -51,6 +51,11 @@ QScatterSeries* scatter(const QString& name, const QColor& color, double size, b
   return s;
 }
 
+// A legend entry wraps as a whole: no break at its spaces or after the '/' of "GFLOP/s".
+QString unbreakable(const QString& text) {
+  return text.toHtmlEscaped().replace(' ', "&nbsp;").replace('/', QString::fromUtf8("/\u2060"));
+}
+
 }  // namespace
 
 RooflinePane::RooflinePane(QWidget* parent) : QWidget(parent) {
@@ -78,11 +83,8 @@ RooflinePane::RooflinePane(QWidget* parent) : QWidget(parent) {
 
   chart_ = new QChart;
   chart_->setTitle(tr("Roofline"));
-  chart_->legend()->setAlignment(Qt::AlignBottom);
-  chart_->legend()->setShowToolTips(true);  // a label elided for room shows in full on hover
-  QFont legend_font = chart_->legend()->font();
-  legend_font.setPointSizeF(legend_font.pointSizeF() * 0.85);
-  chart_->legend()->setFont(legend_font);
+  // The chart's own legend elides its labels when the pane is narrow; ours wraps instead.
+  chart_->legend()->hide();
   chart_->setMargins(QMargins(4, 4, 4, 4));
   x_axis_ = new QLogValueAxis;
   x_axis_->setTitleText(tr("arithmetic intensity (FLOP/byte)"));
@@ -98,6 +100,11 @@ RooflinePane::RooflinePane(QWidget* parent) : QWidget(parent) {
   view_->setRenderHint(QPainter::Antialiasing);
   view_->setMinimumHeight(360);  // QLogValueAxis labels collapse to "…" below ~350 px
   layout->addWidget(view_, 1);
+  legend_ = new QLabel(this);
+  legend_->setObjectName("roofline_legend");
+  legend_->setWordWrap(true);
+  legend_->setTextFormat(Qt::RichText);
+  layout->addWidget(legend_);
   footnote_ = new QLabel(this);
   footnote_->setWordWrap(true);
   footnote_->setStyleSheet("color: gray;");
@@ -152,6 +159,12 @@ void RooflinePane::set_ceilings(const std::optional<compile::MachineCeilings>& c
   for (auto& [name, p] : points_)
     if (p.attainable_gflops <= 0 && ceilings_ && p.intensity > 0)
       p.attainable_gflops = ceilings_->attainable(p.intensity, &p.bound);
+  rebuild();
+}
+
+void RooflinePane::set_calibration_canceled() {
+  calibrate_->setEnabled(true);
+  message_->setText(tr("No machine ceilings for this target yet: calibrate once to see what bounds each kernel."));
   rebuild();
 }
 
@@ -239,8 +252,21 @@ void RooflinePane::rebuild() {
     });
   }
   // Only the ceilings and the point kinds need a legend entry; the arrow explains itself.
-  if (arrow_)
-    for (QLegendMarker* m : chart_->legend()->markers(arrow_)) m->setVisible(false);
+  QStringList entries;
+  for (QAbstractSeries* s : chart_->series()) {
+    if (s == arrow_) continue;
+    QString mark = QString::fromUtf8("●");
+    QColor color = kPointColor;
+    if (auto* line = qobject_cast<QLineSeries*>(s); line && !qobject_cast<QScatterSeries*>(s)) {
+      mark = QString::fromUtf8(line->pen().style() == Qt::DashLine ? "╌╌" : "━━");
+      color = line->pen().color();
+    } else if (auto* points = qobject_cast<QScatterSeries*>(s)) {
+      color = points->borderColor();
+      if (points == previous_series_) mark = QString::fromUtf8("○");
+    }
+    entries << QString("<span style=\"color:%1\">%2</span>&nbsp;%3").arg(color.name(), mark, unbreakable(s->name()));
+  }
+  legend_->setText(entries.join(" &nbsp; "));
 
   QString note;
   if (points_.empty()) note = tr("No kernel measured yet: profile the model or edit a kernel's schedule.");
@@ -285,17 +311,22 @@ const RooflinePoint* RooflinePane::point_near(const QPointF& value) const {
   return best;
 }
 
-bool RooflinePane::export_png(const QString& path) const { return view_->grab().save(path, "PNG"); }
+// Exports hold the chart and its legend.
+bool RooflinePane::export_png(const QString& path) const {
+  return legend_->parentWidget()->grab(view_->geometry().united(legend_->geometry())).save(path, "PNG");
+}
 
 bool RooflinePane::export_svg(const QString& path) const {
   QSvgGenerator svg;
   svg.setFileName(path);
-  svg.setSize(view_->size());
-  svg.setViewBox(QRect(QPoint(0, 0), view_->size()));
+  const QRect area = view_->geometry().united(legend_->geometry());
+  svg.setSize(area.size());
+  svg.setViewBox(QRect(QPoint(0, 0), area.size()));
   svg.setTitle(tr("Roofline"));
   QPainter painter;
   if (!painter.begin(&svg)) return false;
-  view_->render(&painter);
+  view_->render(&painter, QRectF(view_->geometry().translated(-area.topLeft())));
+  legend_->render(&painter, legend_->geometry().topLeft() - area.topLeft());
   return painter.end();
 }
 

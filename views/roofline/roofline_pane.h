@@ -46,6 +46,7 @@ class RooflinePane : public QWidget {
   void set_measurement(KernelMeasurementPtr m);
   void set_ceilings(const std::optional<compile::MachineCeilings>& ceilings);
   void set_calibration_error(const QString& error);  // shown in the message bar
+  void set_calibration_canceled();                   // the offer to calibrate comes back
   void set_selected_kernel(const QString& kernel);
   void clear();  // a new model
 
@@ -59,6 +60,7 @@ class RooflinePane : public QWidget {
   QString tooltip(const QString& kernel) const;  // empty when the kernel has no point
   QStringList not_shown() const;                 // kernels without FLOPs
   bool calibrate_offered() const;
+  QLabel* legend() const { return legend_; }  // one entry per ceiling and point kind, wrapped
 
   bool export_png(const QString& path) const;
   bool export_svg(const QString& path) const;
@@ -78,6 +80,7 @@ class RooflinePane : public QWidget {
   QPushButton* calibrate_ = nullptr;
   QWidget* message_bar_ = nullptr;
   QLabel* footnote_ = nullptr;
+  QLabel* legend_ = nullptr;
   QChart* chart_ = nullptr;
   QChartView* view_ = nullptr;
   QLogValueAxis* x_axis_ = nullptr;

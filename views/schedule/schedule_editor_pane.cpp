@@ -17,6 +17,7 @@
 
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
+#include "views/common/kernel_time.h"
 #include "views/edit/kernel_lowering.h"
 #include "views/schedule/schedule_highlighter.h"
 #include "views/schedule/step_choices.h"
@@ -118,14 +119,15 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   title_->setStyleSheet("font-weight: bold");
   badge_ = new QLabel(this);
   badge_->setObjectName("badge");
-  // A long measuring error must not widen the dock (and the window with it): the badge is cut,
-  // its tooltip and the error line below hold the whole text.
+  // A long measuring error must not widen the dock (and the window with it): the badge is cut, its
+  // tooltip and the error line below hold the whole text.
   badge_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   expression_ = new QPlainTextEdit(this);
   expression_->setReadOnly(true);
   expression_->setLineWrapMode(QPlainTextEdit::NoWrap);
   expression_->setMaximumHeight(90);
+  expression_->setMinimumHeight(40);  // two lines at least; the pane gives the badge its own line
   expression_->setFont(QFont("monospace", 9));
 
   list_ = new QListView(this);
@@ -168,10 +170,12 @@ ScheduleEditorPane::ScheduleEditorPane(QWidget* parent)
   buttons->addWidget(copy_);
 
   form_ = new StepForm(this);
-  auto* header = new QHBoxLayout;
-  header->addWidget(title_, 1);
-  header->addWidget(badge_, 1);
-  badge_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  // The kernel's name, and under it the badge (time ± spread · GFLOP/s · target) with the whole
+  // width of the pane.
+  auto* header = new QVBoxLayout;
+  header->setSpacing(0);
+  header->addWidget(title_);
+  header->addWidget(badge_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(header);
@@ -493,7 +497,8 @@ void ScheduleEditorPane::show_measurement(KernelMeasurementPtr m) {
   KernelState* st = current();
   if (st && m->generation < st->generation) return;  // measures an older edit
   using V = KernelMeasurement::Verdict;
-  QString time = QString("%1 ms · %2 GFLOP/s").arg(m->ms_median, 0, 'g', 3).arg(m->gflops, 0, 'f', 1);
+  const KernelTime t = kernel_time(*m);
+  const QString time = q(t.text() + " · " + t.target_kind());
   switch (m->verdict) {
     case V::kPending:
       badge_->setText(QString::fromUtf8("… measuring"));
@@ -508,7 +513,8 @@ void ScheduleEditorPane::show_measurement(KernelMeasurementPtr m) {
       badge_->setText(QString::fromUtf8("✗ ") + q(m->error));
       break;
   }
-  badge_->setToolTip(q(m->target) + (m->bound.empty() ? QString() : "\nbound: " + q(m->bound)));
+  badge_->setToolTip(q(t.definition()) + "\n" + q(m->target) +
+                     (m->bound.empty() ? QString() : "\nbound: " + q(m->bound)));
 }
 
 std::string ScheduleEditorPane::text_form(const QString& kernel) const {

@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 
+#include "core/compile/kernel_compiler.h"
 #include "core/frontend/load_model.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/passes/pipeline_options_json.h"
@@ -107,5 +108,7 @@ StudioSnapshotPtr compile_model(const SessionDocument& doc, const CompileProgres
 }
 
 std::vector<std::string> available_targets() { return TargetKindRegistry::global().names(); }
+
+std::string default_session_target() { return compile::default_target().kind(); }
 
 }  // namespace tessel::views

@@ -37,5 +37,7 @@ StudioSnapshotPtr compile_model(const SessionDocument& doc, const CompileProgres
 
 // Targets the picker offers: the reference executor always, then what core/target registers.
 std::vector<std::string> available_targets();
+// The target a new session starts on: compile::default_target(), the best code generator loaded.
+std::string default_session_target();
 
 }  // namespace tessel::views

@@ -49,6 +49,7 @@ SessionController::~SessionController() {
 void SessionController::open_model(const QString& path) {
   SessionDocument doc;
   doc.model_path = QFileInfo(path).absoluteFilePath().toStdString();
+  doc.target = default_session_target();
   try {
     doc.model_sha256 = file_sha256(doc.model_path);
   } catch (const Error&) {
