@@ -1,7 +1,7 @@
 // Reference kernels and inference of the ops in index_ops.def and the newer element-wise rows:
 // trigonometry, IsInf/IsNaN, Mod, BitShift, Shrink, Trilu, CumSum, OneHot, EyeLike, GatherND,
-// ScatterND, TopK, NonZero, Compress, Einsum, Det, windows, the losses and MaxUnpool. Expected
-// values are written out by hand.
+// ScatterND, TopK, NonZero, Compress, Unique, NonMaxSuppression, Einsum, Det, windows, the losses
+// and MaxUnpool. Expected values are written out by hand.
 #include <cmath>
 #include <limits>
 
@@ -65,12 +65,13 @@ class TestMathIndexOps : public QObject {
   }
 
   void bitShiftAndShrink() {
-    QCOMPARE(
-        doubles(run1("BitShift", {v(u8({3}, {16, 4, 255})), v(u8({3}, {1, 2, 9}))}, {{"direction", std::string("LEFT")}})),
-        (std::vector<double>{32, 16, 0}));
+    QCOMPARE(doubles(run1("BitShift", {v(u8({3}, {16, 4, 255})), v(u8({3}, {1, 2, 9}))},
+                          {{"direction", std::string("LEFT")}})),
+             (std::vector<double>{32, 16, 0}));
     QCOMPARE(doubles(run1("BitShift", {v(u8({2}, {16, 255})), v(u8({1}, {3}))}, {{"direction", std::string("RIGHT")}})),
              (std::vector<double>{2, 31}));
-    QVERIFY(near(doubles(run1("Shrink", {v(f32({3}, {-2, 0.3f, 2}))}, {{"bias", 1.5}, {"lambd", 1.5}})), {-0.5, 0, 0.5}));
+    QVERIFY(
+        near(doubles(run1("Shrink", {v(f32({3}, {-2, 0.3f, 2}))}, {{"bias", 1.5}, {"lambd", 1.5}})), {-0.5, 0, 0.5}));
     QVERIFY(near(doubles(run1("ThresholdedRelu", {v(f32({3}, {0.5f, 1, 2}))})), {0, 0, 2}));
   }
 
@@ -109,17 +110,24 @@ class TestMathIndexOps : public QObject {
     QCOMPARE(doubles(run1("GatherND", {v(data), v(i64({2, 1}, {1, 0}))}, {{"batch_dims", int64_t{1}}})),
              (std::vector<double>{1, 2}));
     const Tensor upd = f32({2}, {10, 20});
-    QCOMPARE(doubles(run1("ScatterND", {v(data), v(i64({2, 2}, {0, 1, 0, 1})), v(upd)})), (std::vector<double>{0, 20, 2, 3}));
-    QCOMPARE(doubles(run1("ScatterND", {v(data), v(i64({2, 2}, {0, 1, 0, 1})), v(upd)}, {{"reduction", std::string("add")}})),
+    QCOMPARE(doubles(run1("ScatterND", {v(data), v(i64({2, 2}, {0, 1, 0, 1})), v(upd)})),
+             (std::vector<double>{0, 20, 2, 3}));
+    QCOMPARE(doubles(run1("ScatterND", {v(data), v(i64({2, 2}, {0, 1, 0, 1})), v(upd)},
+                          {{"reduction", std::string("add")}})),
              (std::vector<double>{0, 31, 2, 3}));
-    QVERIFY(contains(error_of([&] { run1("GatherND", {v(data), v(i64({1, 2}, {0, 2}))}); }), "index 2 out of range [-2, 2)"));
+    QVERIFY(contains(error_of([&] {
+                       run1("GatherND", {v(data), v(i64({1, 2}, {0, 2}))});
+                     }),
+                     "index 2 out of range [-2, 2)"));
   }
 
   void topKKeepsTheLowerIndexOnTies() {
-    const auto out = run_op("TopK", {{"largest", int64_t{1}}}, {v(f32({5}, {3, 1, 3, 2, 5})), constant(i64({1}, {3}))}, 2);
+    const auto out =
+        run_op("TopK", {{"largest", int64_t{1}}}, {v(f32({5}, {3, 1, 3, 2, 5})), constant(i64({1}, {3}))}, 2);
     QCOMPARE(doubles(out[0]), (std::vector<double>{5, 3, 3}));
     QCOMPARE(doubles(out[1]), (std::vector<double>{4, 0, 2}));
-    const auto low = run_op("TopK", {{"largest", int64_t{0}}}, {v(f32({5}, {3, 1, 3, 2, 5})), constant(i64({1}, {2}))}, 2);
+    const auto low =
+        run_op("TopK", {{"largest", int64_t{0}}}, {v(f32({5}, {3, 1, 3, 2, 5})), constant(i64({1}, {2}))}, 2);
     QCOMPARE(doubles(low[1]), (std::vector<double>{1, 3}));
   }
 
@@ -159,16 +167,34 @@ class TestMathIndexOps : public QObject {
     const Tensor logp = f32({2, 3}, {-1, -2, -3, -4, -5, -6});
     const Tensor target = i64({2}, {2, 0});
     QVERIFY(near(doubles(run1("NegativeLogLikelihoodLoss", {v(logp), v(target)})), {3.5}));
+    QVERIFY(near(doubles(run1("NegativeLogLikelihoodLoss", {v(logp), v(target)}, {{"reduction", std::string("none")}})),
+                 {3, 4}));
     QVERIFY(
-        near(doubles(run1("NegativeLogLikelihoodLoss", {v(logp), v(target)}, {{"reduction", std::string("none")}})), {3, 4}));
-    QVERIFY(near(doubles(run1("NegativeLogLikelihoodLoss", {v(logp), v(target)}, {{"ignore_index", int64_t{0}}})), {3}));
-    QVERIFY(near(doubles(run1("NegativeLogLikelihoodLoss", {v(logp), v(target), v(f32({3}, {1, 1, 3}))})), {(9.0 + 4.0) / 4.0}));
+        near(doubles(run1("NegativeLogLikelihoodLoss", {v(logp), v(target)}, {{"ignore_index", int64_t{0}}})), {3}));
+    QVERIFY(near(doubles(run1("NegativeLogLikelihoodLoss", {v(logp), v(target), v(f32({3}, {1, 1, 3}))})),
+                 {(9.0 + 4.0) / 4.0}));
     const Tensor sce = run1("SoftmaxCrossEntropyLoss", {v(f32({1, 2}, {0, 0})), v(i64({1}, {1}))});
     QVERIFY(near(doubles(sce), {std::log(2.0)}));
     const Tensor up = run1("MaxUnpool", {v(f32({1, 1, 1, 2}, {5, 7})), v(i64({1, 1, 1, 2}, {1, 3}))},
                            {{"kernel_shape", std::vector<int64_t>{1, 2}}, {"strides", std::vector<int64_t>{1, 2}}});
     QCOMPARE(up.shape(), (Shape{1, 1, 1, 4}));
     QCOMPARE(doubles(up), (std::vector<double>{0, 5, 0, 7}));
+  }
+
+  void uniqueAndNonMaxSuppression() {
+    const auto u = run_op("Unique", {{"sorted", int64_t{0}}}, {constant(f32({5}, {2, 1, 2, 3, 1}))}, 4);
+    QCOMPARE(doubles(u[0]), (std::vector<double>{2, 1, 3}));
+    QCOMPARE(doubles(u[1]), (std::vector<double>{0, 1, 3}));
+    QCOMPARE(doubles(u[2]), (std::vector<double>{0, 1, 0, 2, 1}));
+    QCOMPARE(doubles(u[3]), (std::vector<double>{2, 2, 1}));
+    const auto rows = run_op("Unique", {{"axis", int64_t{0}}}, {constant(f32({3, 2}, {1, 2, 0, 1, 1, 2}))}, 1);
+    QCOMPARE(doubles(rows[0]), (std::vector<double>{0, 1, 1, 2}));
+    // Box 1 overlaps box 0 (IoU 0.81 > 0.5) and is suppressed; box 2 is apart.
+    const Tensor boxes = f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 5, 1, 6});
+    const Tensor nms = run1("NonMaxSuppression", {constant(boxes), constant(f32({1, 1, 3}, {0.9f, 0.8f, 0.7f})),
+                                                  constant(i64({1}, {3})), constant(f32({1}, {0.5f}))});
+    QCOMPARE(nms.shape(), (Shape{2, 3}));
+    QCOMPARE(doubles(nms), (std::vector<double>{0, 0, 0, 0, 0, 2}));
   }
 };
 

@@ -2,6 +2,8 @@
 #include "core/graph/ops/index_ops.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -410,6 +412,183 @@ void CompressOp::reference(const Attrs& a, const KernelArgs& args) {
     for (int64_t r = 0; r < n; ++r)
       for (int64_t in = 0; in < s.inner; ++in)
         copy_element(x, (o * s.extent + keep[r]) * s.inner + in, y, (o * n + r) * s.inner + in);
+}
+
+// ---------------------------------------------------------------- Unique
+
+namespace {
+
+struct UniqueResult {
+  std::vector<int64_t> first;    // per unique slice: where it first occurs
+  std::vector<int64_t> inverse;  // per input slice: its unique slice
+  std::vector<int64_t> counts;   // per unique slice
+};
+
+// Slices along `axis` (or elements, when flat) compared by value, lexicographically.
+UniqueResult find_unique(const Tensor& x, int64_t axis, bool flat, bool sorted) {
+  const Shape& s = x.shape();
+  const AxisSplit split = flat ? AxisSplit{1, x.numel(), 1} : split_at(s, axis);
+  auto slice = [&](int64_t p) {
+    std::vector<double> v;
+    for (int64_t o = 0; o < split.outer; ++o)
+      for (int64_t in = 0; in < split.inner; ++in) v.push_back(x.get_double((o * split.extent + p) * split.inner + in));
+    return v;
+  };
+  std::vector<std::vector<double>> slices;
+  for (int64_t p = 0; p < split.extent; ++p) slices.push_back(slice(p));
+  UniqueResult r;
+  std::vector<int64_t> slot(static_cast<size_t>(split.extent));
+  for (int64_t p = 0; p < split.extent; ++p) {
+    int64_t found = -1;
+    for (size_t u = 0; u < r.first.size() && found < 0; ++u)
+      if (slices[static_cast<size_t>(r.first[u])] == slices[static_cast<size_t>(p)]) found = static_cast<int64_t>(u);
+    if (found < 0) {
+      found = static_cast<int64_t>(r.first.size());
+      r.first.push_back(p);
+      r.counts.push_back(0);
+    }
+    ++r.counts[static_cast<size_t>(found)];
+    slot[static_cast<size_t>(p)] = found;
+  }
+  if (sorted) {
+    std::vector<int64_t> order(r.first.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return slices[static_cast<size_t>(r.first[static_cast<size_t>(a)])] <
+             slices[static_cast<size_t>(r.first[static_cast<size_t>(b)])];
+    });
+    std::vector<int64_t> rank(order.size()), first, counts;
+    for (size_t k = 0; k < order.size(); ++k) {
+      rank[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);
+      first.push_back(r.first[static_cast<size_t>(order[k])]);
+      counts.push_back(r.counts[static_cast<size_t>(order[k])]);
+    }
+    r.first = first;
+    r.counts = counts;
+    for (int64_t& v : slot) v = rank[static_cast<size_t>(v)];
+  }
+  r.inverse = slot;
+  return r;
+}
+
+}  // namespace
+
+void UniqueOp::infer(const Attrs& a, InferContext& ctx) {
+  const Tensor& x = ctx.require_value(0, "the input (Unique's output shape depends on its values)");
+  const bool flat = a.axis == INT64_MIN;
+  const int64_t axis = flat ? 0 : axis_in(a.axis, x.rank(), "Unique");
+  const UniqueResult r = find_unique(x, axis, flat, a.sorted != 0);
+  const int64_t n = static_cast<int64_t>(r.first.size());
+  Shape y = flat ? Shape{n} : x.shape();
+  if (!flat) y[axis] = n;
+  ctx.set_output(0, x.dtype(), y);
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DataType::kInt64, {n});
+  if (ctx.num_outputs() > 2) ctx.set_output(2, DataType::kInt64, {static_cast<int64_t>(r.inverse.size())});
+  if (ctx.num_outputs() > 3) ctx.set_output(3, DataType::kInt64, {n});
+}
+
+void UniqueOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Tensor& x = args.in(0);
+  const bool flat = a.axis == INT64_MIN;
+  const int64_t axis = flat ? 0 : axis_in(a.axis, x.rank(), "Unique");
+  const UniqueResult r = find_unique(x, axis, flat, a.sorted != 0);
+  const AxisSplit s = flat ? AxisSplit{1, x.numel(), 1} : split_at(x.shape(), axis);
+  const int64_t n = static_cast<int64_t>(r.first.size());
+  Tensor& y = args.out(0);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t u = 0; u < n; ++u)
+      for (int64_t in = 0; in < s.inner; ++in)
+        copy_element(x, (o * s.extent + r.first[static_cast<size_t>(u)]) * s.inner + in, y, (o * n + u) * s.inner + in);
+  const std::vector<int64_t>* extra[] = {&r.first, &r.inverse, &r.counts};
+  for (size_t k = 1; k < args.outputs->size() && k < 4; ++k)
+    std::copy(extra[k - 1]->begin(), extra[k - 1]->end(), args.out(static_cast<int>(k)).data<int64_t>());
+}
+
+// ---------------------------------------------------------------- NonMaxSuppression
+
+namespace {
+
+struct Box {
+  double y1, x1, y2, x2;
+};
+
+Box box_at(const Tensor& boxes, int64_t offset, bool center) {
+  const double a = boxes.get_double(offset), b = boxes.get_double(offset + 1), c = boxes.get_double(offset + 2),
+               d = boxes.get_double(offset + 3);
+  if (center) return {b - d / 2, a - c / 2, b + d / 2, a + c / 2};
+  return {std::min(a, c), std::min(b, d), std::max(a, c), std::max(b, d)};
+}
+
+double iou(const Box& p, const Box& q) {
+  const double h = std::max(0.0, std::min(p.y2, q.y2) - std::max(p.y1, q.y1));
+  const double w = std::max(0.0, std::min(p.x2, q.x2) - std::max(p.x1, q.x1));
+  const double inter = h * w;
+  const double uni = (p.y2 - p.y1) * (p.x2 - p.x1) + (q.y2 - q.y1) * (q.x2 - q.x1) - inter;
+  return uni <= 0 ? 0.0 : inter / uni;
+}
+
+// (batch, class, box) of every selected box, in ONNX's order.
+std::vector<std::array<int64_t, 3>> suppress(const NonMaxSuppressionAttrs& a, const Tensor& boxes, const Tensor& scores,
+                                             const Tensor* max_boxes, const Tensor* iou_threshold,
+                                             const Tensor* score_threshold) {
+  const int64_t batches = scores.shape()[0], classes = scores.shape()[1], n = scores.shape()[2];
+  const int64_t limit = max_boxes && max_boxes->numel() > 0 ? max_boxes->to_int64s()[0] : 0;
+  const double overlap = iou_threshold && iou_threshold->numel() > 0 ? iou_threshold->get_double(0) : 0.0;
+  const bool has_floor = score_threshold && score_threshold->numel() > 0;
+  const double floor = has_floor ? score_threshold->get_double(0) : 0.0;
+  std::vector<std::array<int64_t, 3>> out;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      std::vector<int64_t> order;
+      for (int64_t i = 0; i < n; ++i)
+        if (!has_floor || scores.get_double((b * classes + c) * n + i) > floor) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+        return scores.get_double((b * classes + c) * n + p) > scores.get_double((b * classes + c) * n + q);
+      });
+      std::vector<Box> kept;
+      for (int64_t i : order) {
+        if (static_cast<int64_t>(kept.size()) >= limit) break;
+        const Box candidate = box_at(boxes, (b * n + i) * 4, a.center_point_box != 0);
+        bool keep = true;
+        for (const Box& k : kept) keep = keep && iou(k, candidate) <= overlap;
+        if (!keep) continue;
+        kept.push_back(candidate);
+        out.push_back({b, c, i});
+      }
+    }
+  return out;
+}
+
+const Tensor* optional_value(const InferContext& ctx, int i, const char* what) {
+  return ctx.has_input(i) ? &ctx.require_value(i, what) : nullptr;
+}
+
+}  // namespace
+
+void NonMaxSuppressionOp::infer(const Attrs& a, InferContext& ctx) {
+  const Shape& boxes = ctx.input(0).shape;
+  const Shape& scores = ctx.input(1).shape;
+  if (boxes.size() != 3 || boxes[2] != 4 || scores.size() != 3 || scores[0] != boxes[0] || scores[2] != boxes[1])
+    throw Error("NonMaxSuppression: boxes " + shape_str(boxes) + " and scores " + shape_str(scores) +
+                " must be [B, N, 4] and [B, C, N]");
+  const auto selected = suppress(a, ctx.require_value(0, "boxes"), ctx.require_value(1, "scores"),
+                                 optional_value(ctx, 2, "max_output_boxes_per_class"),
+                                 optional_value(ctx, 3, "iou_threshold"), optional_value(ctx, 4, "score_threshold"));
+  ctx.set_output(0, DataType::kInt64, {static_cast<int64_t>(selected.size()), 3});
+}
+
+void NonMaxSuppressionOp::reference(const Attrs& a, const KernelArgs& args) {
+  auto opt = [&](int i) { return args.has(i) ? &args.in(i) : nullptr; };
+  const auto selected = suppress(a, args.in(0), args.in(1), opt(2), opt(3), opt(4));
+  int64_t* y = args.out(0).data<int64_t>();
+  for (size_t k = 0; k < selected.size(); ++k)
+    for (size_t j = 0; j < 3; ++j) y[k * 3 + j] = selected[k][j];
+}
+
+int64_t NonMaxSuppressionOp::flops(const Attrs&, const OpTypes& t) {
+  if (!t.inputs[1]) return 0;
+  const Shape& s = t.inputs[1]->shape;
+  return shape_numel(s) * (s.size() == 3 ? s[2] : 1) * 10;  // an IoU per pair of boxes, at most
 }
 
 }  // namespace tessel::ops

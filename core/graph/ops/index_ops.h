@@ -193,4 +193,57 @@ struct CompressOp {
   static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
 };
 
+struct UniqueAttrs {
+  int64_t axis = INT64_MIN;
+  int64_t sorted = 1;
+  template <class V>
+  void visit(V& v) {
+    v(axis, {.name = "axis",
+             .doc = "Axis whose slices are compared; absent: the flattened input's elements",
+             .def = int64_t{INT64_MIN}});
+    v(sorted, {.name = "sorted",
+               .doc = "1: ascending order; 0: order of first occurrence",
+               .def = int64_t{1},
+               .min = 0,
+               .max = 1});
+  }
+};
+// Unique(x) -> (y, indices?, inverse_indices?, counts?): like NonZero, x must be known when the
+// graph is built.
+struct UniqueOp {
+  using Attrs = UniqueAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 4;
+  static constexpr int shape_inputs[] = {0};
+  static constexpr const char* doc = "Distinct elements (or slices), where each first occurs, the inverse map, counts";
+  static void infer(const Attrs& a, InferContext& ctx);
+  static void reference(const Attrs& a, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
+};
+
+struct NonMaxSuppressionAttrs {
+  int64_t center_point_box = 0;
+  template <class V>
+  void visit(V& v) {
+    v(center_point_box, {.name = "center_point_box",
+                         .doc = "0: boxes are [y1, x1, y2, x2] corners; 1: [x_center, y_center, width, height]",
+                         .def = int64_t{0},
+                         .min = 0,
+                         .max = 1});
+  }
+};
+// NonMaxSuppression(boxes [B,N,4], scores [B,C,N], max_output_boxes_per_class?, iou_threshold?,
+// score_threshold?) -> int64 [selected, 3] of (batch, class, box). Every input decides how many
+// boxes are selected, so all must be known when the graph is built.
+struct NonMaxSuppressionOp {
+  using Attrs = NonMaxSuppressionAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr int min_inputs = 2, max_inputs = 5, min_outputs = 1, max_outputs = 1;
+  static constexpr int shape_inputs[] = {0, 1, 2, 3, 4};
+  static constexpr const char* doc = "Greedy selection of the highest-scoring boxes that overlap less than a threshold";
+  static void infer(const Attrs& a, InferContext& ctx);
+  static void reference(const Attrs& a, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t);
+};
+
 }  // namespace tessel::ops

@@ -288,8 +288,8 @@ Stages prelu(BuildContext& c) {
 // integer %, which floors, so the remainder takes the divisor's sign as ONNX asks.
 Stages mod(BuildContext& c) {
   DataType t = c.input(0)->dtype;
-  if (t != DataType::kFloat32 && t != DataType::kFloat64 && t != DataType::kInt32 && t != DataType::kInt64)
-    c.unsupported(std::string(dtype_name(t)) + " operands");
+  if (t == DataType::kFloat16 || t == DataType::kBFloat16) c.unsupported(std::string(dtype_name(t)) + " operands");
+  if (!dtype_is_float(t) && t != DataType::kInt32) t = DataType::kInt64;  // narrow integers: exact in int64
   const bool fmod = c.attrs<ops::ModAttrs>().fmod != 0;
   return {elementwise(c, t, [&](Values v) {
     if (dtype_is_float(t)) return te::intrinsic("fmod", {v[0], v[1]});

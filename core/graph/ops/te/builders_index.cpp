@@ -211,17 +211,18 @@ Stages top_k(BuildContext& c) {
   return {values, indices};
 }
 
-// The condition is known when the graph is built: output position r along the axis reads the
-// r-th kept position, chosen by a chain of selects.
+// The condition is known when the graph is built: output position r along the axis (or of the
+// flattened input) reads the r-th kept position, chosen by a chain of selects.
 Stages compress(BuildContext& c) {
   const auto& a = c.attrs<ops::CompressAttrs>();
   const te::Tensor& x = c.input(0);
+  const Shape& X = x->shape;
   const bool flat = a.axis == INT64_MIN;
-  if (flat && x->shape.size() != 1) c.unsupported("no axis on a tensor of rank other than 1");
-  const int64_t axis = flat ? 0 : axis_of(c, a.axis, static_cast<int64_t>(x->shape.size()));
+  const int64_t axis = flat ? 0 : axis_of(c, a.axis, static_cast<int64_t>(X.size()));
+  const int64_t extent = flat ? shape_numel(X) : X[axis];
   const Tensor& cond = c.known(1, "condition");
   std::vector<int64_t> keep;
-  for (int64_t e = 0; e < std::min(cond.numel(), x->shape[axis]); ++e)
+  for (int64_t e = 0; e < std::min(cond.numel(), extent); ++e)
     if (cond.get_double(e) != 0) keep.push_back(e);
   if (keep.size() > 256) c.unsupported("more than 256 kept positions");
   return {te::compute(c.stage(), c.shape(), [&](Index p) {
@@ -229,8 +230,16 @@ Stages compress(BuildContext& c) {
     Expr source = make_int(keep.empty() ? 0 : keep.back());
     for (size_t k = keep.size(); k-- > 1;)
       source = te::if_then_else(loopir::eq(at, make_int(static_cast<int64_t>(k - 1))), make_int(keep[k - 1]), source);
-    std::vector<Expr> src = p;
-    src[axis] = source;
+    if (!flat) {
+      std::vector<Expr> src = p;
+      src[axis] = source;
+      return te::at(x, src);
+    }
+    std::vector<Expr> src(X.size());  // the flat position, unravelled over the input's shape
+    for (size_t k = X.size(); k-- > 0;) {
+      src[k] = source % X[k];
+      source = source / X[k];
+    }
     return te::at(x, src);
   })};
 }
