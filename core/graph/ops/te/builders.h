@@ -158,4 +158,7 @@ Stages negative_log_likelihood_loss(BuildContext& c);
 Stages softmax_cross_entropy_loss(BuildContext& c);
 Stages max_unpool(BuildContext& c);
 
+// GridSample (builders_grid_sample.cpp).
+Stages grid_sample(BuildContext& c);
+
 }  // namespace tessel::compile::te_builder
