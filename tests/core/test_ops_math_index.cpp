@@ -1,7 +1,7 @@
 // Reference kernels and inference of the ops in index_ops.def and the newer element-wise rows:
 // trigonometry, IsInf/IsNaN, Mod, BitShift, Shrink, Trilu, CumSum, OneHot, EyeLike, GatherND,
-// ScatterND, TopK, NonZero, Compress, Unique, NonMaxSuppression, Einsum, Det, windows, the losses
-// and MaxUnpool. Expected values are written out by hand.
+// ScatterND, TopK, NonZero, Compress, Unique, NonMaxSuppression, Einsum, Det, windows, the losses,
+// MaxUnpool and GridSample. Expected values are written out by hand.
 #include <cmath>
 #include <limits>
 
@@ -179,6 +179,21 @@ class TestMathIndexOps : public QObject {
                            {{"kernel_shape", std::vector<int64_t>{1, 2}}, {"strides", std::vector<int64_t>{1, 2}}});
     QCOMPARE(up.shape(), (Shape{1, 1, 1, 4}));
     QCOMPARE(doubles(up), (std::vector<double>{0, 5, 0, 7}));
+  }
+
+  void gridSampleModesAndPadding() {
+    const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+    auto sample = [&](float gx, float gy, const std::string& mode, const std::string& padding, int64_t corners) {
+      return run1("GridSample", {v(x), v(f32({1, 1, 1, 2}, {gx, gy}))},
+                  {{"mode", mode}, {"padding_mode", padding}, {"align_corners", corners}})
+          .get_double(0);
+    };
+    QCOMPARE(sample(0, 0, "bilinear", "zeros", 0), 2.5);   // the centre: all four pixels equally
+    QCOMPARE(sample(-1, -1, "nearest", "zeros", 1), 1.0);  // the top-left pixel's centre
+    QCOMPARE(sample(3, 3, "bilinear", "zeros", 0), 0.0);   // far outside
+    QCOMPARE(sample(3, 3, "bilinear", "border", 0), 4.0);  // the nearest pixel
+    QCOMPARE(sample(1, -1, "nearest", "reflection", 1), 2.0);
+    QVERIFY(contains(error_of([&] { run1("GridSample", {v(x), v(f32({1, 1, 2}, {0, 0}))}); }), "[N, Ho, Wo, 2]"));
   }
 
   void uniqueAndNonMaxSuppression() {
