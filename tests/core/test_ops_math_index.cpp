@@ -1,7 +1,7 @@
 // Reference kernels and inference of the ops in index_ops.def and the newer element-wise rows:
 // trigonometry, IsInf/IsNaN, Mod, BitShift, Shrink, Trilu, CumSum, OneHot, EyeLike, GatherND,
-// ScatterND, TopK, NonZero, Compress, Unique, NonMaxSuppression, Einsum, Det, windows, the losses,
-// MaxUnpool and GridSample. Expected values are written out by hand.
+// ScatterND, TopK, NonZero, Compress, Unique, NonMaxSuppression, ReverseSequence, Einsum, Det, DFT,
+// windows, the losses, MaxUnpool and GridSample. Expected values are written out by hand.
 #include <cmath>
 #include <limits>
 
@@ -194,6 +194,20 @@ class TestMathIndexOps : public QObject {
     QCOMPARE(sample(3, 3, "bilinear", "border", 0), 4.0);  // the nearest pixel
     QCOMPARE(sample(1, -1, "nearest", "reflection", 1), 2.0);
     QVERIFY(contains(error_of([&] { run1("GridSample", {v(x), v(f32({1, 1, 2}, {0, 0}))}); }), "[N, Ho, Wo, 2]"));
+  }
+
+  void reverseSequenceAndDft() {
+    // Time along axis 0, batch along axis 1: sequence 0 reverses 3 steps, sequence 1 only 1.
+    const Tensor x = f32({3, 2}, {0, 10, 1, 11, 2, 12});
+    QCOMPARE(doubles(run1("ReverseSequence", {v(x), v(i64({2}, {3, 1}))})), (std::vector<double>{2, 10, 1, 11, 0, 12}));
+    // The transform of [1, 2, 3, 4]: [10, -2+2i, -2, -2-2i]; the inverse brings it back.
+    const Tensor signal = f64({1, 4, 1}, {1, 2, 3, 4});
+    const Tensor spectrum = run1("DFT", {v(signal)});
+    QCOMPARE(spectrum.shape(), (Shape{1, 4, 2}));
+    QVERIFY(near(doubles(spectrum), {10, 0, -2, 2, -2, 0, -2, -2}, 1e-12));
+    QVERIFY(near(doubles(run1("DFT", {v(spectrum)}, {{"inverse", int64_t{1}}})), {1, 0, 2, 0, 3, 0, 4, 0}, 1e-12));
+    QCOMPARE(run1("DFT", {v(signal)}, {{"onesided", int64_t{1}}}).shape(), (Shape{1, 3, 2}));
+    QCOMPARE(run1("DFT", {v(signal), constant(i64({}, {6}))}).shape(), (Shape{1, 6, 2}));
   }
 
   void uniqueAndNonMaxSuppression() {

@@ -591,4 +591,36 @@ int64_t NonMaxSuppressionOp::flops(const Attrs&, const OpTypes& t) {
   return shape_numel(s) * (s.size() == 3 ? s[2] : 1) * 10;  // an IoU per pair of boxes, at most
 }
 
+// ---------------------------------------------------------------- ReverseSequence
+
+void ReverseSequenceOp::infer(const Attrs& a, InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  if (a.batch_axis == a.time_axis)
+    throw Error("ReverseSequence: batch_axis and time_axis are both " + std::to_string(a.time_axis));
+  if (x.shape.size() < 2) throw Error("ReverseSequence: the input needs rank >= 2, it has " + shape_str(x.shape));
+  require_int_indices("ReverseSequence", "sequence_lens", ctx.input(1).dtype);
+  if (ctx.input(1).shape != Shape{x.shape[a.batch_axis]})
+    throw Error("ReverseSequence: sequence_lens has shape " + shape_str(ctx.input(1).shape) + ", expected [" +
+                std::to_string(x.shape[a.batch_axis]) + "]");
+  infer_like_input(ctx);
+}
+
+void ReverseSequenceOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Tensor& x = args.in(0);
+  Tensor& y = args.out(0);
+  const std::vector<int64_t> lens = args.in(1).to_int64s();
+  const Shape strides = contiguous_strides(x.shape());
+  const int64_t steps = x.shape()[a.time_axis];
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    const int64_t b = (e / strides[a.batch_axis]) % x.shape()[a.batch_axis];
+    const int64_t t = (e / strides[a.time_axis]) % steps;
+    const int64_t len = lens[static_cast<size_t>(b)];
+    if (len < 1 || len > steps)
+      throw Error("ReverseSequence: sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) +
+                  " is out of range [1, " + std::to_string(steps) + "]");
+    const int64_t from = t < len ? e + (len - 1 - 2 * t) * strides[a.time_axis] : e;
+    copy_element(x, from, y, e);
+  }
+}
+
 }  // namespace tessel::ops

@@ -1,11 +1,13 @@
 #pragma once
 // Ops that address elements by position: triangles (Trilu), running sums (CumSum), one-hot and
 // identity tensors (OneHot, EyeLike), N-dimensional gathers and scatters (GatherND, ScatterND),
-// selection (TopK, NonZero, Compress). Semantics are those of the ONNX opset 11-17 forms.
+// selection (TopK, NonZero, Compress, Unique, NonMaxSuppression), ReverseSequence. Semantics are
+// those of the ONNX opset 10-17 forms.
 //
 // Inputs that decide an output's shape (CumSum's axis, OneHot's depth, TopK's k, the values
-// NonZero reads, Compress's condition) are listed in shape_inputs, so they are known when the
-// graph is built; the elements of every other input may change from run to run.
+// NonZero and Unique read, Compress's condition, NonMaxSuppression's inputs) are listed in
+// shape_inputs, so they are known when the graph is built; the elements of every other input may
+// change from run to run.
 #include "core/graph/ops/common.h"
 
 namespace tessel::ops {
@@ -244,6 +246,28 @@ struct NonMaxSuppressionOp {
   static void infer(const Attrs& a, InferContext& ctx);
   static void reference(const Attrs& a, const KernelArgs& args);
   static int64_t flops(const Attrs&, const OpTypes& t);
+};
+
+struct ReverseSequenceAttrs {
+  int64_t batch_axis = 1;
+  int64_t time_axis = 0;
+  template <class V>
+  void visit(V& v) {
+    v(batch_axis,
+      {.name = "batch_axis", .doc = "Axis of the sequences (0 or 1)", .def = int64_t{1}, .min = 0, .max = 1});
+    v(time_axis, {.name = "time_axis", .doc = "Axis of the steps (0 or 1)", .def = int64_t{0}, .min = 0, .max = 1});
+  }
+};
+// ReverseSequence(input, sequence_lens [batch]): the first sequence_lens[b] steps of sequence b in
+// reverse order, the others unchanged.
+struct ReverseSequenceOp {
+  using Attrs = ReverseSequenceAttrs;
+  static constexpr PatternKind pattern = PatternKind::kInjective;
+  static constexpr int min_inputs = 2, max_inputs = 2, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "Reverses the first sequence_lens[b] steps of each sequence b";
+  static void infer(const Attrs& a, InferContext& ctx);
+  static void reference(const Attrs& a, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
 };
 
 }  // namespace tessel::ops

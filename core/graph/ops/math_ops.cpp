@@ -284,4 +284,76 @@ template struct WindowOp<HannKind>;
 template struct WindowOp<HammingKind>;
 template struct WindowOp<BlackmanKind>;
 
+// ---------------------------------------------------------------- DFT
+
+DFTPlan plan_dft(const DFTAttrs& a, const Shape& input, const Tensor* dft_length) {
+  const int64_t rank = static_cast<int64_t>(input.size());
+  if (rank < 2 || (input.back() != 1 && input.back() != 2))
+    throw Error("DFT: the input must end in an axis of 1 (real) or 2 (complex), it has shape " + shape_str(input));
+  DFTPlan p;
+  p.axis = a.axis < 0 ? a.axis + rank : a.axis;
+  if (p.axis < 0 || p.axis >= rank - 1)
+    throw Error("DFT: axis " + std::to_string(a.axis) + " is out of range for input " + shape_str(input));
+  p.length = input[p.axis];
+  if (dft_length) {
+    if (dft_length->numel() != 1) throw Error("DFT: dft_length must be a scalar");
+    p.length = dft_length->to_int64s()[0];
+    if (p.length < 1) throw Error("DFT: dft_length " + std::to_string(p.length) + " must be positive");
+  }
+  if (a.onesided && a.inverse) throw Error("DFT: onesided is defined for the forward transform only");
+  p.out_length = a.onesided ? p.length / 2 + 1 : p.length;
+  return p;
+}
+
+void DFTOp::infer(const Attrs& a, InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  require_dtype("DFT", "input 0", x.dtype, kFloatTypes);
+  const DFTPlan p = plan_dft(a, x.shape, ctx.has_input(1) ? &ctx.require_value(1, "dft_length") : nullptr);
+  Shape out = x.shape;
+  out[p.axis] = p.out_length;
+  out.back() = 2;
+  ctx.set_output(0, x.dtype, out);
+}
+
+void DFTOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Tensor& x = args.in(0);
+  Tensor& y = args.out(0);
+  const DFTPlan p = plan_dft(a, x.shape(), args.has(1) ? &args.in(1) : nullptr);
+  const Shape& s = x.shape();
+  const int64_t parts = s.back(), n_in = s[p.axis];
+  int64_t outer = 1, inner = 1;  // around the signal axis, without the last one
+  for (int64_t k = 0; k < p.axis; ++k) outer *= s[k];
+  for (int64_t k = p.axis + 1; k < static_cast<int64_t>(s.size()) - 1; ++k) inner *= s[k];
+  const int64_t used = std::min(n_in, p.length);
+  const double sign = a.inverse ? 1.0 : -1.0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in)
+      for (int64_t k = 0; k < p.out_length; ++k) {
+        double re = 0, im = 0;
+        for (int64_t j = 0; j < used; ++j) {
+          const int64_t at = ((o * n_in + j) * inner + in) * parts;
+          const double xr = x.get_double(at), xi = parts == 2 ? x.get_double(at + 1) : 0.0;
+          const double theta =
+              sign * 2.0 * std::numbers::pi * static_cast<double>((j * k) % p.length) / static_cast<double>(p.length);
+          re += xr * std::cos(theta) - xi * std::sin(theta);
+          im += xr * std::sin(theta) + xi * std::cos(theta);
+        }
+        if (a.inverse) {
+          re /= static_cast<double>(p.length);
+          im /= static_cast<double>(p.length);
+        }
+        const int64_t to = ((o * p.out_length + k) * inner + in) * 2;
+        y.set_double(to, re);
+        y.set_double(to + 1, im);
+      }
+}
+
+int64_t DFTOp::flops(const Attrs& a, const OpTypes& t) {
+  if (!t.inputs[0] || t.outputs.empty()) return 0;
+  const Shape& in = t.inputs[0]->shape;
+  const int64_t axis = a.axis < 0 ? a.axis + static_cast<int64_t>(in.size()) : a.axis;
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size())) return 0;
+  return 4 * shape_numel(t.outputs[0].shape) * in[axis];  // a complex multiply-add per tap and output
+}
+
 }  // namespace tessel::ops

@@ -96,4 +96,40 @@ using HannWindowOp = WindowOp<HannKind>;
 using HammingWindowOp = WindowOp<HammingKind>;
 using BlackmanWindowOp = WindowOp<BlackmanKind>;
 
+struct DFTAttrs {
+  int64_t axis = 1;
+  int64_t inverse = 0;
+  int64_t onesided = 0;
+  template <class V>
+  void visit(V& v) {
+    v(axis, {.name = "axis",
+             .doc = "Axis of the signal (not the last, which holds real and imaginary parts)",
+             .def = int64_t{1}});
+    v(inverse,
+      {.name = "inverse", .doc = "1: the inverse transform (scaled by 1/n)", .def = int64_t{0}, .min = 0, .max = 1});
+    v(onesided, {.name = "onesided",
+                 .doc = "1: only the first n/2 + 1 frequencies (real input)",
+                 .def = int64_t{0},
+                 .min = 0,
+                 .max = 1});
+  }
+};
+// DFT(input [..., n, 1 or 2], dft_length?) -> [..., m, 2]: the discrete Fourier transform along
+// `axis`, the signal cut or zero-padded to dft_length; the last axis holds (real, imaginary).
+struct DFTOp {
+  using Attrs = DFTAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr int min_inputs = 1, max_inputs = 2, min_outputs = 1, max_outputs = 1;
+  static constexpr int shape_inputs[] = {1};
+  static constexpr const char* doc = "Discrete Fourier transform along an axis (complex as a last axis of 2)";
+  static void infer(const Attrs& a, InferContext& ctx);
+  static void reference(const Attrs& a, const KernelArgs& args);
+  static int64_t flops(const Attrs& a, const OpTypes& t);
+};
+// The signal axis (counted in the input, negative from the end) and the transform length.
+struct DFTPlan {
+  int64_t axis = 0, length = 0, out_length = 0;
+};
+DFTPlan plan_dft(const DFTAttrs& a, const Shape& input, const Tensor* dft_length);
+
 }  // namespace tessel::ops

@@ -146,12 +146,14 @@ Stages gather_nd(BuildContext& c);
 Stages scatter_nd(BuildContext& c);
 Stages top_k(BuildContext& c);
 Stages compress(BuildContext& c);
+Stages reverse_sequence(BuildContext& c);
 
-// Einsum and window functions (builders_math.cpp).
+// Einsum, window functions and DFT (builders_math.cpp).
 Stages einsum(BuildContext& c);
 Stages hann_window(BuildContext& c);
 Stages hamming_window(BuildContext& c);
 Stages blackman_window(BuildContext& c);
+Stages dft(BuildContext& c);
 
 // Losses and MaxUnpool (builders_loss.cpp).
 Stages negative_log_likelihood_loss(BuildContext& c);

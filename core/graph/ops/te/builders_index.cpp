@@ -244,4 +244,23 @@ Stages compress(BuildContext& c) {
   })};
 }
 
+// Step t of sequence b reads step len - 1 - t while t < len (len read, and checked, as the kernel runs).
+Stages reverse_sequence(BuildContext& c) {
+  const auto& a = c.attrs<ops::ReverseSequenceAttrs>();
+  const te::Tensor &x = c.input(0), &lens = c.input(1);
+  return {te::compute(c.stage(), c.shape(), [&](Index p) {
+    Expr len = convert(DataType::kInt64, te::at(lens, {p[a.batch_axis]}));
+    Expr t = convert(DataType::kInt64, p[a.time_axis]);
+    const int64_t steps = x->shape[a.time_axis];
+    len = loopir::make_check(
+        loopir::logical_and(loopir::ge(len, make_int(1)), loopir::le(len, make_int(steps))), len, len,
+        "node '" + (c.node.name.empty() ? c.stage() : c.node.name) +
+            "' (ReverseSequence): sequence length {} out of range [1, " + std::to_string(steps) + "]");
+    Expr last = len - 1;
+    std::vector<Expr> src = p;
+    src[a.time_axis] = te::if_then_else(loopir::le(t, last), last - t, t);
+    return te::at(x, src);
+  })};
+}
+
 }  // namespace tessel::compile::te_builder

@@ -1,7 +1,8 @@
-// Tensor-expression builders of Einsum and the window functions (math_ops.h).
+// Tensor-expression builders of Einsum, the window functions and DFT (math_ops.h).
 //
 //   Einsum("bij,bjk->bik")  ──▶  einsum_3[b, i, k] = sum(p0[b, i, j] * p1[b, j, k], j)
 //   HannWindow(size 8)      ──▶  hannwindow_4[n] = 0.5 - 0.5 * cos(2 pi n / 8)
+#include <algorithm>
 #include <numbers>
 
 #include "core/graph/ops/math_ops.h"
@@ -63,6 +64,40 @@ Stages hamming_window(BuildContext& c) {
 Stages blackman_window(BuildContext& c) {
   const auto w = ops::BlackmanKind::coefficients;
   return window(c, w.a0, w.a1, w.a2);
+}
+
+// One reduction over the signal: y[..., k, c] = sum_j (x_re cos - x_im sin, x_re sin + x_im cos)[c]
+// at angle -+2 pi (j k mod n) / n, the product reduced modulo n so that f32 angles stay small.
+Stages dft(BuildContext& c) {
+  const auto& a = c.attrs<ops::DFTAttrs>();
+  const DataType t = float_operand(c);
+  const te::Tensor& x = c.input(0);
+  const Shape& X = x->shape;
+  Tensor length;
+  if (c.has(1)) length = c.known(1, "dft_length");
+  const ops::DFTPlan p = ops::plan_dft(a, X, c.has(1) ? &length : nullptr);
+  const int64_t used = std::min(X[p.axis], p.length);
+  const bool complex = X.back() == 2;
+  const double step = (a.inverse ? 2.0 : -2.0) * std::numbers::pi / static_cast<double>(p.length);
+  IterVar j = te::reduce_axis(used, "j");
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& o) {
+    std::vector<Expr> src = o;
+    src[p.axis] = j.var;
+    src.back() = make_int(0);
+    Expr re = te::at(x, src);
+    Expr im = num(t, 0);
+    if (complex) {
+      src.back() = make_int(1);
+      im = te::at(x, src);
+    }
+    Expr turns = (Expr(j.var) * convert(DataType::kInt64, o[p.axis])) % p.length;
+    Expr theta = convert(t, turns) * num(t, step);
+    Expr cosine = te::intrinsic("cos", {theta}), sine = te::intrinsic("sin", {theta});
+    Expr part = te::if_then_else(loopir::eq(convert(DataType::kInt64, o.back()), make_int(0)), re * cosine - im * sine,
+                                 re * sine + im * cosine);
+    if (a.inverse) part = part / num(t, static_cast<double>(p.length));
+    return te::sum(part, {j});
+  })};
 }
 
 }  // namespace tessel::compile::te_builder
