@@ -67,10 +67,12 @@ Stages blackman_window(BuildContext& c) {
 }
 
 // One reduction over the signal: y[..., k, c] = sum_j (x_re cos - x_im sin, x_re sin + x_im cos)[c]
-// at angle -+2 pi (j k mod n) / n, the product reduced modulo n so that f32 angles stay small.
+// at angle -+2 pi (j k mod n) / n, the product reduced modulo n. Summed in f64 (the terms of a
+// zero frequency bin cancel; f32 would leave ~1e-5 of rounding there), then stored as the input's type.
 Stages dft(BuildContext& c) {
   const auto& a = c.attrs<ops::DFTAttrs>();
   const DataType t = float_operand(c);
+  const DataType acc = DataType::kFloat64;
   const te::Tensor& x = c.input(0);
   const Shape& X = x->shape;
   Tensor length;
@@ -80,24 +82,26 @@ Stages dft(BuildContext& c) {
   const bool complex = X.back() == 2;
   const double step = (a.inverse ? 2.0 : -2.0) * std::numbers::pi / static_cast<double>(p.length);
   IterVar j = te::reduce_axis(used, "j");
-  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& o) {
+  te::Tensor sum = te::compute(c.stage("sum"), c.shape(), [&](const std::vector<Expr>& o) {
     std::vector<Expr> src = o;
     src[p.axis] = j.var;
     src.back() = make_int(0);
-    Expr re = te::at(x, src);
-    Expr im = num(t, 0);
+    Expr re = convert(acc, te::at(x, src));
+    Expr im = num(acc, 0);
     if (complex) {
       src.back() = make_int(1);
-      im = te::at(x, src);
+      im = convert(acc, te::at(x, src));
     }
     Expr turns = (Expr(j.var) * convert(DataType::kInt64, o[p.axis])) % p.length;
-    Expr theta = convert(t, turns) * num(t, step);
+    Expr theta = convert(acc, turns) * num(acc, step);
     Expr cosine = te::intrinsic("cos", {theta}), sine = te::intrinsic("sin", {theta});
     Expr part = te::if_then_else(loopir::eq(convert(DataType::kInt64, o.back()), make_int(0)), re * cosine - im * sine,
                                  re * sine + im * cosine);
-    if (a.inverse) part = part / num(t, static_cast<double>(p.length));
+    if (a.inverse) part = part / num(acc, static_cast<double>(p.length));
     return te::sum(part, {j});
-  })};
+  });
+  if (t == acc) return {sum};
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& o) { return convert(t, te::at(sum, o)); })};
 }
 
 }  // namespace tessel::compile::te_builder
