@@ -4,7 +4,9 @@
 #include <unordered_map>
 
 #include "core/graph/ops/elementwise.h"
+#include "core/graph/ops/index_ops.h"
 #include "core/graph/ops/layout_ops.h"
+#include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builders.h"
@@ -28,6 +30,7 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/nn.def"
 #include "core/graph/ops/shape_ops.def"
 #include "core/graph/ops/layout_ops.def"
+#include "core/graph/ops/index_ops.def"
   };
 }
 #undef TESSEL_OP

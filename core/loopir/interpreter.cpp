@@ -325,6 +325,19 @@ class Interpreter {
   }
 
  private:
+  // sin, cos, tan, their inverses and the hyperbolic ones; nullptr for other names.
+  static double (*trigonometric(const std::string& name))(double) {
+    static const std::map<std::string, double (*)(double)> fns = {
+        {"sin", [](double x) { return std::sin(x); }},     {"cos", [](double x) { return std::cos(x); }},
+        {"tan", [](double x) { return std::tan(x); }},     {"asin", [](double x) { return std::asin(x); }},
+        {"acos", [](double x) { return std::acos(x); }},   {"atan", [](double x) { return std::atan(x); }},
+        {"sinh", [](double x) { return std::sinh(x); }},   {"cosh", [](double x) { return std::cosh(x); }},
+        {"asinh", [](double x) { return std::asinh(x); }}, {"acosh", [](double x) { return std::acosh(x); }},
+        {"atanh", [](double x) { return std::atanh(x); }}};
+    auto it = fns.find(name);
+    return it == fns.end() ? nullptr : it->second;
+  }
+
   Value eval_call(const Call& n) {
     std::vector<double> a;
     for (auto& x : n.args) a.push_back(eval(x).as_double());
@@ -363,6 +376,12 @@ class Interpreter {
     } else if (n.name == "fma") {
       need(3);
       r = a[0] * a[1] + a[2];
+    } else if (n.name == "fmod") {
+      need(2);
+      r = std::fmod(a[0], a[1]);
+    } else if (double (*f)(double) = trigonometric(n.name)) {
+      need(1);
+      r = f(a[0]);
     } else
       throw Error("interpreter: unknown intrinsic '" + n.name + "'");
     if (dtype_is_float(n.dtype)) return float_value(round_to(n.dtype, r));

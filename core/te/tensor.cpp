@@ -131,11 +131,13 @@ Expr cast(DataType t, Expr v) { return make_cast(t, std::move(v)); }
 Expr float_const(double v, DataType t) { return make_float(v, t); }
 
 Expr intrinsic(std::string name, std::vector<Expr> args) {
-  static const std::set<std::string> known = {"exp", "log",     "sqrt", "rsqrt", "tanh",
-                                              "erf", "sigmoid", "pow",  "fma",   "abs"};
+  static const std::set<std::string> known = {"exp",  "log",  "sqrt", "rsqrt", "tanh",  "erf",  "sigmoid", "pow",
+                                              "fma",  "abs",  "fmod", "sin",   "cos",   "tan",  "asin",    "acos",
+                                              "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
   if (!known.count(name))
     throw Error("tensor expression: unknown intrinsic '" + name +
-                "' (known: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, fma, abs)");
+                "' (known: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, fma, abs, fmod and the trigonometric and "
+                "hyperbolic functions with their inverses)");
   if (args.empty()) throw Error("tensor expression: intrinsic '" + name + "' needs arguments");
   DataType t = args[0]->dtype;
   return make_call(std::move(name), std::move(args), t);

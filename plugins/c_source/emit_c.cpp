@@ -247,7 +247,9 @@ class Emitter {
       if (a.size() != k) fail("intrinsic '" + n.name + "' takes " + std::to_string(k) + " arguments");
     };
     if (!dtype_is_float(n.dtype) && n.name != "abs") fail("intrinsic '" + n.name + "' on " + std::string(dtype_name(n.dtype)));
-    if (n.name == "exp" || n.name == "log" || n.name == "sqrt" || n.name == "tanh" || n.name == "erf") {
+    static const std::set<std::string> libm_unary = {"exp",  "log",  "sqrt", "tanh", "erf",  "sin",   "cos",   "tan",
+                                                     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
+    if (libm_unary.count(n.name)) {
       need(1);
       return f(n.name.c_str()) + "(" + a[0] + ")";
     }
@@ -258,6 +260,7 @@ class Emitter {
       return dtype_is_float(n.dtype) ? f("fabs") + "(" + a[0] + ")" : cast("llabs(" + a[0] + ")", DataType::kInt64, n.dtype);
     }
     if (n.name == "pow") { need(2); return f("pow") + "(" + a[0] + ", " + a[1] + ")"; }
+    if (n.name == "fmod") { need(2); return f("fmod") + "(" + a[0] + ", " + a[1] + ")"; }
     if (n.name == "fma") { need(3); return f("fma") + "(" + a[0] + ", " + a[1] + ", " + a[2] + ")"; }
     fail("unknown intrinsic '" + n.name + "'");
   }

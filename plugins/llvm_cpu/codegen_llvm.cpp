@@ -10,6 +10,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "core/loopir/equal.h"
@@ -443,7 +444,13 @@ class KernelEmitter {
       need(3);
       return b_.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, args);
     }
-    if ((n.name == "tanh" || n.name == "erf") && fp) {
+    if (n.name == "fmod" && fp) {
+      need(2);
+      return b_.CreateFRem(args[0], args[1]);  // frem is C's fmod: the dividend's sign
+    }
+    static const std::set<std::string> libm_unary = {"tanh", "erf",  "sin",  "cos",  "tan",   "asin",
+                                                     "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"};
+    if (libm_unary.count(n.name) && fp) {
       need(1);
       return libm_call(n.name, args[0], n.dtype);
     }

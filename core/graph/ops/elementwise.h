@@ -130,4 +130,74 @@ struct DropoutOp {
   static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
 };
 
+// ---- Classification, remainder and shifts (elementwise_extra.cpp) -----------------------------
+
+struct IsInfAttrs {
+  int64_t detect_negative = 1;
+  int64_t detect_positive = 1;
+  template <class V>
+  void visit(V& v) {
+    v(detect_negative, {.name = "detect_negative", .doc = "1: -inf counts", .def = int64_t{1}, .min = 0, .max = 1});
+    v(detect_positive, {.name = "detect_positive", .doc = "1: +inf counts", .def = int64_t{1}, .min = 0, .max = 1});
+  }
+};
+struct IsInfOp {
+  using Attrs = IsInfAttrs;
+  static constexpr PatternKind pattern = PatternKind::kElemWise;
+  static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "Whether x is infinite (bool), each sign selectable";
+  static void infer(const Attrs&, InferContext& ctx);
+  static void reference(const Attrs& attrs, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t) { return flops_per_output_element(t); }
+};
+
+struct IsNaNOp {
+  using Attrs = NoAttrs;
+  static constexpr PatternKind pattern = PatternKind::kElemWise;
+  static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "Whether x is NaN (bool)";
+  static void infer(const Attrs&, InferContext& ctx);
+  static void reference(const Attrs&, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t) { return flops_per_output_element(t); }
+};
+
+struct ModAttrs {
+  int64_t fmod = 0;
+  template <class V>
+  void visit(V& v) {
+    v(fmod, {.name = "fmod",
+             .doc = "0: the remainder takes the divisor's sign (integers only); 1: the dividend's (C fmod)",
+             .def = int64_t{0},
+             .min = 0,
+             .max = 1});
+  }
+};
+struct ModOp {
+  using Attrs = ModAttrs;
+  static constexpr PatternKind pattern = PatternKind::kBroadcast;
+  static constexpr int min_inputs = 2, max_inputs = 2, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "Remainder of a / b, numpy broadcasting; fmod picks the sign rule";
+  static void infer(const Attrs& attrs, InferContext& ctx);
+  static void reference(const Attrs& attrs, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes& t) { return flops_per_output_element(t); }
+};
+
+struct BitShiftAttrs {
+  std::string direction;
+  template <class V>
+  void visit(V& v) {
+    v(direction, {.name = "direction", .doc = "LEFT or RIGHT", .choices = {"LEFT", "RIGHT"}});
+  }
+};
+// Unsigned integers only; a shift by the type's width or more gives 0.
+struct BitShiftOp {
+  using Attrs = BitShiftAttrs;
+  static constexpr PatternKind pattern = PatternKind::kBroadcast;
+  static constexpr int min_inputs = 2, max_inputs = 2, min_outputs = 1, max_outputs = 1;
+  static constexpr const char* doc = "x << y or x >> y on unsigned integers, numpy broadcasting";
+  static void infer(const Attrs& attrs, InferContext& ctx);
+  static void reference(const Attrs& attrs, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
+};
+
 }  // namespace tessel::ops

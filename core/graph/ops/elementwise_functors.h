@@ -87,6 +87,55 @@ struct CeilFn : FloatMathFn {
   static constexpr const char *name = "Ceil", *doc = "smallest integer >= x";
   static double apply(const Attrs&, double x) { return std::ceil(x); }
 };
+// Trigonometric and hyperbolic functions (opsets 7 and 9: no bfloat16).
+struct TrigFn : FloatMathFn {
+  static constexpr DTypeSet types = kFloatTypesNoBf16;
+};
+struct SinFn : TrigFn {
+  static constexpr const char *name = "Sin", *doc = "sine";
+  static double apply(const Attrs&, double x) { return std::sin(x); }
+};
+struct CosFn : TrigFn {
+  static constexpr const char *name = "Cos", *doc = "cosine";
+  static double apply(const Attrs&, double x) { return std::cos(x); }
+};
+struct TanFn : TrigFn {
+  static constexpr const char *name = "Tan", *doc = "tangent";
+  static double apply(const Attrs&, double x) { return std::tan(x); }
+};
+struct AsinFn : TrigFn {
+  static constexpr const char *name = "Asin", *doc = "arcsine";
+  static double apply(const Attrs&, double x) { return std::asin(x); }
+};
+struct AcosFn : TrigFn {
+  static constexpr const char *name = "Acos", *doc = "arccosine";
+  static double apply(const Attrs&, double x) { return std::acos(x); }
+};
+struct AtanFn : TrigFn {
+  static constexpr const char *name = "Atan", *doc = "arctangent";
+  static double apply(const Attrs&, double x) { return std::atan(x); }
+};
+struct SinhFn : TrigFn {
+  static constexpr const char *name = "Sinh", *doc = "hyperbolic sine";
+  static double apply(const Attrs&, double x) { return std::sinh(x); }
+};
+struct CoshFn : TrigFn {
+  static constexpr const char *name = "Cosh", *doc = "hyperbolic cosine";
+  static double apply(const Attrs&, double x) { return std::cosh(x); }
+};
+struct AsinhFn : TrigFn {
+  static constexpr const char *name = "Asinh", *doc = "inverse hyperbolic sine";
+  static double apply(const Attrs&, double x) { return std::asinh(x); }
+};
+struct AcoshFn : TrigFn {
+  static constexpr const char *name = "Acosh", *doc = "inverse hyperbolic cosine";
+  static double apply(const Attrs&, double x) { return std::acosh(x); }
+};
+struct AtanhFn : TrigFn {
+  static constexpr const char *name = "Atanh", *doc = "inverse hyperbolic tangent";
+  static double apply(const Attrs&, double x) { return std::atanh(x); }
+};
+
 // Ops defined before bfloat16 joined ONNX (Round-11, Softplus-1, HardSwish-14 kept the old list).
 struct OldFloatMathFn : FloatMathFn {
   static constexpr DTypeSet types = kFloatTypesNoBf16;
@@ -198,6 +247,42 @@ struct HardSigmoidFn {
   static constexpr DTypeSet types = kFloatTypesNoBf16;
   using Attrs = HardSigmoidAttrs;
   static double apply(const Attrs& a, double x) { return std::max(0.0, std::min(1.0, a.alpha * x + a.beta)); }
+};
+
+struct ShrinkAttrs {
+  float bias = 0.0f;
+  float lambd = 0.5f;
+  template <class V>
+  void visit(V& v) {
+    v(bias, {.name = "bias", .doc = "Moved toward 0 from the values kept", .def = 0.0f});
+    v(lambd, {.name = "lambd", .doc = "Values in [-lambd, lambd] become 0", .def = 0.5f});
+  }
+};
+struct ShrinkFn {
+  static constexpr const char* name = "Shrink";
+  static constexpr const char* doc = "x < -lambd ? x + bias : x > lambd ? x - bias : 0";
+  static constexpr DTypeSet types = kNumericTypes;  // integers: computed in double, then truncated
+  using Attrs = ShrinkAttrs;
+  static double apply(const Attrs& a, double x) {
+    if (x < -double{a.lambd}) return x + double{a.bias};
+    if (x > double{a.lambd}) return x - double{a.bias};
+    return 0.0;
+  }
+};
+
+struct ThresholdedReluAttrs {
+  float alpha = 1.0f;
+  template <class V>
+  void visit(V& v) {
+    v(alpha, {.name = "alpha", .doc = "Threshold: values <= alpha become 0", .def = 1.0f});
+  }
+};
+struct ThresholdedReluFn {
+  static constexpr const char* name = "ThresholdedRelu";
+  static constexpr const char* doc = "x > alpha ? x : 0";
+  static constexpr DTypeSet types = kFloatTypes;
+  using Attrs = ThresholdedReluAttrs;
+  static double apply(const Attrs& a, double x) { return x > double{a.alpha} ? x : 0.0; }
 };
 
 // ---------------------------------------------------------------- binary

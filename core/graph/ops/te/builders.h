@@ -59,6 +59,23 @@ Stages min(BuildContext& c);
 Stages sum(BuildContext& c);
 Stages mean(BuildContext& c);
 Stages where(BuildContext& c);
+Stages sin(BuildContext& c);
+Stages cos(BuildContext& c);
+Stages tan(BuildContext& c);
+Stages asin(BuildContext& c);
+Stages acos(BuildContext& c);
+Stages atan(BuildContext& c);
+Stages sinh(BuildContext& c);
+Stages cosh(BuildContext& c);
+Stages asinh(BuildContext& c);
+Stages acosh(BuildContext& c);
+Stages atanh(BuildContext& c);
+Stages shrink(BuildContext& c);
+Stages thresholded_relu(BuildContext& c);
+Stages is_inf(BuildContext& c);
+Stages is_nan(BuildContext& c);
+Stages mod(BuildContext& c);
+Stages bit_shift(BuildContext& c);
 
 // Reductions, normalization, matmul, convolution and pooling (te_from_graph.cpp).
 Stages reduce_sum(BuildContext& c);
@@ -119,5 +136,31 @@ Stages constant_of_shape(BuildContext& c);
 Stages range(BuildContext& c);
 Stages scatter_elements(BuildContext& c);
 Stages conv_transpose(BuildContext& c);
+
+// Positional ops (builders_index.cpp).
+Stages trilu(BuildContext& c);
+Stages cum_sum(BuildContext& c);
+Stages one_hot(BuildContext& c);
+Stages eye_like(BuildContext& c);
+Stages gather_nd(BuildContext& c);
+Stages scatter_nd(BuildContext& c);
+Stages top_k(BuildContext& c);
+Stages compress(BuildContext& c);
+Stages reverse_sequence(BuildContext& c);
+
+// Einsum, window functions and DFT (builders_math.cpp).
+Stages einsum(BuildContext& c);
+Stages hann_window(BuildContext& c);
+Stages hamming_window(BuildContext& c);
+Stages blackman_window(BuildContext& c);
+Stages dft(BuildContext& c);
+
+// Losses and MaxUnpool (builders_loss.cpp).
+Stages negative_log_likelihood_loss(BuildContext& c);
+Stages softmax_cross_entropy_loss(BuildContext& c);
+Stages max_unpool(BuildContext& c);
+
+// GridSample (builders_grid_sample.cpp).
+Stages grid_sample(BuildContext& c);
 
 }  // namespace tessel::compile::te_builder

@@ -160,6 +160,70 @@ Stages sign(BuildContext& c) {
   return {elementwise(c, t, [](Values v) { return sign_of(v[0]); })};
 }
 
+Stages sin(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("sin", {x}); });
+}
+Stages cos(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("cos", {x}); });
+}
+Stages tan(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("tan", {x}); });
+}
+Stages asin(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("asin", {x}); });
+}
+Stages acos(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("acos", {x}); });
+}
+Stages atan(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("atan", {x}); });
+}
+Stages sinh(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("sinh", {x}); });
+}
+Stages cosh(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("cosh", {x}); });
+}
+Stages asinh(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("asinh", {x}); });
+}
+Stages acosh(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("acosh", {x}); });
+}
+Stages atanh(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return te::intrinsic("atanh", {x}); });
+}
+Stages shrink(BuildContext& c) {
+  const auto& a = c.attrs<ops::ShrinkAttrs>();
+  return unary(c, [&](const Expr& x) {
+    DataType t = x->dtype;
+    return te::if_then_else(loopir::lt(x, num(t, -a.lambd)), x + num(t, a.bias),
+                            te::if_then_else(loopir::gt(x, num(t, a.lambd)), x - num(t, a.bias), num(t, 0)));
+  });
+}
+Stages thresholded_relu(BuildContext& c) {
+  const float alpha = c.attrs<ops::ThresholdedReluAttrs>().alpha;
+  return unary(
+      c, [&](const Expr& x) { return te::if_then_else(loopir::gt(x, num(x->dtype, alpha)), x, num(x->dtype, 0)); });
+}
+// Compares with the infinities themselves (no fast-math: they stay meaningful).
+Stages is_inf(BuildContext& c) {
+  const auto& a = c.attrs<ops::IsInfAttrs>();
+  DataType t = float_operand(c);
+  return {elementwise(c, t, [&](Values v) {
+    Expr pos = loopir::eq(v[0], num(t, HUGE_VAL));
+    Expr neg = loopir::eq(v[0], num(t, -HUGE_VAL));
+    if (a.detect_positive && a.detect_negative) return loopir::logical_or(pos, neg);
+    if (a.detect_positive) return pos;
+    if (a.detect_negative) return neg;
+    return loopir::logical_and(pos, neg);  // neither sign asked for: never true
+  })};
+}
+Stages is_nan(BuildContext& c) {
+  DataType t = float_operand(c);
+  return {elementwise(c, t, [](Values v) { return loopir::ne(v[0], v[0]); })};
+}
+
 Stages identity(BuildContext& c) { return copy(c); }
 Stages dropout(BuildContext& c) {
   if (c.out.size() > 1) c.unsupported("the mask output");
@@ -218,6 +282,36 @@ Stages prelu(BuildContext& c) {
   return binary(
       c, [](const Expr& a, const Expr& b) { return te::if_then_else(loopir::lt(a, num(a->dtype, 0)), a * b, a); },
       true);
+}
+
+// fmod 1: C's fmod (floats) or the truncated remainder (integers); fmod 0: the loop IR's own
+// integer %, which floors, so the remainder takes the divisor's sign as ONNX asks.
+Stages mod(BuildContext& c) {
+  DataType t = c.input(0)->dtype;
+  if (t == DataType::kFloat16 || t == DataType::kBFloat16) c.unsupported(std::string(dtype_name(t)) + " operands");
+  if (!dtype_is_float(t) && t != DataType::kInt32) t = DataType::kInt64;  // narrow integers: exact in int64
+  const bool fmod = c.attrs<ops::ModAttrs>().fmod != 0;
+  return {elementwise(c, t, [&](Values v) {
+    if (dtype_is_float(t)) return te::intrinsic("fmod", {v[0], v[1]});
+    Expr floored = v[0] % v[1];
+    if (!fmod) return floored;
+    Expr zero = num(t, 0);
+    Expr differs = loopir::ne(loopir::lt(floored, zero), loopir::lt(v[0], zero));
+    return te::if_then_else(loopir::logical_and(loopir::ne(floored, zero), differs), floored - v[1], floored);
+  })};
+}
+// No shift in the loop IR: x * 2^s or x / 2^s on int64, 2^s chosen from the type's width.
+Stages bit_shift(BuildContext& c) {
+  const bool left = c.attrs<ops::BitShiftAttrs>().direction == "LEFT";
+  const int64_t bits = static_cast<int64_t>(dtype_size(c.dtype()) * 8);
+  if (bits > 32) c.unsupported(std::string(dtype_name(c.dtype())) + " operands");
+  return {elementwise(c, DataType::kInt64, [&](Values v) {
+    Expr power = make_int(0);  // a shift by the width or more leaves nothing
+    for (int64_t s = bits - 1; s >= 0; --s)
+      power = te::if_then_else(loopir::eq(v[1], make_int(s)), make_int(int64_t{1} << s), power);
+    if (left) return (v[0] * power) % make_int(int64_t{1} << bits);
+    return te::if_then_else(loopir::eq(power, make_int(0)), make_int(0), v[0] / loopir::max(power, make_int(1)));
+  })};
 }
 
 Stages equal(BuildContext& c) {
