@@ -6,6 +6,24 @@ namespace tessel::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// An input file Tessel cannot read (strings, a sequence) usually belongs to a model it cannot run
+// at all: then the message lists everything that blocks the model, as compiling it would.
+void throw_if_model_is_blocked(const std::string& model, const ImportOptions& options) {
+  std::string blockers;
+  try {
+    ImportOptions look = options;
+    look.infer_failure = InferFailure::kMarkUnknown;
+    blockers = blockers_message(import_onnx(model, look));
+  } catch (const Error&) {
+    return;  // the file's own error says more
+  }
+  if (!blockers.empty()) throw Error(model + ": " + blockers);
+}
+
+}  // namespace
+
 InputFiles read_input_files(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
                             ImportOptions& options) {
   const std::vector<OnnxInputInfo>& declared = file.runtime_inputs();
@@ -16,7 +34,12 @@ InputFiles read_input_files(const fs::path& dir, const std::string& model, const
     if (!fs::exists(path))
       throw Error(path.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
                   " inputs, input '" + declared[k].name + "' is number " + std::to_string(k));
-    inputs.tensors.push_back(read_tensor_pb(path.string()));
+    try {
+      inputs.tensors.push_back(read_tensor_pb(path.string()));
+    } catch (const Error&) {
+      throw_if_model_is_blocked(model, options);
+      throw;
+    }
     inputs.paths.push_back(path.string());
     const OnnxInputInfo& in = declared[k];
     if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.tensors.back());
