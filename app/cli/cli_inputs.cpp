@@ -8,24 +8,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An input file Tessel cannot read (strings, a sequence) usually belongs to a model it cannot run
-// at all: then the message lists everything that blocks the model, as compiling it would.
+// An input file Tessel cannot read (strings, a sequence), or one missing, often belongs to a model
+// it cannot run at all: then the message lists everything that blocks the model, as compiling it
+// would.
 void throw_if_model_is_blocked(const std::string& model, const ImportOptions& options) {
   std::string blockers;
   try {
-    ImportOptions look = options;
-    look.infer_failure = InferFailure::kMarkUnknown;
-    blockers = blockers_message(import_onnx(model, look));
+    blockers = blockers_message(import_onnx(model, options));
   } catch (const Error&) {
     return;  // the file's own error says more
   }
   if (!blockers.empty()) throw Error(model + ": " + blockers);
 }
 
-}  // namespace
-
-InputFiles read_input_files(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
-                            ImportOptions& options) {
+InputFiles read_inputs(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
+                       ImportOptions& options) {
   const std::vector<OnnxInputInfo>& declared = file.runtime_inputs();
   if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a folder of input_K.pb files");
   InputFiles inputs;
@@ -34,12 +31,7 @@ InputFiles read_input_files(const fs::path& dir, const std::string& model, const
     if (!fs::exists(path))
       throw Error(path.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
                   " inputs, input '" + declared[k].name + "' is number " + std::to_string(k));
-    try {
-      inputs.tensors.push_back(read_tensor_pb(path.string()));
-    } catch (const Error&) {
-      throw_if_model_is_blocked(model, options);
-      throw;
-    }
+    inputs.tensors.push_back(read_tensor_pb(path.string()));
     inputs.paths.push_back(path.string());
     const OnnxInputInfo& in = declared[k];
     if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.tensors.back());
@@ -47,6 +39,18 @@ InputFiles read_input_files(const fs::path& dir, const std::string& model, const
       options.input_shapes.emplace(in.name, inputs.tensors.back().shape());
   }
   return inputs;
+}
+
+}  // namespace
+
+InputFiles read_input_files(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
+                            ImportOptions& options) {
+  try {
+    return read_inputs(dir, model, file, options);
+  } catch (const Error&) {
+    throw_if_model_is_blocked(model, options);
+    throw;
+  }
 }
 
 void check_input_types(const Graph& graph, const InputFiles& inputs, const std::string& model) {

@@ -206,8 +206,8 @@ class GraphBuilder {
 
   static Attrs opaque_attrs(const onnx::NodeProto& node, const std::string& reason) {
     OpaqueAttrs a;
-    a.op_type = node.domain().empty() || node.domain() == "ai.onnx" ? node.op_type()
-                                                                    : node.domain() + "." + node.op_type();
+    a.op_type =
+        node.domain().empty() || node.domain() == "ai.onnx" ? node.op_type() : node.domain() + "::" + node.op_type();
     a.reason = reason;
     for (const auto& attr : node.attribute()) a.attributes.push_back(attribute_text(attr));
     return make_attrs(std::move(a));

@@ -4,6 +4,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/stubs/logging.h>
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,6 +96,38 @@ void run_checker(const onnx::ModelProto& model) {
   }
 }
 
+// The checker refuses a default-domain node whose op ONNX does not define (a private or misspelt
+// op). For Tessel that is only one more op it does not know, so such nodes are checked as nodes of
+// a private domain (which the checker verifies no further) and then put back as they were.
+void run_checker_tolerating_unknown_ops(onnx::ModelProto& model, int64_t opset) {
+  static const std::string kPrivateDomain = "tessel.no_onnx_schema";
+  std::vector<std::pair<int, std::string>> retagged;  // node index, its domain
+  auto& nodes = *model.mutable_graph()->mutable_node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    onnx::NodeProto& node = nodes[i];
+    if (!is_default_domain(node.domain()) ||
+        onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "") != nullptr)
+      continue;
+    retagged.emplace_back(i, node.domain());
+    node.set_domain(kPrivateDomain);
+  }
+  if (retagged.empty()) return run_checker(model);
+  auto* private_opset = model.add_opset_import();
+  private_opset->set_domain(kPrivateDomain);
+  private_opset->set_version(1);
+  auto put_back = [&] {
+    for (const auto& [i, domain] : retagged) nodes[i].set_domain(domain);
+    model.mutable_opset_import()->RemoveLast();
+  };
+  try {
+    run_checker(model);
+  } catch (...) {
+    put_back();
+    throw;
+  }
+  put_back();
+}
+
 // Sizes are checked before the ONNX checker sees the tensors: it multiplies dims without guarding
 // against overflow.
 void check_tensor_sizes(const onnx::GraphProto& graph) {
@@ -161,7 +194,7 @@ LoadedOnnxModel load_onnx_model(const std::string& path) {
     name_unnamed_nodes(graph);
     load_external_data(graph, fs::path(path).parent_path());
     check_tensor_sizes(graph);
-    run_checker(model);
+    run_checker_tolerating_unknown_ops(model, loaded.opset);
     if (needs_onnx_types(graph)) infer_onnx_types(model);
     loaded.not_upgraded = upgrade_opset(model, loaded.opset);
   } catch (const Error& e) {

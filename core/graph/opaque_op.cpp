@@ -18,9 +18,7 @@ struct OpaqueOp {
   static void infer(const Attrs& a, InferContext&) {
     throw Error("the output types of opaque op " + a.op_type + " come from the importer");
   }
-  static void reference(const Attrs& a, const KernelArgs&) {
-    throw Error("cannot run " + a.op_type + ": " + a.reason);
-  }
+  static void reference(const Attrs& a, const KernelArgs&) { throw Error("cannot run " + a.op_type + ": " + a.reason); }
   static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
 };
 

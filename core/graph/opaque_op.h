@@ -15,10 +15,11 @@
 namespace tessel {
 
 struct OpaqueAttrs {
-  std::string op_type;  // "Einsum"; ops of other domains as "com.microsoft.FusedConv"
-  std::string reason;   // why Tessel cannot run it: "unknown op", "attribute 'mode': ..."
+  std::string op_type;                  // "Einsum"; ops of other domains as "com.microsoft::FusedConv"
+  std::string reason;                   // why Tessel cannot run it: "unknown op", "attribute 'mode': ..."
   std::vector<std::string> attributes;  // "name=value" as the model stores them
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v(op_type, {.name = "op_type", .doc = "The node's op type in the model"});
     v(reason, {.name = "reason", .doc = "Why Tessel cannot compile or run the node"});
     v(attributes, {.name = "attributes", .doc = "The node's attributes as text", .def = std::vector<std::string>{}});

@@ -85,37 +85,48 @@ std::map<std::string, std::string> read_reasons(const std::string& path) {
 
 bool is_automatic(const std::string& reason) { return reason.rfind("fails", 0) == 0; }
 
-// The causes of one failure, for grouping: one per op Tessel lacks ("unknown op Einsum"), else one
-// line with names and numbers blanked ("Reshape: input N must be known at compile time").
-std::vector<std::string> failure_causes(const std::string& message) {
-  static const std::regex unknown_op(R"(\(([A-Za-z0-9_.:]+)\): (unknown op|no Tessel op))");
-  static const std::regex old_unsupported(R"(unsupported ops?: (.*))");
-  static const std::regex node_op(R"('[^']*' \(([A-Za-z0-9_.:]+)\))");
-  static const std::regex opset(R"(opset (\d+) )");
-  std::set<std::string> causes;
-  for (auto it = std::sregex_iterator(message.begin(), message.end(), unknown_op); it != std::sregex_iterator(); ++it)
-    causes.insert("unknown op " + (*it)[1].str());
-  std::smatch m;
-  if (causes.empty() && std::regex_search(message, m, old_unsupported)) {
-    const std::string list = m[1];
-    for (auto it = std::sregex_iterator(list.begin(), list.end(), node_op); it != std::sregex_iterator(); ++it)
-      causes.insert("unknown op " + (*it)[1].str());
-  }
-  if (causes.empty() && message.find("is not supported (Tessel imports opsets") != std::string::npos &&
-      std::regex_search(message, m, opset))
-    causes.insert("opset " + m[1].str() + " (the importer refuses it)");
-  if (!causes.empty()) return {causes.begin(), causes.end()};
-
-  std::string text = message;
+// One line with names and numbers blanked: "(Range): input N (limit) must be known at compile time".
+std::string blanked(std::string text) {
   text = std::regex_replace(text, std::regex(R"(^exit \d+: )"), "");
   text = std::regex_replace(text, std::regex(R"(^tessel: )"), "");
   text = std::regex_replace(text, std::regex(R"(^\S*model\.onnx: )"), "");
   text = std::regex_replace(text, std::regex(R"(node '[^']*' \()"), "(");
   text = std::regex_replace(text, std::regex(R"('[^']*')"), "'…'");
   text = std::regex_replace(text, std::regex(R"(-?\d+(\.\d+)?(e[-+]?\d+)?)"), "N");
-  if (text.rfind("output_N: element", 0) == 0) text = "wrong values (beyond rtol 1e-4)";
-  if (text.size() > 110) text = text.substr(0, 107) + "...";
-  return {text};
+  if (text.rfind("output_N: element", 0) == 0) return "wrong values (beyond rtol 1e-4)";
+  return text.size() > 110 ? text.substr(0, 107) + "..." : text;
+}
+
+// The causes of one failure, for grouping: one per part of the model that blocks compiling
+// ("unknown op Einsum", "input '…': ONNX data type UINTN is not supported by Tessel"), else the
+// error line blanked. Messages of older builds ("2 unsupported ops: 'n' (Op), ...", "opset 6 ...
+// is not supported") are read too, to survey a build from before opaque nodes.
+std::vector<std::string> failure_causes(const std::string& message) {
+  static const std::regex unknown_op(R"(^\(([A-Za-z0-9_.:]+)\): unknown op)");
+  static const std::regex old_unsupported(R"(unsupported ops?: (.*))");
+  static const std::regex node_op(R"('[^']*' \(([A-Za-z0-9_.:]+)\))");
+  static const std::regex opset(R"(opset (\d+) )");
+  std::set<std::string> causes;
+  std::smatch m;
+  const std::string marker = "Tessel cannot run: ";
+  if (const size_t at = message.find(marker); at != std::string::npos) {
+    std::string rest = message.substr(at + marker.size());
+    for (size_t end; !rest.empty(); rest = end == std::string::npos ? "" : rest.substr(end + 2)) {
+      end = rest.find("; ");
+      const std::string item = blanked(rest.substr(0, end));
+      causes.insert(std::regex_search(item, m, unknown_op) ? "unknown op " + m[1].str() : item);
+    }
+  } else if (std::regex_search(message, m, old_unsupported)) {
+    const std::string list = m[1];
+    for (auto it = std::sregex_iterator(list.begin(), list.end(), node_op); it != std::sregex_iterator(); ++it)
+      causes.insert("unknown op " + (*it)[1].str());
+  } else if (message.find("is not supported (Tessel imports opsets") != std::string::npos &&
+             std::regex_search(message, m, opset)) {
+    causes.insert("opset " + m[1].str() + " (the importer refuses it)");
+  } else {
+    causes.insert(blanked(message));
+  }
+  return {causes.begin(), causes.end()};
 }
 
 struct Outcome {
@@ -175,9 +186,8 @@ void print_causes(const std::vector<Outcome>& outcomes, const std::string& targe
   }
   std::vector<std::pair<size_t, std::string>> ranked;
   for (const auto& [cause, names] : by_cause) ranked.emplace_back(names.size(), cause);
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   std::printf("\nfailures on %s by cause (folders; a folder lacking two ops counts under both):\n", target.c_str());
   for (const auto& [count, cause] : ranked) {
     const auto& names = by_cause[cause];

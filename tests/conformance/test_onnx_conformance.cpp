@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <QElapsedTimer>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -112,6 +113,30 @@ class OnnxConformance : public QObject {
     }
     for (const std::string& name : excluded)
       QVERIFY2(!seen.count(name), (name + " is in both passing.txt and excluded.txt").c_str());
+  }
+
+  // Any well-formed model opens: unknown ops become opaque nodes, so `tessel inspect` refuses none
+  // of the test data's models (tests/conformance/inspect_all.sh does the same from a shell).
+  void inspect_opens_every_model() {
+    const std::string data_dir = node_test_data_dir();
+    const std::string tessel = tessel_binary_path(TESSEL_BINARY_DIR "/app/cli/tessel");
+    std::string failures;
+    int opened = 0;
+    const std::vector<std::string> names = list_all_tests(data_dir);
+    for (const std::string& name : names) {
+      const NodeTest test = read_node_test(data_dir, name);
+      QProcess p;
+      p.start(QString::fromStdString(tessel), {"inspect", QString::fromStdString(test.folder + "/model.onnx")});
+      const bool finished = p.waitForFinished(60000);
+      if (finished && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0) {
+        ++opened;
+        continue;
+      }
+      const QByteArray err = p.readAllStandardError().trimmed();
+      failures += "\n  " + name + ": " + (finished ? err.split('\n').last().toStdString() : "timed out");
+    }
+    std::printf("inspect: %d of %zu models open\n", opened, names.size());
+    QVERIFY2(failures.empty(), ("tessel inspect refused or crashed:" + failures).c_str());
   }
 
   void listed_node_tests_pass() {
