@@ -1,5 +1,7 @@
 #include "app/cli/cli_inputs.h"
 
+#include <algorithm>
+
 #include "core/support/error.h"
 
 namespace tessel::cli {
@@ -10,15 +12,22 @@ namespace {
 
 // An input file Tessel cannot read (strings, a sequence), or one missing, often belongs to a model
 // it cannot run at all: then the message lists everything that blocks the model, as compiling it
-// would.
+// would. Without the input files, symbolic dims stay unbound: they count only beside an opaque node.
 void throw_if_model_is_blocked(const std::string& model, const ImportOptions& options) {
   std::string blockers;
   try {
     blockers = blockers_message(import_onnx(model, options));
   } catch (const Error&) {
-    return;  // the file's own error says more
+    try {
+      ImportOptions look = options;
+      look.infer_failure = InferFailure::kMarkUnknown;
+      const Graph g = import_onnx(model, look);
+      if (std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return is_opaque(n); }))
+        blockers = blockers_message(g);
+    } catch (const Error&) {
+    }
   }
-  if (!blockers.empty()) throw Error(model + ": " + blockers);
+  if (!blockers.empty()) throw Error(model + ": " + blockers);  // else the file's own error says more
 }
 
 InputFiles read_inputs(const fs::path& dir, const std::string& model, const OnnxModelFile& file,

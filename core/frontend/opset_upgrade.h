@@ -17,8 +17,8 @@ constexpr int64_t kMaxOnnxOpset = 17;
 // to the reason ("opset 6 form: spatial=0 is not supported"), and the importer makes it opaque.
 std::map<std::string, std::string> upgrade_opset(onnx::ModelProto& model, int64_t opset);
 
-// The op type a node of `op_type` has after upgrade_opset (Upsample → Resize), for the check that
-// lists unsupported ops before anything is rewritten.
+// The op type a node of `op_type` has after upgrade_opset (Upsample → Resize), for the loader's
+// look at which nodes will have no Tessel op before anything is rewritten.
 std::string_view upgraded_op_type(std::string_view op_type);
 
 }  // namespace tessel

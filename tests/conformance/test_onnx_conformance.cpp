@@ -151,6 +151,9 @@ class OnnxConformance : public QObject {
     options.parallel_processes = parallel_processes();
     // The same list through a code generator (ctest onnx_conformance_llvm sets llvm).
     if (const char* target = std::getenv("TESSEL_CONFORMANCE_TARGET")) options.target = target;
+    // The loop interpreter runs pytorch-operator/test_operator_conv in about 25 s of CPU time,
+    // beyond a minute of wall time on a loaded machine.
+    if (options.target == "interp") options.timeout_ms = 240000;
     QElapsedTimer clock;
     clock.start();
     const std::vector<NodeTestResult> results = run_node_tests(tests, options);
