@@ -1,13 +1,37 @@
 #include "app/cli/cli_inputs.h"
 
+#include <algorithm>
+
 #include "core/support/error.h"
 
 namespace tessel::cli {
 
 namespace fs = std::filesystem;
 
-InputFiles read_input_files(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
-                            ImportOptions& options) {
+namespace {
+
+// An input file Tessel cannot read (strings, a sequence), or one missing, often belongs to a model
+// it cannot run at all: then the message lists everything that blocks the model, as compiling it
+// would. Without the input files, symbolic dims stay unbound: they count only beside an opaque node.
+void throw_if_model_is_blocked(const std::string& model, const ImportOptions& options) {
+  std::string blockers;
+  try {
+    blockers = blockers_message(import_onnx(model, options));
+  } catch (const Error&) {
+    try {
+      ImportOptions look = options;
+      look.infer_failure = InferFailure::kMarkUnknown;
+      const Graph g = import_onnx(model, look);
+      if (std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return is_opaque(n); }))
+        blockers = blockers_message(g);
+    } catch (const Error&) {
+    }
+  }
+  if (!blockers.empty()) throw Error(model + ": " + blockers);  // else the file's own error says more
+}
+
+InputFiles read_inputs(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
+                       ImportOptions& options) {
   const std::vector<OnnxInputInfo>& declared = file.runtime_inputs();
   if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a folder of input_K.pb files");
   InputFiles inputs;
@@ -24,6 +48,18 @@ InputFiles read_input_files(const fs::path& dir, const std::string& model, const
       options.input_shapes.emplace(in.name, inputs.tensors.back().shape());
   }
   return inputs;
+}
+
+}  // namespace
+
+InputFiles read_input_files(const fs::path& dir, const std::string& model, const OnnxModelFile& file,
+                            ImportOptions& options) {
+  try {
+    return read_inputs(dir, model, file, options);
+  } catch (const Error&) {
+    throw_if_model_is_blocked(model, options);
+    throw;
+  }
 }
 
 void check_input_types(const Graph& graph, const InputFiles& inputs, const std::string& model) {

@@ -11,4 +11,8 @@ namespace tessel {
 AttrValue attr_value_from_onnx(const onnx::AttributeProto& attr);
 AttrMap attr_map_from_onnx(const onnx::NodeProto& node);
 
+// "name=value" for any attribute, sub-graphs and tensors summarised ("body=graph of 4 nodes",
+// "value=tensor FLOAT[2,3]"): how an opaque node keeps the attributes Tessel cannot type.
+std::string attribute_text(const onnx::AttributeProto& attr);
+
 }  // namespace tessel

@@ -13,6 +13,7 @@
 #include "core/frontend/onnx_model_loader.h"
 #include "core/frontend/onnx_tensor.h"
 #include "core/graph/op_table.h"
+#include "core/graph/opaque_op.h"
 #include "core/support/error.h"
 
 namespace tessel {
@@ -54,7 +55,9 @@ class GraphBuilder {
  public:
   // Takes the proto mutably only to free each initializer's bytes once they are copied into a
   // Tensor, so a large model never holds its weights twice over.
-  GraphBuilder(onnx::GraphProto& proto, const ImportOptions& options) : proto_(proto), options_(options) {}
+  GraphBuilder(onnx::GraphProto& proto, const ImportOptions& options,
+               const std::map<std::string, std::string>& not_upgraded)
+      : proto_(proto), options_(options), not_upgraded_(not_upgraded) {}
 
   Graph build(const std::string& fallback_name) {
     g_.name = proto_.name().empty() ? fallback_name : proto_.name();
@@ -62,6 +65,7 @@ class GraphBuilder {
       define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
       std::string().swap(*init.mutable_raw_data());  // clear() would keep the capacity
     }
+    collect_onnx_types();
     add_inputs();
     for (const auto& node : proto_.node()) {
       try {
@@ -75,7 +79,7 @@ class GraphBuilder {
       if (it == ids_.end()) throw Error("graph output '" + out.name() + "' is not produced by any node");
       g_.outputs.push_back(it->second);
     }
-    infer_types(g_);
+    infer_types(g_, options_.infer_failure);
     return std::move(g_);
   }
 
@@ -108,11 +112,24 @@ class GraphBuilder {
     }
   }
 
+  // A graph input Tessel cannot represent (a sequence, strings, unbound symbolic dims when only
+  // looking) is kept with an unknown type that says why.
+  void add_unknown_input(const onnx::ValueInfoProto& input, const std::string& why) {
+    const ValueId id = g_.add_input(input.name(), onnx_type(input.name()).value_or(TensorType{}));
+    g_.value(id).unknown_type = why;
+    define(input.name(), id);
+  }
+
   void add_input(const onnx::ValueInfoProto& input) {
     if (!input.type().has_tensor_type())
-      throw Error("is not a tensor (sequences, maps and optionals are not supported)");
+      return add_unknown_input(input, "not a tensor (sequences, maps and optionals are not supported)");
     const auto& tt = input.type().tensor_type();
-    const DataType dtype = dtype_from_onnx(tt.elem_type());
+    DataType dtype;
+    try {
+      dtype = dtype_from_onnx(tt.elem_type());
+    } catch (const Error& e) {
+      return add_unknown_input(input, e.what());
+    }
     Shape shape;
     auto bound = options_.bound_inputs.find(input.name());
     auto given = options_.input_shapes.find(input.name());
@@ -122,6 +139,8 @@ class GraphBuilder {
       shape = bound->second.shape();
     } else if (auto s = static_shape_of(input)) {
       shape = *s;
+    } else if (options_.infer_failure == InferFailure::kMarkUnknown) {
+      return add_unknown_input(input, symbolic_dim_message(input));
     } else {
       throw Error(symbolic_dim_message(input));
     }
@@ -153,18 +172,48 @@ class GraphBuilder {
            "; bind it with --shape " + input.name() + "=" + shape_arg_text(example);
   }
 
-  void add_node(const onnx::NodeProto& node) {
-    if (node.op_type() == "Constant") return add_constant_node(node);
-    const OpDef& op = get_op(node.op_type());
-    Attrs attrs;
+  // Why `node` cannot be a node of its Tessel op, or empty; parses its attributes when it can.
+  std::string opaque_reason(const onnx::NodeProto& node, const OpDef*& op, Attrs& attrs) {
+    if (auto it = not_upgraded_.find(node.name()); it != not_upgraded_.end()) return it->second;
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    op = default_domain ? find_op(node.op_type()) : nullptr;
+    if (!op) return default_domain ? "unknown op" : "unknown op (domain " + node.domain() + ")";
     try {
-      attrs = op.parse_attrs(op.name, attr_map_from_onnx(node));
+      attrs = op->parse_attrs(op->name, attr_map_from_onnx(node));
     } catch (const Error& e) {
       // parse_attrs names the op itself ("Conv: attribute ..."); the node context already does.
       std::string msg = e.what();
-      const std::string prefix = op.name + ": ";
-      throw Error(msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg);
+      const std::string prefix = op->name + ": ";
+      return msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
     }
+    return {};
+  }
+
+  void add_node(const onnx::NodeProto& node) {
+    if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx")) {
+      try {
+        return add_constant_node(node);
+      } catch (const Error& e) {
+        return add_node_of(node, opaque_op(), opaque_attrs(node, e.what()));
+      }
+    }
+    const OpDef* op = nullptr;
+    Attrs attrs;
+    const std::string why = opaque_reason(node, op, attrs);
+    if (!why.empty()) return add_node_of(node, opaque_op(), opaque_attrs(node, why));
+    add_node_of(node, *op, std::move(attrs));
+  }
+
+  static Attrs opaque_attrs(const onnx::NodeProto& node, const std::string& reason) {
+    OpaqueAttrs a;
+    a.op_type =
+        node.domain().empty() || node.domain() == "ai.onnx" ? node.op_type() : node.domain() + "::" + node.op_type();
+    a.reason = reason;
+    for (const auto& attr : node.attribute()) a.attributes.push_back(attribute_text(attr));
+    return make_attrs(std::move(a));
+  }
+
+  void add_node_of(const onnx::NodeProto& node, const OpDef& op, Attrs attrs) {
     std::vector<ValueId> inputs;
     for (const std::string& name : node.input()) {
       if (name.empty()) {
@@ -183,7 +232,41 @@ class GraphBuilder {
       if (outputs[k].empty()) outputs[k] = g_.unique_name(node.name() + "_unused" + std::to_string(k));
     const auto ids =
         g_.add_node(node.name(), op, std::move(attrs), std::move(inputs), static_cast<int>(outputs.size()), outputs);
-    for (size_t k = 0; k < outputs.size(); ++k) define(outputs[k], ids[k]);
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      define(outputs[k], ids[k]);
+      // What ONNX inferred stands until Tessel infers the type itself (it cannot after an opaque
+      // node, or from an input of unknown type).
+      const std::optional<TensorType> known = onnx_type(outputs[k]);
+      if (known) g_.value(ids[k]).type = *known;
+      if (&op == &opaque_op() && !known) g_.value(ids[k]).unknown_type = "ONNX shape inference gave no static type";
+    }
+  }
+
+  // Static tensor types ONNX knows for values: declared graph inputs and outputs, and value_info
+  // (which ONNX shape inference fills when the loader ran it).
+  void collect_onnx_types() {
+    auto note = [&](const onnx::ValueInfoProto& v) {
+      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
+      const auto& tt = v.type().tensor_type();
+      TensorType t;
+      try {
+        t.dtype = dtype_from_onnx(tt.elem_type());
+      } catch (const Error&) {
+        return;
+      }
+      for (const auto& d : tt.shape().dim()) {
+        if (!d.has_dim_value() || d.dim_value() < 0) return;
+        t.shape.push_back(d.dim_value());
+      }
+      onnx_types_[v.name()] = std::move(t);
+    };
+    for (const auto& v : proto_.value_info()) note(v);
+    for (const auto& v : proto_.output()) note(v);
+  }
+
+  std::optional<TensorType> onnx_type(const std::string& name) const {
+    auto it = onnx_types_.find(name);
+    return it == onnx_types_.end() ? std::nullopt : std::optional<TensorType>(it->second);
   }
 
   void add_constant_node(const onnx::NodeProto& node) {
@@ -210,8 +293,10 @@ class GraphBuilder {
 
   onnx::GraphProto& proto_;
   const ImportOptions& options_;
+  const std::map<std::string, std::string>& not_upgraded_;
   Graph g_;
   std::unordered_map<std::string, ValueId> ids_;
+  std::unordered_map<std::string, TensorType> onnx_types_;
 };
 
 // The graph inputs that are not initializers, and which of them feed shape operands.
@@ -246,7 +331,8 @@ Graph OnnxModelFile::import(const ImportOptions& options) {
   if (!model_) throw Error(path_ + ": the model was imported already");
   std::unique_ptr<LoadedOnnxModel> model = std::move(model_);
   try {
-    return GraphBuilder(*model->proto.mutable_graph(), options).build(std::filesystem::path(path_).stem().string());
+    return GraphBuilder(*model->proto.mutable_graph(), options, model->not_upgraded)
+        .build(std::filesystem::path(path_).stem().string());
   } catch (const Error& e) {
     rethrow_in_file(e, path_);
   } catch (const std::bad_alloc&) {

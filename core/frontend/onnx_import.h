@@ -4,7 +4,10 @@
 //
 // Every failure is a tessel::Error whose one-line message names the file, the node and the reason:
 //   "model.onnx: node 'Conv_3' (Conv): input 1 has shape [8,3,3] but ..."
-// An unknown op reports every unsupported op with its node name at once.
+// A well-formed model is never refused for what Tessel lacks: a node without a Tessel op (or in
+// an old form it cannot rewrite) becomes an opaque node (core/graph/opaque_op.h), an input it cannot
+// represent gets an unknown type, and compiling the graph fails with every such cause in one
+// message (blockers_message in graph.h).
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +24,10 @@ struct ImportOptions {
   // Graph inputs whose values are known now (tessel run binds inputs that feed shape operands,
   // e.g. Reshape's shape in the ONNX node tests). They stay graph inputs; inference sees their value.
   std::map<std::string, Tensor> bound_inputs;
+  // kMarkUnknown when only looking at the model (tessel inspect, the studio): an input with
+  // unbound symbolic dims, or a node whose types cannot be inferred, gets an unknown type that
+  // says why instead of failing the import. Compiling such a graph fails with every reason.
+  InferFailure infer_failure = InferFailure::kThrow;
 };
 
 Graph import_onnx(const std::string& path, const ImportOptions& options = {});

@@ -4,6 +4,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/stubs/logging.h>
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +47,9 @@ int64_t default_domain_opset(const onnx::ModelProto& model) {
   int64_t opset = -1;
   for (const auto& imp : model.opset_import())
     if (imp.domain().empty() || imp.domain() == "ai.onnx") opset = imp.version();
-  if (opset < 0) throw Error("the model declares no opset for the default ONNX domain");
+  // Only ops of other domains (the training ops of ai.onnx.preview.training): they import as
+  // opaque nodes, whatever the default opset.
+  if (opset < 0) return kMaxOnnxOpset;
   if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
     throw Error("default-domain opset " + std::to_string(opset) + " is not supported (Tessel imports opsets " +
                 std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) + ")");
@@ -54,17 +58,25 @@ int64_t default_domain_opset(const onnx::ModelProto& model) {
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
-void check_supported_ops(const onnx::GraphProto& graph) {
-  std::string list;
-  int count = 0;
-  for (const auto& node : graph.node()) {
-    const bool supported = is_default_domain(node.domain()) &&
-                           (node.op_type() == "Constant" || find_op(upgraded_op_type(node.op_type())) != nullptr);
-    if (supported) continue;
-    const std::string op = is_default_domain(node.domain()) ? node.op_type() : node.domain() + "::" + node.op_type();
-    list += (count++ ? ", '" : "'") + node.name() + "' (" + op + ")";
+// Nodes that will become opaque, or inputs Tessel cannot represent: their types can only come
+// from ONNX's shape inference, which is then run (only then: it costs time on large models).
+bool needs_onnx_types(const onnx::GraphProto& graph) {
+  for (const auto& node : graph.node())
+    if (!is_default_domain(node.domain()) ||
+        (node.op_type() != "Constant" && find_op(upgraded_op_type(node.op_type())) == nullptr))
+      return true;
+  for (const auto& input : graph.input())
+    if (!input.type().has_tensor_type()) return true;
+  return false;
+}
+
+// Adds value_info for what ONNX can infer. Its failures are not the model's: Tessel's own
+// inference judges the nodes it knows.
+void infer_onnx_types(onnx::ModelProto& model) {
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception&) {
   }
-  if (count) throw Error(std::to_string(count) + " unsupported op" + (count > 1 ? "s" : "") + ": " + list);
 }
 
 // The checker puts the node last ("... ==> Context: Bad node spec for node. Name: n OpType: Op");
@@ -82,6 +94,38 @@ void run_checker(const onnx::ModelProto& model) {
     }
     throw Error("invalid ONNX model: " + text);
   }
+}
+
+// The checker refuses a default-domain node whose op ONNX does not define (a private or misspelt
+// op). For Tessel that is only one more op it does not know, so such nodes are checked as nodes of
+// a private domain (which the checker verifies no further) and then put back as they were.
+void run_checker_tolerating_unknown_ops(onnx::ModelProto& model, int64_t opset) {
+  static const std::string kPrivateDomain = "tessel.no_onnx_schema";
+  std::vector<std::pair<int, std::string>> retagged;  // node index, its domain
+  auto& nodes = *model.mutable_graph()->mutable_node();
+  for (int i = 0; i < nodes.size(); ++i) {
+    onnx::NodeProto& node = nodes[i];
+    if (!is_default_domain(node.domain()) ||
+        onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "") != nullptr)
+      continue;
+    retagged.emplace_back(i, node.domain());
+    node.set_domain(kPrivateDomain);
+  }
+  if (retagged.empty()) return run_checker(model);
+  auto* private_opset = model.add_opset_import();
+  private_opset->set_domain(kPrivateDomain);
+  private_opset->set_version(1);
+  auto put_back = [&] {
+    for (const auto& [i, domain] : retagged) nodes[i].set_domain(domain);
+    model.mutable_opset_import()->RemoveLast();
+  };
+  try {
+    run_checker(model);
+  } catch (...) {
+    put_back();
+    throw;
+  }
+  put_back();
 }
 
 // Sizes are checked before the ONNX checker sees the tensors: it multiplies dims without guarding
@@ -148,11 +192,11 @@ LoadedOnnxModel load_onnx_model(const std::string& path) {
     loaded.opset = default_domain_opset(model);
     onnx::GraphProto& graph = *model.mutable_graph();
     name_unnamed_nodes(graph);
-    check_supported_ops(graph);
     load_external_data(graph, fs::path(path).parent_path());
     check_tensor_sizes(graph);
-    run_checker(model);
-    upgrade_opset(model, loaded.opset);
+    run_checker_tolerating_unknown_ops(model, loaded.opset);
+    if (needs_onnx_types(graph)) infer_onnx_types(model);
+    loaded.not_upgraded = upgrade_opset(model, loaded.opset);
   } catch (const Error& e) {
     rethrow_in_file(e, path);
   }

@@ -2,12 +2,13 @@
 // Reads an ONNX model file into a ModelProto ready to become a Graph, checking everything that can
 // be wrong with an untrusted file before anything is built:
 //
-//   parse (one pass over the file) → default-domain opset in 7..17 → every unsupported op, listed
-//   together → external data (inside the model's folder) → every tensor's size against its data
-//   → onnx::checker → opset upgrade
+//   parse (one pass over the file) → default-domain opset in 1..17 → external data (inside the
+//   model's folder) → every tensor's size against its data → onnx::checker → ONNX shape inference
+//   (only when a node has no Tessel op or an input is not a tensor) → opset upgrade
 #include <google/protobuf/message_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include <map>
 #include <string>
 
 #include "core/support/error.h"
@@ -17,6 +18,9 @@ namespace tessel {
 struct LoadedOnnxModel {
   onnx::ModelProto proto;  // upgraded to the op table's forms; every node has a name
   int64_t opset = 0;       // the default-domain opset the file declared
+  // Nodes whose old form upgrade_opset could not rewrite, by name, with the reason; they import as
+  // opaque nodes.
+  std::map<std::string, std::string> not_upgraded;
 };
 
 // Throws Error "PATH: reason" (one line).

@@ -1,6 +1,15 @@
-// Opset upgrade: every rewrite from an older default-domain opset (7..16) to the form of the same
+// Opset upgrade: every rewrite from an older default-domain opset (1..16) to the form of the same
 // op that the op table implements, in one place. Rules, by the opset that changed the op:
 //
+//   Pad < 2                 attr paddings          → attr pads (then as Pad < 11)
+//   Concat < 4              axis optional (1)      → axis=1 written out
+//   Reshape < 5             attr shape             → constant input 1
+//   Add Sub Mul Div Pow And Or Xor Equal Greater Less < 7
+//                           attrs broadcast, axis  → dropped; B aligned at `axis` by an Unsqueeze
+//                                                    of its trailing axes (numpy broadcasting)
+//   Gemm < 7                attr broadcast         → dropped (C broadcasts one way since 7)
+//   PRelu < 7               slope [C] per channel  → Unsqueeze to [C,1,...] (numpy broadcasting)
+//   Upsample < 7            attrs height_scale, width_scale → scales [1,1,h,w], then as below
 //   Clip < 11               attrs min/max          → constant inputs 1, 2 (of the input's type)
 //   Split < 13              attr split             → constant input 1
 //   Squeeze, Unsqueeze < 13 attr axes              → constant input 1
@@ -32,6 +41,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -84,18 +94,29 @@ class Upgrader {
  public:
   Upgrader(onnx::ModelProto& model, int64_t opset) : model_(model), graph_(*model.mutable_graph()), opset_(opset) {}
 
-  void run() {
+  // A node whose old form has no rewrite is kept as it was and named in the result.
+  std::map<std::string, std::string> run() {
     collect_names();
     if (needs_value_types()) collect_value_types();
     google::protobuf::RepeatedPtrField<NodeProto> old_nodes;
     old_nodes.Swap(graph_.mutable_node());
+    std::map<std::string, std::string> not_upgraded;
     for (NodeProto& node : old_nodes) {
+      if (node.op_type() == "Constant") {  // no rule; and its tensor may be large, not worth a copy
+        emit(node);
+        continue;
+      }
+      const NodeProto original = node;
+      const int emitted = graph_.node_size();
       try {
         upgrade(node);
       } catch (const Error& e) {
-        rethrow_with_context(e, "node '" + node.name() + "' (" + node.op_type() + ")");
+        graph_.mutable_node()->DeleteSubrange(emitted, graph_.node_size() - emitted);
+        not_upgraded[original.name()] = "opset " + std::to_string(opset_) + " form: " + e.what();
+        graph_.mutable_node()->Add()->CopyFrom(original);
       }
     }
+    return not_upgraded;
   }
 
  private:
@@ -106,7 +127,14 @@ class Upgrader {
     if (!node.domain().empty() && node.domain() != "ai.onnx") return emit(node);
     remove_attr(node, "consumed_inputs");
     remove_attr(node, "is_test");
-    if (old("Clip", 11)) {
+    if (old("Pad", 2)) rename_attr(node, "paddings", "pads");
+    if (old("Concat", 4) && !find_attr(node, "axis")) set_int_attr(node, "axis", 1);
+    if (opset_ < 7 && is_legacy_broadcast_op(current_op_)) return legacy_broadcast(node);
+    if (old("Gemm", 7)) remove_attr(node, "broadcast");
+    if (old("PRelu", 7)) return per_channel_slope(node);
+    if (old("Reshape", 5)) {
+      attr_to_int_input(node, "shape", 1);
+    } else if (old("Clip", 11)) {
       clip(node);
     } else if (old("Split", 13)) {
       attr_to_int_input(node, "split", 1);
@@ -166,7 +194,71 @@ class Upgrader {
     remove_attr(node, "value");
   }
 
+  static bool is_legacy_broadcast_op(const std::string& op) {
+    static const std::unordered_set<std::string> ops = {"Add", "Sub", "Mul",   "Div",     "Pow", "And",
+                                                        "Or",  "Xor", "Equal", "Greater", "Less"};
+    return ops.count(op) > 0;
+  }
+
+  // Before opset 7, B broadcast only with broadcast=1, aligned with A's axes from `axis` on (by
+  // default the trailing ones, as numpy aligns). Ones appended to B's shape make numpy agree:
+  //   A [2,3,4,5], B [3,4], axis=1  →  B [3,4,1]
+  void legacy_broadcast(NodeProto& node) {
+    const AttributeProto* b = find_attr(node, "broadcast");
+    const AttributeProto* a = find_attr(node, "axis");
+    const bool broadcast = b && b->i() != 0;
+    const int64_t axis = a ? a->i() : -1;
+    remove_attr(node, "broadcast");
+    remove_attr(node, "axis");
+    if (!broadcast || axis < 0 || node.input_size() < 2) return emit(node);
+    const int64_t rank_a = rank_of(node.input(0)), rank_b = rank_of(node.input(1));
+    if (rank_a < 0 || rank_b < 0) throw Error("broadcast with axis needs the ranks of both inputs, which are unknown");
+    const int64_t trailing = rank_a - axis - rank_b;
+    if (trailing < 0) throw Error("axis " + std::to_string(axis) + " does not fit input ranks");
+    if (trailing > 0) node.set_input(1, unsqueeze_trailing(node, node.input(1), rank_b, trailing));
+    emit(node);
+  }
+
+  // PRelu before opset 7 applied a slope of C values to axis 1 of X [N,C,...].
+  void per_channel_slope(NodeProto& node) {
+    const int64_t rank_x = rank_of(node.input(0)), rank_slope = rank_of(node.input(1));
+    if (rank_x > 2 && rank_slope == 1) node.set_input(1, unsqueeze_trailing(node, node.input(1), 1, rank_x - 2));
+    emit(node);
+  }
+
+  // Emits Unsqueeze(value) with `count` axes of size 1 after its `rank` axes; returns its output.
+  std::string unsqueeze_trailing(const NodeProto& node, const std::string& value, int64_t rank, int64_t count) {
+    std::vector<int64_t> axes;
+    for (int64_t k = 0; k < count; ++k) axes.push_back(rank + k);
+    NodeProto unsqueeze;
+    unsqueeze.set_name(fresh(node.name() + "_align"));
+    unsqueeze.set_op_type("Unsqueeze");
+    unsqueeze.add_input(value);
+    unsqueeze.add_input(add_constant(node.name() + "_align_axes", Tensor::from_int64s({count}, axes)));
+    const std::string aligned = fresh(node.name() + "_aligned");
+    unsqueeze.add_output(aligned);
+    emit(unsqueeze);
+    return aligned;
+  }
+
+  void rename_attr(NodeProto& node, const char* from, const char* to) {
+    for (auto& a : *node.mutable_attribute())
+      if (a.name() == from) a.set_name(to);
+  }
+
   void upsample_to_resize(NodeProto& node) {
+    if (opset_ < 7) {  // Upsample-1: the two spatial scales of an NCHW input
+      const AttributeProto* h = find_attr(node, "height_scale");
+      const AttributeProto* w = find_attr(node, "width_scale");
+      if (!h || !w) throw Error("needs height_scale and width_scale");
+      AttributeProto scales;
+      scales.set_name("scales");
+      scales.set_type(AttributeProto::FLOATS);
+      for (float v : {1.0f, 1.0f, h->f(), w->f()}) scales.add_floats(v);
+      remove_attr(node, "height_scale");
+      remove_attr(node, "width_scale");
+      *node.add_attribute() = scales;
+    }
     const std::string x = node.input(0);
     std::string scales = node.input_size() > 1 ? node.input(1) : "";
     if (const AttributeProto* s = find_attr(node, "scales")) {  // Upsample 7..8 keeps scales as an attribute
@@ -268,6 +360,7 @@ class Upgrader {
       const std::string& op = n.op_type();
       if (opset_ < 11 && (op == "Clip" || op == "Pad")) return true;
       if (opset_ < 13 && (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax")) return true;
+      if (opset_ < 7 && (op == "PRelu" || (is_legacy_broadcast_op(op) && find_attr(n, "axis")))) return true;
     }
     return false;
   }
@@ -316,7 +409,9 @@ class Upgrader {
 
 }  // namespace
 
-void upgrade_opset(onnx::ModelProto& model, int64_t opset) { Upgrader(model, opset).run(); }
+std::map<std::string, std::string> upgrade_opset(onnx::ModelProto& model, int64_t opset) {
+  return Upgrader(model, opset).run();
+}
 
 std::string_view upgraded_op_type(std::string_view op_type) { return op_type == "Upsample" ? "Resize" : op_type; }
 

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "core/graph/op_table.h"
+#include "core/graph/opaque_op.h"
 
 namespace tessel {
 
@@ -149,15 +150,58 @@ void infer_node(Graph& g, Node& n) {
 
 }  // namespace
 
-void infer_types(Graph& g) {
-  for (ValueId id : g.inputs) check_type_size(g.value(id).type, "input '" + g.value(id).name + "'");
+void infer_types(Graph& g, InferFailure on_failure) {
+  for (ValueId id : g.inputs)
+    if (g.value(id).type_known()) check_type_size(g.value(id).type, "input '" + g.value(id).name + "'");
   for (Node& n : g.nodes) {
+    if (is_opaque(n)) continue;  // the importer typed its outputs, as far as ONNX could
+    bool from_unknown = false;
+    for (ValueId v : n.inputs) from_unknown = from_unknown || (v != kNoValue && !g.value(v).type_known());
+    for (ValueId v : n.outputs) g.value(v).unknown_type = from_unknown ? kComputedFromUnknown : "";
+    if (from_unknown) continue;
     try {
       infer_node(g, n);
     } catch (const Error& e) {
-      rethrow_with_context(e, "node '" + n.name + "' (" + n.op->name + ")");
+      const std::string where = "node '" + n.name + "' (" + n.op->name + ")";
+      if (on_failure == InferFailure::kThrow) rethrow_with_context(e, where);
+      for (ValueId v : n.outputs) g.value(v).unknown_type = where + ": " + e.what();
     }
   }
+}
+
+bool is_opaque(const Node& n) { return n.op == &opaque_op(); }
+
+std::string op_label(const Node& n) {
+  if (!n.op) return "?";
+  return is_opaque(n) ? attrs_as<OpaqueAttrs>(n.attrs).op_type + " (opaque)" : n.op->name;
+}
+
+std::vector<std::string> graph_blockers(const Graph& g) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;  // one entry for a failed node's several outputs
+  for (ValueId id : g.inputs)
+    if (!g.value(id).type_known()) out.push_back("input '" + g.value(id).name + "': " + g.value(id).unknown_type);
+  for (const Node& n : g.nodes) {
+    if (is_opaque(n)) {
+      const auto& a = attrs_as<OpaqueAttrs>(n.attrs);
+      out.push_back("node '" + n.name + "' (" + a.op_type + "): " + a.reason);
+      continue;
+    }
+    for (ValueId v : n.outputs) {
+      const std::string& why = g.value(v).unknown_type;
+      if (!why.empty() && why != kComputedFromUnknown && seen.insert(why).second) out.push_back(why);
+    }
+  }
+  return out;
+}
+
+std::string blockers_message(const Graph& g) {
+  const std::vector<std::string> blockers = graph_blockers(g);
+  if (blockers.empty()) return {};
+  std::string text = "cannot compile: " + std::to_string(blockers.size()) +
+                     (blockers.size() == 1 ? " part of the model Tessel cannot run: " : " parts of the model Tessel cannot run: ");
+  for (size_t i = 0; i < blockers.size(); ++i) text += (i ? "; " : "") + blockers[i];
+  return text;
 }
 
 }  // namespace tessel

@@ -28,7 +28,16 @@ struct Value {
   // computations and bound inputs. Undefined otherwise.
   Tensor value;
   std::string layout;  // data layout ("NCHW", "NCHW16c"); empty until layout passes assign one
+  // Empty when `type` is known. Otherwise why not: the value is a graph input Tessel cannot
+  // represent (a sequence, strings), an output of an opaque node that ONNX shape inference could
+  // not type, an output whose inference failed, or kComputedFromUnknown. `type` then holds what
+  // the importer learnt from ONNX, if anything.
+  std::string unknown_type;
+  bool type_known() const { return unknown_type.empty(); }
 };
+
+// The unknown_type of a value computed from a value of unknown type (its cause is listed there).
+inline constexpr const char* kComputedFromUnknown = "computed from a value of unknown type";
 
 struct Node {
   std::string name;
@@ -65,10 +74,25 @@ class Graph {
   int64_t parameter_count() const;  // elements in constants
 };
 
+// What infer_types does when a node's inference fails: throw (compiling), or give its outputs an
+// unknown type with the error as the reason and go on (looking at a model: tessel inspect, the studio).
+enum class InferFailure { kThrow, kMarkUnknown };
+
 // Infers dtypes and shapes of every node output in order, and propagates values known at compile
 // time through small computations (Shape → Gather → Concat → Reshape chains). Throws Error naming
-// the node and the reason.
-void infer_types(Graph& g);
+// the node and the reason. Opaque nodes keep the output types the importer gave them; a node with
+// an input of unknown type is not inferred, its outputs are kComputedFromUnknown.
+void infer_types(Graph& g, InferFailure on_failure = InferFailure::kThrow);
+
+bool is_opaque(const Node& n);
+// The op as people should read it: "Conv", or "Einsum (opaque)".
+std::string op_label(const Node& n);
+
+// Why `g` cannot be compiled or run, one entry per cause: each opaque node ("node 'n' (Einsum):
+// unknown op") and each value whose type is unknown for a reason of its own. Empty when none.
+std::vector<std::string> graph_blockers(const Graph& g);
+// "cannot compile: 2 parts of the model Tessel cannot run: A; B" (one line), or empty when none.
+std::string blockers_message(const Graph& g);
 
 // Floating-point operations of one node, from its op's cost function.
 int64_t node_flops(const Graph& g, const Node& n);

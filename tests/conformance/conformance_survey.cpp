@@ -1,12 +1,14 @@
-// onnx_conformance_survey: runs EVERY ONNX node test whose ops are all in `tessel ops`, prints
-// PASS/FAIL with the error line, and can rewrite the lists the ctest reads:
+// onnx_conformance_survey: runs EVERY test folder of the ONNX test data (node/ and its siblings
+// pytorch-converted/, pytorch-operator/, simple/) on each target, prints PASS/FAIL with the error
+// line, pass counts per folder and target, the failures grouped by cause, and can rewrite the lists
+// the ctest reads:
 //
-//   onnx_conformance_survey [--filter TEXT] [--jobs N]
-//                           [--write-passing FILE]    every test that passes
-//                           [--write-excluded FILE]   every surveyed test that fails, with a reason
+//   onnx_conformance_survey [--filter TEXT] [--jobs N] [--targets llvm,ref]
+//                           [--write-passing FILE]    every test that passes on every target
+//                           [--write-excluded FILE]   every other test, with a reason
 //
 // A reason written by hand in the existing excluded file is kept while that test still fails;
-// reasons the survey writes itself start with "fails:" and quote the error.
+// reasons the survey writes itself start with "fails" and quote the error.
 #include <QCoreApplication>
 #include <QProcess>
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "tests/conformance/node_test_catalog.h"
 #include "tests/conformance/node_test_runner.h"
@@ -26,9 +29,18 @@ namespace {
 struct SurveyOptions {
   std::string filter;
   int jobs = 3;
+  std::vector<std::string> targets = {"llvm", "ref"};
   std::string write_passing;
   std::string write_excluded;
 };
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
 
 SurveyOptions parse_arguments(const QStringList& args) {
   SurveyOptions o;
@@ -42,35 +54,18 @@ SurveyOptions parse_arguments(const QStringList& args) {
       o.filter = value();
     else if (a == "--jobs")
       o.jobs = std::stoi(value());
+    else if (a == "--targets")
+      o.targets = split_commas(value());
     else if (a == "--write-passing")
       o.write_passing = value();
     else if (a == "--write-excluded")
       o.write_excluded = value();
     else
       throw std::runtime_error("unknown argument " + a.toStdString() +
-                               " (allowed: --filter, --jobs, --write-passing, --write-excluded)");
+                               " (allowed: --filter, --jobs, --targets, --write-passing, --write-excluded)");
   }
+  if (o.targets.empty()) throw std::runtime_error("--targets names no target");
   return o;
-}
-
-// ONNX op names (capitalised identifiers) that start a line of `tessel ops` output; header words
-// and Tessel's own lower-case ops are never ONNX op types, so they cannot widen the survey.
-std::set<std::string> supported_ops(const std::string& tessel) {
-  QProcess p;
-  p.start(QString::fromStdString(tessel), {"ops"});
-  if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
-    throw std::runtime_error("`" + tessel + " ops` failed: " + p.readAllStandardError().trimmed().toStdString());
-  std::set<std::string> ops;
-  const std::regex name("^\\s*([A-Z][A-Za-z0-9]*)\\b");
-  for (const QByteArray& line : p.readAllStandardOutput().split('\n')) {
-    std::smatch m;
-    const std::string text = line.toStdString();
-    if (std::regex_search(text, m, name)) ops.insert(m[1]);
-  }
-  // The importer handles these itself: Constant becomes a constant, Upsample becomes Resize.
-  ops.insert("Constant");
-  if (ops.count("Resize")) ops.insert("Upsample");
-  return ops;
 }
 
 // Hand-written reasons from an existing excluded file: "test_name  reason text".
@@ -88,82 +83,177 @@ std::map<std::string, std::string> read_reasons(const std::string& path) {
   return reasons;
 }
 
-// A reason the survey writes itself; hand-written ones (kept while the test fails) say why in words.
-std::string automatic_reason(const NodeTestResult& result) { return "fails: " + result.message; }
+bool is_automatic(const std::string& reason) { return reason.rfind("fails", 0) == 0; }
 
-bool is_automatic(const std::string& reason) { return reason.rfind("fails:", 0) == 0; }
+// One line with names and numbers blanked: "(Range): input N (limit) must be known at compile time".
+std::string blanked(std::string text) {
+  text = std::regex_replace(text, std::regex(R"(^exit \d+: )"), "");
+  text = std::regex_replace(text, std::regex(R"(^tessel: )"), "");
+  text = std::regex_replace(text, std::regex(R"(^\S*model\.onnx: )"), "");
+  text = std::regex_replace(text, std::regex(R"(node '[^']*' \()"), "(");
+  text = std::regex_replace(text, std::regex(R"('[^']*')"), "'…'");
+  text = std::regex_replace(text, std::regex(R"(-?\d+(\.\d+)?(e[-+]?\d+)?)"), "N");
+  if (text.rfind("output_N: element", 0) == 0) return "wrong values (beyond rtol 1e-4)";
+  return text.size() > 110 ? text.substr(0, 107) + "..." : text;
+}
+
+// The causes of one failure, for grouping: one per part of the model that blocks compiling
+// ("unknown op Einsum", "input '…': ONNX data type UINTN is not supported by Tessel"), else the
+// error line blanked. Messages of older builds ("2 unsupported ops: 'n' (Op), ...", "opset 6 ...
+// is not supported") are read too, to survey a build from before opaque nodes.
+std::vector<std::string> failure_causes(const std::string& message) {
+  static const std::regex unknown_op(R"(^\(([A-Za-z0-9_.:]+)\): unknown op)");
+  static const std::regex old_unsupported(R"(unsupported ops?: (.*))");
+  static const std::regex node_op(R"('[^']*' \(([A-Za-z0-9_.:]+)\))");
+  static const std::regex opset(R"(opset (\d+) )");
+  std::set<std::string> causes;
+  std::smatch m;
+  const std::string marker = "Tessel cannot run: ";
+  if (const size_t at = message.find(marker); at != std::string::npos) {
+    std::string rest = message.substr(at + marker.size());
+    for (size_t end; !rest.empty(); rest = end == std::string::npos ? "" : rest.substr(end + 2)) {
+      end = rest.find("; ");
+      const std::string item = blanked(rest.substr(0, end));
+      causes.insert(std::regex_search(item, m, unknown_op) ? "unknown op " + m[1].str() : item);
+    }
+  } else if (std::regex_search(message, m, old_unsupported)) {
+    const std::string list = m[1];
+    for (auto it = std::sregex_iterator(list.begin(), list.end(), node_op); it != std::sregex_iterator(); ++it)
+      causes.insert("unknown op " + (*it)[1].str());
+  } else if (message.find("is not supported (Tessel imports opsets") != std::string::npos &&
+             std::regex_search(message, m, opset)) {
+    causes.insert("opset " + m[1].str() + " (the importer refuses it)");
+  } else {
+    causes.insert(blanked(message));
+  }
+  return {causes.begin(), causes.end()};
+}
+
+struct Outcome {
+  const NodeTest* test = nullptr;
+  std::map<std::string, NodeTestResult> by_target;
+  bool passed_everywhere() const {
+    for (const auto& [target, r] : by_target)
+      if (!r.passed) return false;
+    return true;
+  }
+};
+
+// "fails: msg" when every target fails alike, else "fails on llvm: msg".
+std::string automatic_reason(const Outcome& o) {
+  std::string reason;
+  std::set<std::string> messages;
+  for (const auto& [target, r] : o.by_target)
+    if (!r.passed) messages.insert(r.message);
+  bool all_fail = true;
+  for (const auto& [target, r] : o.by_target) all_fail = all_fail && !r.passed;
+  if (all_fail && messages.size() == 1) return "fails: " + *messages.begin();
+  for (const auto& [target, r] : o.by_target)
+    if (!r.passed) reason += (reason.empty() ? "fails on " : "; on ") + target + ": " + r.message;
+  return reason;
+}
+
+void print_counts(const std::vector<Outcome>& outcomes, const std::vector<std::string>& targets) {
+  std::printf("\npassed per folder and target:\n  %-20s %7s", "folder", "tests");
+  for (const std::string& t : targets) std::printf(" %7s", t.c_str());
+  std::printf(" %7s\n", "all");
+  std::map<std::string, std::pair<int, std::map<std::string, int>>> rows;  // dir -> (tests, target -> passed)
+  for (const Outcome& o : outcomes) {
+    for (const std::string& dir : {o.test->directory, std::string("total")}) {
+      auto& [count, passed] = rows[dir];
+      ++count;
+      for (const auto& [target, r] : o.by_target) passed[target] += r.passed ? 1 : 0;
+      passed["all"] += o.passed_everywhere() ? 1 : 0;
+    }
+  }
+  for (const char* dir : kTestDirectories) rows[dir];  // folders with no test still get a row
+  std::vector<std::string> order(std::begin(kTestDirectories), std::end(kTestDirectories));
+  order.push_back("total");
+  for (const std::string& dir : order) {
+    auto& [count, passed] = rows[dir];
+    std::printf("  %-20s %7d", dir.c_str(), count);
+    for (const std::string& t : targets) std::printf(" %7d", passed[t]);
+    std::printf(" %7d\n", passed["all"]);
+  }
+}
+
+void print_causes(const std::vector<Outcome>& outcomes, const std::string& target) {
+  std::map<std::string, std::vector<std::string>> by_cause;
+  for (const Outcome& o : outcomes) {
+    auto it = o.by_target.find(target);
+    if (it == o.by_target.end() || it->second.passed) continue;
+    for (const std::string& cause : failure_causes(it->second.message)) by_cause[cause].push_back(o.test->name);
+  }
+  std::vector<std::pair<size_t, std::string>> ranked;
+  for (const auto& [cause, names] : by_cause) ranked.emplace_back(names.size(), cause);
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::printf("\nfailures on %s by cause (folders; a folder lacking two ops counts under both):\n", target.c_str());
+  for (const auto& [count, cause] : ranked) {
+    const auto& names = by_cause[cause];
+    std::string examples;
+    for (size_t i = 0; i < names.size() && i < 3; ++i) examples += (i ? ", " : "") + names[i];
+    std::printf("  %4zu  %s  [%s%s]\n", count, cause.c_str(), examples.c_str(), names.size() > 3 ? ", ..." : "");
+  }
+}
 
 int survey(const SurveyOptions& options) {
   const std::string tessel = tessel_binary_path(TESSEL_BINARY_DIR "/app/cli/tessel");
-  const std::set<std::string> ops = supported_ops(tessel);
   const std::string data_dir = node_test_data_dir();
 
   std::vector<NodeTest> tests;
-  int unsupported = 0;
-  std::map<std::string, int> blocked_by;  // missing op -> node tests it keeps out of the survey
-  for (const std::string& name : list_node_tests(data_dir)) {
+  for (const std::string& name : list_all_tests(data_dir)) {
     if (!options.filter.empty() && name.find(options.filter) == std::string::npos) continue;
-    NodeTest test = read_node_test(data_dir, name);
-    bool all_supported = !test.ops.empty();
-    for (const std::string& op : test.ops) all_supported = all_supported && ops.count(op);
-    if (all_supported) {
-      tests.push_back(std::move(test));
-      continue;
-    }
-    ++unsupported;
-    for (const std::string& op : test.ops)
-      if (!ops.count(op)) ++blocked_by[op];
+    tests.push_back(read_node_test(data_dir, name));
   }
-
-  RunOptions run_options;
-  run_options.tessel_binary = tessel;
-  run_options.parallel_processes = options.jobs;
-  const std::vector<NodeTestResult> results = run_node_tests(tests, run_options);
+  std::vector<Outcome> outcomes(tests.size());
+  for (size_t i = 0; i < tests.size(); ++i) outcomes[i].test = &tests[i];
+  for (const std::string& target : options.targets) {
+    RunOptions run_options;
+    run_options.tessel_binary = tessel;
+    run_options.parallel_processes = options.jobs;
+    run_options.target = target;
+    const std::vector<NodeTestResult> results = run_node_tests(tests, run_options);
+    for (size_t i = 0; i < tests.size(); ++i) {
+      const NodeTest& t = tests[i];
+      const NodeTestResult& r = results[i];
+      outcomes[i].by_target[target] = r;
+      std::printf("%s %-56s %-5s [%s, opset %d]%s%s\n", r.passed ? "PASS" : "FAIL", t.name.c_str(), target.c_str(),
+                  t.element_kind.c_str(), t.opset, r.passed ? "" : " ", r.message.c_str());
+    }
+    std::fflush(stdout);
+  }
 
   std::vector<std::string> passing;
   std::vector<std::pair<std::string, std::string>> excluded;
   const std::map<std::string, std::string> old_reasons =
       options.write_excluded.empty() ? std::map<std::string, std::string>() : read_reasons(options.write_excluded);
-  int passed = 0;
-  for (size_t i = 0; i < tests.size(); ++i) {
-    const NodeTest& t = tests[i];
-    const NodeTestResult& r = results[i];
-    std::printf("%s %-52s [%s, opset %d]%s%s\n", r.passed ? "PASS" : "FAIL", t.name.c_str(), t.element_kind.c_str(),
-                t.opset, r.passed ? "" : " ", r.message.c_str());
-    passed += r.passed ? 1 : 0;
-    if (r.passed) {
-      passing.push_back(t.name);
+  for (const Outcome& o : outcomes) {
+    if (o.passed_everywhere()) {
+      passing.push_back(o.test->name);
       continue;
     }
-    auto old = old_reasons.find(t.name);
-    const bool keep_old = old != old_reasons.end() && !is_automatic(old->second) && !r.passed;
-    excluded.emplace_back(t.name, keep_old ? old->second : automatic_reason(r));
+    auto old = old_reasons.find(o.test->name);
+    const bool keep_old = old != old_reasons.end() && !is_automatic(old->second);
+    excluded.emplace_back(o.test->name, keep_old ? old->second : automatic_reason(o));
   }
-  std::printf("\nop pass counts (passed/run):\n");
-  for (const auto& [op, counts] : pass_counts_by_op(tests, results))
-    std::printf("  %-28s %d/%d\n", op.c_str(), counts.first, counts.second);
-  std::vector<std::pair<int, std::string>> missing;
-  for (const auto& [op, count] : blocked_by) missing.emplace_back(-count, op);
-  std::sort(missing.begin(), missing.end());
-  std::printf("\nops not in `tessel ops`, by node tests they keep out:\n ");
-  for (const auto& [count, op] : missing) std::printf(" %s=%d", op.c_str(), -count);
-  std::printf("\n");
-  std::printf(
-      "survey: %zu node tests with only supported ops (%zu ops supported), %d passed, %zu failed; "
-      "%d left out for unsupported ops\n",
-      tests.size(), ops.size(), passed, tests.size() - passed, unsupported);
-  std::printf("survey: %zu tests pass (passing.txt), %zu excluded (excluded.txt)\n", passing.size(), excluded.size());
+  print_counts(outcomes, options.targets);
+  for (const std::string& target : options.targets) print_causes(outcomes, target);
+  std::printf("\nsurvey: %zu tests, %zu pass on every target (passing.txt), %zu excluded (excluded.txt)\n",
+              tests.size(), passing.size(), excluded.size());
 
   if (!options.write_passing.empty()) {
     std::ofstream out(options.write_passing);
-    out << "# Node tests that must pass (ctest onnx_conformance). Regenerate with\n"
+    out << "# Tests that must pass (ctest onnx_conformance*): node tests by name, the other folders as\n"
+           "# folder/name. Regenerate with\n"
            "#   onnx_conformance_survey --write-passing tests/conformance/passing.txt "
            "--write-excluded tests/conformance/excluded.txt\n";
     for (const std::string& name : passing) out << name << "\n";
   }
   if (!options.write_excluded.empty()) {
     std::ofstream out(options.write_excluded);
-    out << "# Node tests of supported ops left out of passing.txt, each with its reason.\n";
+    out << "# Tests left out of passing.txt, each with its reason (a hand-written one, or \"fails\" and the\n"
+           "# error the survey saw).\n";
     for (const auto& [name, reason] : excluded) out << name << "  " << reason << "\n";
   }
   return 0;

@@ -50,6 +50,13 @@ std::string kind_of(const onnx::TypeProto& type) {
   }
 }
 
+// The folder that holds node/ and the other test folders.
+fs::path data_root(const std::string& node_dir) {
+  fs::path p(node_dir);
+  if (!p.has_filename()) p = p.parent_path();  // "…/node/"
+  return p.parent_path();
+}
+
 }  // namespace
 
 std::string node_test_data_dir() {
@@ -60,7 +67,10 @@ std::string node_test_data_dir() {
 NodeTest read_node_test(const std::string& data_dir, const std::string& name) {
   NodeTest test;
   test.name = name;
-  test.folder = (fs::path(data_dir) / name).string();
+  const size_t slash = name.find('/');
+  test.directory = slash == std::string::npos ? "node" : name.substr(0, slash);
+  test.folder = slash == std::string::npos ? (fs::path(data_dir) / name).string()
+                                           : (data_root(data_dir) / name).string();
   const std::string model_path = test.folder + "/model.onnx";
   std::ifstream in(model_path, std::ios::binary);
   onnx::ModelProto model;
@@ -92,6 +102,16 @@ std::vector<std::string> list_node_tests(const std::string& data_dir) {
   }
   if (ec) throw std::runtime_error(data_dir + ": " + ec.message());
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> list_all_tests(const std::string& data_dir) {
+  std::vector<std::string> names = list_node_tests(data_dir);
+  for (const char* directory : kTestDirectories) {
+    const fs::path dir = data_root(data_dir) / directory;
+    if (std::string(directory) == "node" || !fs::is_directory(dir)) continue;
+    for (const std::string& test : list_node_tests(dir.string())) names.push_back(std::string(directory) + "/" + test);
+  }
   return names;
 }
 

@@ -1,4 +1,5 @@
-// ONNX conformance: every node test named in tests/conformance/passing.txt must pass through
+// ONNX conformance: every test named in tests/conformance/passing.txt (node tests, and the other
+// folders of the ONNX test data as folder/name) must pass through
 // `tessel run --target ref`. The list grows as ops land; tests left out, and why, are in
 // excluded.txt, and `onnx_conformance_survey` regenerates both views from the whole suite.
 //
@@ -7,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <QElapsedTimer>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -100,7 +102,7 @@ class OnnxConformance : public QObject {
     const std::string data_dir = node_test_data_dir();
     const auto passing = read_test_list(kListDir + "/passing.txt");
     const auto excluded = read_test_list(kListDir + "/excluded.txt");
-    const auto available = list_node_tests(data_dir);
+    const auto available = list_all_tests(data_dir);
     const std::set<std::string> available_set(available.begin(), available.end());
     QVERIFY2(!available.empty(), ("no node tests in " + data_dir).c_str());
 
@@ -111,6 +113,30 @@ class OnnxConformance : public QObject {
     }
     for (const std::string& name : excluded)
       QVERIFY2(!seen.count(name), (name + " is in both passing.txt and excluded.txt").c_str());
+  }
+
+  // Any well-formed model opens: unknown ops become opaque nodes, so `tessel inspect` refuses none
+  // of the test data's models (tests/conformance/inspect_all.sh does the same from a shell).
+  void inspect_opens_every_model() {
+    const std::string data_dir = node_test_data_dir();
+    const std::string tessel = tessel_binary_path(TESSEL_BINARY_DIR "/app/cli/tessel");
+    std::string failures;
+    int opened = 0;
+    const std::vector<std::string> names = list_all_tests(data_dir);
+    for (const std::string& name : names) {
+      const NodeTest test = read_node_test(data_dir, name);
+      QProcess p;
+      p.start(QString::fromStdString(tessel), {"inspect", QString::fromStdString(test.folder + "/model.onnx")});
+      const bool finished = p.waitForFinished(60000);
+      if (finished && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0) {
+        ++opened;
+        continue;
+      }
+      const QByteArray err = p.readAllStandardError().trimmed();
+      failures += "\n  " + name + ": " + (finished ? err.split('\n').last().toStdString() : "timed out");
+    }
+    std::printf("inspect: %d of %zu models open\n", opened, names.size());
+    QVERIFY2(failures.empty(), ("tessel inspect refused or crashed:" + failures).c_str());
   }
 
   void listed_node_tests_pass() {
@@ -125,6 +151,9 @@ class OnnxConformance : public QObject {
     options.parallel_processes = parallel_processes();
     // The same list through a code generator (ctest onnx_conformance_llvm sets llvm).
     if (const char* target = std::getenv("TESSEL_CONFORMANCE_TARGET")) options.target = target;
+    // The loop interpreter runs pytorch-operator/test_operator_conv in about 25 s of CPU time,
+    // beyond a minute of wall time on a loaded machine.
+    if (options.target == "interp") options.timeout_ms = 240000;
     QElapsedTimer clock;
     clock.start();
     const std::vector<NodeTestResult> results = run_node_tests(tests, options);

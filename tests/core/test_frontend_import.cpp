@@ -115,23 +115,24 @@ class TestFrontendImport : public QObject {
 
   void bad_attribute_names_the_node_and_field() {
     // A wrong attribute kind (the ONNX checker finds it) and a value out of the op's range (the
-    // op's attribute declaration finds it): both messages lead with the file and the node.
+    // op's attribute declaration finds it): both messages name the node.
     OnnxModel m;
     m.input("x", DataType::kFloat32, {2, 3});
     attr_string(m.node("Softmax", {"x"}, {"y"}, "sm"), "axis", "one");
     m.output("y", DataType::kFloat32);
-    std::string path = m.save(dir_);
+    const std::string path = m.save(dir_);
     QString msg = error_of([&] { import_onnx(path); });
     QVERIFY2(msg.startsWith(QString::fromStdString(path) + ": node 'sm' (Softmax): "), qPrintable(msg));
     QVERIFY2(msg.contains("axis") && !msg.contains('\n'), qPrintable(msg));
 
+    // A value Tessel does not take: the model opens (the node is opaque); compiling it names the
+    // node and the field.
     OnnxModel gemm;
     gemm.input("a", DataType::kFloat32, {2, 3}).input("b", DataType::kFloat32, {3, 4});
     attr_int(gemm.node("Gemm", {"a", "b"}, {"y"}, "fc"), "transA", 2);
     gemm.output("y", DataType::kFloat32);
-    path = gemm.save(dir_);
-    msg = error_of([&] { import_onnx(path); });
-    QVERIFY2(msg.startsWith(QString::fromStdString(path) + ": node 'fc' (Gemm): attribute 'transA'"), qPrintable(msg));
+    msg = QString::fromStdString(blockers_message(import_onnx(gemm.save(dir_))));
+    QVERIFY2(msg.contains("node 'fc' (Gemm): attribute 'transA'"), qPrintable(msg));
     QVERIFY2(msg.contains("2"), qPrintable(msg));
   }
 

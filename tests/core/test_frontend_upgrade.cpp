@@ -236,8 +236,44 @@ class TestFrontendUpgrade : public QObject {
       return m;
     };
     compare_old_new(bn_model(7, 1), bn_model(15, std::nullopt), {ramp({1, 2, 2, 2})});
-    const QString msg = error_of([&] { import_onnx(bn_model(7, 0).save(dir_)); });
-    QVERIFY2(msg.contains("node 'bn' (BatchNormalization)") && msg.contains("spatial=0"), qPrintable(msg));
+    // No rewrite for spatial=0: the node stays, opaque, and blocks compiling with the reason.
+    const Graph g = import_onnx(bn_model(7, 0).save(dir_));
+    QVERIFY(is_opaque(g.nodes.at(0)));
+    const QString msg = QString::fromStdString(blockers_message(g));
+    QVERIFY2(msg.contains("node 'bn' (BatchNormalization)") && msg.contains("opset 7 form: spatial=0"),
+             qPrintable(msg));
+  }
+
+  void legacy_broadcast_aligns_b_at_axis() {
+    auto add_model = [](int64_t opset, const Tensor& b, bool legacy) {
+      OnnxModel m = unary(opset, {2, 3, 4});
+      m.initializer("b", b);
+      auto& add = m.node("Add", {"x", "b"}, {"y"});
+      if (legacy) attr_int(add, "broadcast", 1), attr_int(add, "axis", 1);
+      return m;
+    };
+    compare_old_new(add_model(6, f32({3}, {1, 10, 100}), true), add_model(13, f32({3, 1}, {1, 10, 100}), false),
+                    {ramp({2, 3, 4})});
+  }
+
+  void reshape_shape_attribute_becomes_input() {
+    OnnxModel old_model = unary(4, {2, 3});
+    attr_ints(old_model.node("Reshape", {"x"}, {"y"}), "shape", {3, -1});
+    OnnxModel new_model = unary(13, {2, 3});
+    new_model.initializer("shape", Tensor::from_int64s({2}, {3, -1}));
+    new_model.node("Reshape", {"x", "shape"}, {"y"});
+    compare_old_new(old_model, new_model, {ramp({2, 3})});
+  }
+
+  void prelu_slope_is_per_channel_before_opset_7() {
+    OnnxModel old_model = unary(6, {1, 2, 2, 2});
+    old_model.initializer("slope", f32({2}, {0.5, 2}));
+    old_model.node("PRelu", {"x", "slope"}, {"y"});
+    OnnxModel new_model = unary(13, {1, 2, 2, 2});
+    new_model.initializer("slope", f32({2, 1, 1}, {0.5, 2}));
+    new_model.node("PRelu", {"x", "slope"}, {"y"});
+    const Tensor x = f32({1, 2, 2, 2}, {-1, -2, 3, -4, -1, -2, 3, -4});
+    compare_old_new(old_model, new_model, {x});
   }
 };
 

@@ -23,7 +23,7 @@ std::string key_attributes(const Node& n, size_t max_chars) {
 
 namespace {
 
-std::string value_type(const Value& v) { return type_str(v.type); }
+std::string value_type(const Value& v) { return v.type_known() ? type_str(v.type) : "?"; }
 
 DisplayNode make_node(DisplayNode::Kind kind, const char* key_prefix, const std::string& name, std::string op) {
   DisplayNode n;
@@ -64,7 +64,8 @@ class Builder {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes.size()); ++id) {
       const Node& node = g.nodes[static_cast<size_t>(id)];
       if (only && !only->count(node.name)) continue;
-      DisplayNode n = make_node(DisplayNode::Kind::kOp, "node:", node.name, node.op ? node.op->name : "?");
+      DisplayNode n = make_node(DisplayNode::Kind::kOp, "node:", node.name, op_label(node));
+      n.opaque = is_opaque(node);
       n.change = change;
       n.detail = key_attributes(node);
       n.layout_transform = n.op == "layout_transform";

@@ -29,6 +29,7 @@ struct DisplayNode {
   std::string detail;  // key attributes: "strides=[2,2], group=32" (shortened)
   int cluster = -1;    // index into DisplayGraph::clusters
   bool layout_transform = false;
+  bool opaque = false;  // an op Tessel cannot run (core/graph/opaque_op.h); op reads "Einsum (opaque)"
 };
 
 struct DisplayEdge {

@@ -38,6 +38,7 @@ NodeItem::NodeItem(const DisplayNode& node, const LayoutRect& box, const GraphCo
   setZValue(2);
   QString tip = QString::fromStdString(node_.op + " " + node_.name);
   if (!node_.detail.empty()) tip += "\n" + QString::fromStdString(node_.detail);
+  if (node_.opaque) tip += "\nopaque: Tessel cannot compile or run this node";
   if (node_.change == DisplayNode::Change::kAdded) tip += "\nadded by this pass";
   if (node_.change == DisplayNode::Change::kRemoved) tip += "\nremoved by this pass";
   setToolTip(tip);
@@ -50,6 +51,7 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   Qt::PenStyle style = Qt::SolidLine;
   double width = 1.2;
   if (node_.layout_transform) border = c.layout_transform, width = 2.5;
+  if (node_.opaque) border = c.removed, style = Qt::DashDotLine, width = 2.5;
   if (node_.change == DisplayNode::Change::kAdded) border = c.added, width = 3;
   if (node_.change == DisplayNode::Change::kRemoved) border = c.removed, style = Qt::DashLine, p->setOpacity(0.55);
   if (match_) fill = c.match.lighter(c.dark ? 60 : 160);

@@ -64,7 +64,10 @@ StudioSnapshotPtr compile_model(const SessionDocument& doc, const CompileProgres
   QElapsedTimer timer;
   timer.start();
   try {
-    snap->imported = std::make_shared<const Graph>(load_model_file(doc.model_path));
+    // Opens any well-formed model; what blocks compiling it is reported by the pipeline below.
+    ImportOptions import_options;
+    import_options.infer_failure = InferFailure::kMarkUnknown;
+    snap->imported = std::make_shared<const Graph>(load_model_file(doc.model_path, import_options));
   } catch (const Error& e) {
     error("import", e.what());
     return snap;

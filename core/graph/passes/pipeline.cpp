@@ -44,6 +44,11 @@ GraphPipelineResult run_graph_pipeline(GraphPtr graph, const Target& target, con
 
   PassContext ctx{target, options, nullptr, nullptr};
   GraphPipelineResult result;
+  result.error = blockers_message(*graph);  // opaque nodes or unknown types: no pass can work on it
+  if (!result.error.empty()) {
+    result.graph = graph;
+    return result;
+  }
   try {
     result.graph = pm.run(graph, ctx);
   } catch (const PassFailure& failure) {
