@@ -71,8 +71,8 @@ class LaunchAnalysis {
  public:
   explicit LaunchAnalysis(const EmitOptions& options) : options_(options) {}
 
-  LaunchPlan plan(const ir::Func& f) {
-    walk(f.body, 0, false);
+  LaunchPlan plan(const ir::Stmt& body) {
+    walk(body, 0, false);
     LaunchPlan p;
     p.extent = extent_;
     int launched = 0;
@@ -85,7 +85,7 @@ class LaunchAnalysis {
     if (!why_.empty()) return p.why_serial = why_, p;
     // One loop nest under the top-level allocations: root stages side by side would need a
     // synchronization of the whole grid between them.
-    ir::Stmt s = f.body;
+    ir::Stmt s = body;
     while (true) {
       if (auto* a = ir::as<ir::Allocate>(s))
         s = a->body;
@@ -222,15 +222,22 @@ std::string identifier(const std::string& name) {
   return s;
 }
 
+std::string launch_note(const LaunchPlan& p, const Launch& l) {
+  if (!p.grid) return "one work-item runs the loop program in order (" + p.why_serial + ")";
+  auto dims = [](const std::array<int64_t, 3>& d) {
+    return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+  };
+  return "grid of " + dims(l.groups) + " work-groups, " + dims(l.local) + " work-items each";
+}
+
 class Emitter {
  public:
-  Emitter(const ir::Func& f, const LaunchPlan& plan) : f_(f), plan_(plan) {}
+  Emitter(const ir::Func& f, const EmitOptions& options) : f_(f), options_(options) {}
 
-  // The kernel's source; fills `launch` (symbol, workspaces).
-  std::string kernel(KernelLaunch& launch) {
+  // The function's __kernels; fills `launch`.
+  std::string kernels(KernelLaunch& launch) {
     for (const std::string& message : ir::check_messages(f_))
       check_ids_[message] = static_cast<int64_t>(check_ids_.size()) + 1;
-    launch.symbol = fresh(identifier(f_.name));
     launch.params = f_.params.size();
     std::vector<std::string> params;
     for (const auto& b : f_.params) {
@@ -239,7 +246,42 @@ class Emitter {
       params.push_back("__global " + std::string(storage_type(b->dtype)) + "* restrict " + name);
     }
     check_record_ = fresh("check_record");
-    stmt(f_.body, 1);
+
+    // Root nests under global allocations: one __kernel each, the allocations shared workspaces.
+    std::vector<ir::Stmt> roots{f_.body};
+    ir::Stmt s = f_.body;
+    std::vector<const ir::Allocate*> shared_allocations;
+    while (auto* a = ir::as<ir::Allocate>(s)) {
+      if (a->buffer->scope != "global") break;
+      shared_allocations.push_back(a);
+      s = a->body;
+    }
+    if (auto* q = ir::as<ir::Seq>(s); q && q->stmts.size() >= 2) {
+      roots = q->stmts;
+      for (const ir::Allocate* a : shared_allocations) buffer_names_[a->buffer->name] = workspace(a->buffer);
+    }
+
+    struct Text {
+      std::vector<std::string> local_decls;
+      std::string body;
+    };
+    std::vector<Text> texts;
+    for (size_t k = 0; k < roots.size(); ++k) {
+      plan_ = LaunchAnalysis(options_).plan(roots[k]);
+      Launch l;
+      l.symbol = fresh(identifier(f_.name) + (roots.size() > 1 ? "_" + std::to_string(k) : ""));
+      if (plan_.grid)
+        for (int d = 0; d < 3; ++d) {
+          l.groups[d] = std::max<int64_t>(plan_.extent[d], 1);
+          l.local[d] = std::max<int64_t>(plan_.extent[d + 3], 1);
+        }
+      l.note = launch_note(plan_, l);
+      body_.str("");
+      local_decls_.clear();
+      stmt(roots[k], 1);
+      texts.push_back({local_decls_, body_.str()});
+      launch.launches.push_back(std::move(l));
+    }
     for (size_t k = 0; k < workspaces_.size(); ++k) {
       params.push_back("__global " + std::string(storage_type(workspaces_[k].second)) + "* restrict " +
                        workspace_names_[k]);
@@ -248,12 +290,17 @@ class Emitter {
     params.push_back("volatile __global tessel_check_record* " + check_record_);
 
     std::ostringstream out;
-    out << "/* " << f_.name << ": " << launch.note << " */\n";
-    out << "__kernel void " << launch.symbol << "(";
-    for (size_t k = 0; k < params.size(); ++k) out << (k ? ",\n    " : "") << params[k];
-    out << ") {\n";
-    for (const auto& d : local_decls_) out << "  " << d << "\n";
-    out << body_.str() << "}\n\n";
+    for (size_t k = 0; k < texts.size(); ++k) {
+      const Launch& l = launch.launches[k];
+      out << "/* " << f_.name;
+      if (texts.size() > 1) out << ", root nest " << k + 1 << " of " << texts.size();
+      out << ": " << l.note << " */\n";
+      out << "__kernel void " << l.symbol << "(";
+      for (size_t p = 0; p < params.size(); ++p) out << (p ? ",\n    " : "") << params[p];
+      out << ") {\n";
+      for (const auto& d : texts[k].local_decls) out << "  " << d << "\n";
+      out << texts[k].body << "}\n\n";
+    }
     return out.str();
   }
 
@@ -473,6 +520,13 @@ class Emitter {
       if (f16) local_decls_.push_back("__local half* " + name + " = (__local half*)" + name + "_bits;");
       return name;
     }
+    return workspace(b);
+  }
+
+  // A buffer passed in by the module, allocated once per module.
+  std::string workspace(const ir::Buffer& b) {
+    const int64_t bytes = std::max<int64_t>(ir::buffer_span(*b), 1) * static_cast<int64_t>(dtype_size(b->dtype));
+    const std::string name = fresh("w_" + b->name);
     workspaces_.emplace_back(bytes, b->dtype);
     workspace_names_.push_back(name);
     return name;
@@ -552,7 +606,8 @@ class Emitter {
   }
 
   const ir::Func& f_;
-  const LaunchPlan& plan_;
+  const EmitOptions& options_;
+  LaunchPlan plan_;
   std::ostringstream body_;
   std::unordered_map<const ir::Var*, std::string> names_;
   std::unordered_map<std::string, std::string> buffer_names_;
@@ -564,34 +619,24 @@ class Emitter {
   std::unordered_map<std::string, int64_t> check_ids_;  // check message → its number (1-based)
 };
 
-std::string launch_note(const LaunchPlan& p, const KernelLaunch& k) {
-  if (!p.grid) return "one work-item runs the loop program in order (" + p.why_serial + ")";
-  auto dims = [](const std::array<int64_t, 3>& d) {
-    return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-  };
-  return "grid of " + dims(k.groups) + " work-groups, " + dims(k.local) + " work-items each";
-}
-
 }  // namespace
+
+std::string KernelLaunch::note() const {
+  std::string text;
+  for (const Launch& l : launches) text += (text.empty() ? "" : "; ") + l.note;
+  return text;
+}
 
 OpenClProgram emit_opencl(const std::vector<loopir::Func>& kernels, const EmitOptions& options) {
   OpenClProgram program;
   program.source = kPrelude;
   std::unordered_set<std::string> symbols;
   for (const auto& f : kernels) {
-    LaunchPlan plan = LaunchAnalysis(options).plan(f);
     KernelLaunch launch;
-    if (plan.grid)
-      for (int k = 0; k < 3; ++k) {
-        launch.groups[k] = std::max<int64_t>(plan.extent[k], 1);
-        launch.local[k] = std::max<int64_t>(plan.extent[k + 3], 1);
-      }
-    launch.note = launch_note(plan, launch);
-    std::string text = Emitter(f, plan).kernel(launch);
-    if (!symbols.insert(launch.symbol).second)
-      throw Error("kernel '" + f.name + "': opencl codegen: two kernels are both named " + launch.symbol +
-                  " in OpenCL C");
-    program.source += text;
+    program.source += Emitter(f, options).kernels(launch);
+    for (const Launch& l : launch.launches)
+      if (!symbols.insert(l.symbol).second)
+        throw Error("kernel '" + f.name + "': opencl codegen: two kernels are both named " + l.symbol + " in OpenCL C");
     program.kernels.push_back(std::move(launch));
   }
   return program;

@@ -6,13 +6,14 @@
 //       C[b*64 + t] = A[...] + 1          C[b*64 + t] = A[...] + 1; }
 //                                      launch: 16 work-groups of 64 work-items
 //
-// A kernel runs on a grid when its thread-bound loops describe one the device can run: one loop
-// nest under the top-level allocations, every loop bound to a tag with the same constant extent,
-// every store to memory other than `local` (private) made inside the loops of every launched
-// tag, barriers outside conditions, shared buffers within the local memory. Any other kernel
-// (the CPU schedules, several root stages, a reduction split across blocks) runs as one
-// work-item that executes the whole loop program in order: slower, never wrong. The reason is
-// in the kernel's `launch` note and in a comment above it in the source.
+// A function whose body is a sequence of root loop nests under global allocations (a reduction
+// stage, then the output that reads it) becomes one __kernel per nest, launched in order, the
+// allocations workspaces they share. A nest runs on a grid when its thread-bound loops describe
+// one the device can run: every loop bound to a tag with the same constant extent, every store
+// to memory other than `local` (private) made inside the loops of every launched tag, barriers
+// outside conditions, shared buffers within the local memory. Any other nest (the CPU
+// schedules, two loops bound to one block index) runs as one work-item that executes it in
+// order: slower, never wrong. The reason is in the `launch` artifact and above each __kernel.
 //
 // Scopes: `global` buffers are the parameters, and allocations become workspace buffers the
 // module allocates once and passes after the parameters; `shared` is `__local` (one work-item:
@@ -34,13 +35,22 @@ struct EmitOptions {
   int64_t local_memory_bytes = 32768;  // the __local bytes a work-group may use
 };
 
-struct KernelLaunch {
+// One __kernel of a lowered function: a root loop nest, launched on its own grid.
+struct Launch {
   std::string symbol;                      // the __kernel's name (an identifier made from the kernel's)
-  size_t params = 0;                       // buffers, as the lowered function lists them
-  std::vector<int64_t> workspace_bytes;    // then one buffer per workspace, then the check record
   std::array<int64_t, 3> groups{1, 1, 1};  // work-groups per dimension (blockIdx.x/y/z)
   std::array<int64_t, 3> local{1, 1, 1};   // work-items per work-group (threadIdx.x/y/z)
-  std::string note;                        // "grid ..." or "one work-item: why"
+  std::string note;                        // "grid ..." or "one work-item (why)"
+};
+
+// A lowered function as OpenCL runs it: its root loop nests one after the other on one in-order
+// queue (the end of one launch is the grid-wide barrier between them), all taking the same
+// arguments.
+struct KernelLaunch {
+  size_t params = 0;                     // buffers, as the lowered function lists them
+  std::vector<int64_t> workspace_bytes;  // then one buffer per workspace, then the check record
+  std::vector<Launch> launches;
+  std::string note() const;  // every launch's note, "; " between them
 };
 
 struct OpenClProgram {

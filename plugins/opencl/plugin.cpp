@@ -80,7 +80,8 @@ class OpenClModule final : public Module {
   }
 
   ~OpenClModule() override {
-    for (cl_kernel k : cl_kernels_) clReleaseKernel(k);
+    for (auto& launches : cl_kernels_)
+      for (cl_kernel k : launches) clReleaseKernel(k);
     if (cl_program_) clReleaseProgram(cl_program_);
     for (auto& spaces : workspaces_)
       for (DataSpace w : spaces) g_api->free_workspace(device_id_, w);
@@ -93,7 +94,7 @@ class OpenClModule final : public Module {
   std::map<std::string, std::string> artifacts() const override {
     std::string launches;
     for (size_t k = 0; k < kernels().size(); ++k)
-      launches += kernels()[k].name + ": " + program_.kernels[k].note + "\n";
+      launches += kernels()[k].name + ": " + program_.kernels[k].note() + "\n";
     return {{"opencl", program_.source}, {"launch", launches}};
   }
 
@@ -154,7 +155,8 @@ class OpenClModule final : public Module {
       clGetProgramBuildInfo(cl_program_, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
       std::vector<size_t> first_lines;  // the source line of each kernel's opening comment
       for (const auto& k : program_.kernels) {
-        const auto at = static_cast<std::ptrdiff_t>(program_.source.find("__kernel void " + k.symbol + "("));
+        const auto at =
+            static_cast<std::ptrdiff_t>(program_.source.find("__kernel void " + k.launches.front().symbol + "("));
         first_lines.push_back(
             static_cast<size_t>(std::count(program_.source.begin(), program_.source.begin() + at, '\n')));
       }
@@ -162,9 +164,13 @@ class OpenClModule final : public Module {
                   ")");
     }
     for (size_t k = 0; k < program_.kernels.size(); ++k) {
-      cl_kernel kernel = clCreateKernel(cl_program_, program_.kernels[k].symbol.c_str(), &status);
-      cl_check(status, "clCreateKernel", "kernel '" + kernels[k].name + "'");
-      cl_kernels_.push_back(kernel);
+      std::vector<cl_kernel> launches;
+      for (const opencl::Launch& l : program_.kernels[k].launches) {
+        cl_kernel kernel = clCreateKernel(cl_program_, l.symbol.c_str(), &status);
+        cl_check(status, "clCreateKernel", "kernel '" + kernels[k].name + "' (" + l.symbol + ")");
+        launches.push_back(kernel);
+      }
+      cl_kernels_.push_back(std::move(launches));
       std::vector<DataSpace> spaces;
       for (int64_t bytes : program_.kernels[k].workspace_bytes)
         spaces.push_back(g_api->alloc_workspace(device_id_, static_cast<size_t>(bytes)));
@@ -180,37 +186,42 @@ class OpenClModule final : public Module {
     int64_t value = 0;
   };
 
-  // args: cl_mem per parameter, then the host loopir::CheckRecord*. Waits for the kernel.
+  // args: cl_mem per parameter, then the host loopir::CheckRecord*. Launches the kernel's root
+  // nests in order on one in-order queue and waits for the last.
   void launch(size_t kernel_index, void* const* args) const {
     require_device(kernel_index);
-    const opencl::KernelLaunch& l = program_.kernels[kernel_index];
+    const opencl::KernelLaunch& kl = program_.kernels[kernel_index];
     const std::string where = "kernel '" + kernels()[kernel_index].name + "'";
-    cl_kernel kernel = cl_kernels_[kernel_index];
     cl_command_queue q = g_api->kernel_queue(device_id_);
-    cl_uint arg = 0;
-    auto set_buffer = [&](DataSpace d) {
-      cl_mem m = static_cast<cl_mem>(d);
-      cl_check(clSetKernelArg(kernel, arg, sizeof m, &m), "clSetKernelArg", where + " argument " + std::to_string(arg));
-      ++arg;
-    };
-    for (size_t k = 0; k < l.params; ++k) set_buffer(args[k]);
-    for (DataSpace w : workspaces_[kernel_index]) set_buffer(w);
-    set_buffer(record_);
     const DeviceCheckRecord zero;
     cl_check(clEnqueueWriteBuffer(q, static_cast<cl_mem>(record_), CL_TRUE, 0, sizeof zero, &zero, 0, nullptr, nullptr),
              "clEnqueueWriteBuffer", where + " check record");
-    size_t global[3], local[3];
-    for (int d = 0; d < 3; ++d) {
-      local[d] = static_cast<size_t>(l.local[d]);
-      global[d] = static_cast<size_t>(l.groups[d] * l.local[d]);
+    for (size_t n = 0; n < kl.launches.size(); ++n) {
+      const opencl::Launch& l = kl.launches[n];
+      cl_kernel kernel = cl_kernels_[kernel_index][n];
+      cl_uint arg = 0;
+      auto set_buffer = [&](DataSpace d) {
+        cl_mem m = static_cast<cl_mem>(d);
+        cl_check(clSetKernelArg(kernel, arg, sizeof m, &m), "clSetKernelArg",
+                 where + " argument " + std::to_string(arg));
+        ++arg;
+      };
+      for (size_t k = 0; k < kl.params; ++k) set_buffer(args[k]);
+      for (DataSpace w : workspaces_[kernel_index]) set_buffer(w);
+      set_buffer(record_);
+      size_t global[3], local[3];
+      for (int d = 0; d < 3; ++d) {
+        local[d] = static_cast<size_t>(l.local[d]);
+        global[d] = static_cast<size_t>(l.groups[d] * l.local[d]);
+      }
+      cl_check(clEnqueueNDRangeKernel(q, kernel, 3, nullptr, global, local, 0, nullptr, nullptr),
+               "clEnqueueNDRangeKernel", where + " (" + l.symbol + ")");
     }
-    cl_check(clEnqueueNDRangeKernel(q, kernel, 3, nullptr, global, local, 0, nullptr, nullptr),
-             "clEnqueueNDRangeKernel", where);
     DeviceCheckRecord record;
     cl_check(
         clEnqueueReadBuffer(q, static_cast<cl_mem>(record_), CL_TRUE, 0, sizeof record, &record, 0, nullptr, nullptr),
         "clEnqueueReadBuffer", where + " check record");
-    auto* host_record = static_cast<loopir::CheckRecord*>(args[l.params]);
+    auto* host_record = static_cast<loopir::CheckRecord*>(args[kl.params]);
     if (record.claimed) {
       host_record->check = record.check;
       host_record->value = record.value;
@@ -221,7 +232,7 @@ class OpenClModule final : public Module {
   int device_id_;
   std::vector<std::vector<bool>> written_;
   cl_program cl_program_ = nullptr;
-  std::vector<cl_kernel> cl_kernels_;
+  std::vector<std::vector<cl_kernel>> cl_kernels_;            // per kernel: one per root nest, launched in order
   std::vector<std::vector<DataSpace>> workspaces_;            // per kernel, kept for the module's life
   mutable std::vector<std::vector<DataSpace>> host_buffers_;  // per kernel: call_host's copies
   DataSpace record_ = nullptr;

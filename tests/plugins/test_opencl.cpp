@@ -215,6 +215,8 @@ class TestOpenCl : public QObject {
     QTest::newRow("matmul_tail") << "matmul M=30 N=20 K=9";
     QTest::newRow("add") << "add shape=40x25";
     QTest::newRow("conv") << "conv2d N=1 C=3 H=10 W=10 K=4 R=3 S=3 stride=1 pad=1";
+    QTest::newRow("softmax") << "softmax M=6 N=70";
+    QTest::newRow("layernorm") << "layernorm M=5 N=33";
   }
   void gpu_schedules_run_on_a_grid() {
     QFETCH(QString, spec);
@@ -223,7 +225,7 @@ class TestOpenCl : public QObject {
     check_against_interpreter(f, "opencl");
     auto module = build_module({f}, Target::parse("opencl"));
     const std::string source = module->artifacts().at("opencl");
-    QVERIFY2(source.find("__kernel void gpu_kernel(") != std::string::npos, source.c_str());
+    QVERIFY2(source.find("__kernel void gpu_kernel") != std::string::npos, source.c_str());
   }
 
   void matmul_uses_local_memory_and_barriers() {
@@ -243,6 +245,20 @@ class TestOpenCl : public QObject {
     QVERIFY2(serial->artifacts().at("launch").find("one work-item") != std::string::npos,
              serial->artifacts().at("launch").c_str());
     check_against_interpreter(g, "opencl -local_memory_bytes=16");
+  }
+
+  // Softmax's reductions and its output are root nests side by side: one __kernel each, launched
+  // in order (the end of a launch is the barrier between blocks that one kernel cannot have).
+  void root_nests_are_launched_in_order() {
+    te::ComputeDag dag = te::dag_from_spec("softmax M=6 N=70");
+    loopir::Func f = lowered("softmax M=6 N=70", schedule::default_gpu_schedule(dag), "sm");
+    auto module = build_module({f}, Target::parse("opencl"));
+    const std::string launch = module->artifacts().at("launch");
+    QVERIFY2(launch.find("sm: grid of") != std::string::npos && launch.find("; grid of") != std::string::npos,
+             launch.c_str());
+    const std::string source = module->artifacts().at("opencl");
+    QVERIFY2(source.find("__kernel void sm_0(") != std::string::npos, source.c_str());
+    QVERIFY2(source.find("__kernel void sm_1(") != std::string::npos, source.c_str());
   }
 
   void cpu_schedules_run_on_one_work_item_data() {
