@@ -1,4 +1,4 @@
-// tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c]
+// tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c|opencl]
 //                    [--shape NAME=DIMS]...
 //
 // Compiles MODEL and writes either a shared library that runs the whole model without Tessel
@@ -25,8 +25,8 @@ namespace {
 
 const ArgSpec kSpec{
     .usage =
-        "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c] [--shape "
-        "NAME=DIMS]... [--memory-limit SIZE] [--records LOG]",
+        "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c|opencl] "
+        "[--shape NAME=DIMS]... [--memory-limit SIZE] [--records LOG]",
     .value_options = {"-o", "--target", "--header", "--name", "--emit", "--memory-limit", "--records"},
     .repeatable_options = {"--shape"},
     .flags = {},
@@ -43,6 +43,7 @@ constexpr const char* kDetails =
     "                        NAME_last_error (why a run returned 2: an index out of range)\n"
     "  --emit llvm|asm|obj   the optimized LLVM IR, assembly, or an object file of every kernel\n"
     "  --emit c              the C source (--target c)\n"
+    "  --emit opencl         the OpenCL C of every kernel (--target opencl)\n"
     "  --header FILE         also write the C header declaring the entry points, names, dtypes, shapes\n"
     "  --name NAME           prefix of the entry points (default: the model's file name)\n"
     "  --target SPEC         'llvm' (default) or 'c'; e.g. 'llvm -mcpu=znver4 -num_threads=4'\n"
@@ -53,7 +54,8 @@ constexpr const char* kDetails =
     "                        tuned on this target (the others keep their default schedules)\n";
 
 // Text artifacts by --emit value, and the backend's name for each.
-const std::map<std::string, std::string> kTextArtifacts = {{"llvm", "llvm_ir"}, {"asm", "asm"}, {"c", "c"}};
+const std::map<std::string, std::string> kTextArtifacts = {
+    {"llvm", "llvm_ir"}, {"asm", "asm"}, {"c", "c"}, {"opencl", "opencl"}};
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -72,7 +74,7 @@ int run_build_command(std::span<const std::string> argv) {
   const std::string out = args.required("-o");
   const std::string emit = args.value("--emit").value_or("so");
   if (emit != "so" && emit != "obj" && !kTextArtifacts.count(emit))
-    throw UsageError("unknown --emit '" + emit + "' (choices: so, llvm, asm, obj, c)");
+    throw UsageError("unknown --emit '" + emit + "' (choices: so, llvm, asm, obj, c, opencl)");
   if (args.value("--header") && emit != "so")
     throw UsageError("--header goes with --emit so (the library it declares)");
   const Target target = resolve_code_generating_target(args.value("--target"), "build");

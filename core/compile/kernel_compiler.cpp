@@ -28,6 +28,15 @@ Target require_code_generator(Target target, const std::string& what) {
 }
 
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
+  // A kind whose code runs on another device than the host CPU gets the GPU-style default
+  // (thread blocks, shared tiles, barriers); its code generator decides how to launch it.
+  if (target.kind_info().device != "cpu") {
+    try {
+      return schedule::default_gpu_schedule(dag);
+    } catch (const Error&) {
+      return {};
+    }
+  }
   return default_schedule(dag, target_vector_floats(target));
 }
 

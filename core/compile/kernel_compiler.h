@@ -50,8 +50,9 @@ bool generates_code(const Target& target);
 // `target` when it generates code; otherwise Error "WHAT needs a code generator; the target 'K'
 // has none (targets with one: ...)". For commands that compile and time kernels.
 Target require_code_generator(Target target, const std::string& what);
-// The default CPU schedule of `dag`, its vectors target_vector_floats(target) lanes wide; plain
-// loops (the empty schedule) for a DAG the default schedule cannot be built for.
+// The default CPU schedule of `dag`, its vectors target_vector_floats(target) lanes wide, or for a
+// kind whose device is not the CPU (opencl) the default GPU schedule; plain loops (the empty
+// schedule) for a DAG the default schedule cannot be built for.
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target);
 schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes);
 // The vector lanes of a target given as a spec (the studio holds targets as text): a spec whose

@@ -18,7 +18,8 @@ size_t Module::index_of(const std::string& name) const {
     if (kernels_[i].name == name) return i;
   std::string known;
   for (const auto& k : kernels_) known += (known.empty() ? "" : ", ") + k.name;
-  throw Error("module (" + target_kind() + ") has no kernel '" + name + "' (kernels: " + (known.empty() ? "none" : known) + ")");
+  throw Error("module (" + target_kind() + ") has no kernel '" + name +
+              "' (kernels: " + (known.empty() ? "none" : known) + ")");
 }
 
 bool Module::has_kernel(const std::string& name) const {
@@ -44,11 +45,12 @@ void Module::check_arg(const KernelSignature& sig, size_t k, DataType dtype, con
 // Checks the arguments of kernel `name` and runs it; `describe(k)` gives argument k's dtype,
 // shape and data.
 template <class Describe>
-void Module::checked_invoke(const std::string& name, size_t count, const Describe& describe) const {
+void Module::checked_invoke(const std::string& name, size_t count, bool host, const Describe& describe) const {
   size_t index = index_of(name);
   const KernelSignature& sig = kernels_[index];
   if (count != sig.params.size())
-    throw Error("kernel '" + name + "' takes " + std::to_string(sig.params.size()) + " arguments, got " + std::to_string(count));
+    throw Error("kernel '" + name + "' takes " + std::to_string(sig.params.size()) + " arguments, got " +
+                std::to_string(count));
   std::vector<void*> data;
   for (size_t k = 0; k < count; ++k) {
     auto [dtype, shape, ptr] = describe(k);
@@ -57,16 +59,20 @@ void Module::checked_invoke(const std::string& name, size_t count, const Describ
   }
   loopir::CheckRecord record;
   data.push_back(&record);
-  invoke(index, data.data());
+  if (host)
+    invoke_host(index, data.data());
+  else
+    invoke(index, data.data());
   if (record.check != 0) throw Error("kernel '" + name + "': " + loopir::check_failure_text(sig.checks, record));
 }
 
 void Module::call(const std::string& name, const std::vector<const NDArray*>& args) const {
-  checked_invoke(name, args.size(), [&](size_t k) { return std::make_tuple(args[k]->dtype(), args[k]->shape(), args[k]->data()); });
+  checked_invoke(name, args.size(), false,
+                 [&](size_t k) { return std::make_tuple(args[k]->dtype(), args[k]->shape(), args[k]->data()); });
 }
 
 void Module::call_host(const std::string& name, const std::vector<Tensor*>& args) const {
-  checked_invoke(name, args.size(), [&](size_t k) {
+  checked_invoke(name, args.size(), true, [&](size_t k) {
     return std::make_tuple(args[k]->dtype(), args[k]->shape(), static_cast<void*>(args[k]->raw_data()));
   });
 }

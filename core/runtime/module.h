@@ -61,11 +61,15 @@ class Module {
   // args[k] is the data space of parameter k; args[params.size()] is the loopir::CheckRecord the
   // kernel's failed checks are written to (zeroed by the caller).
   virtual void invoke(size_t kernel_index, void* const* args) const = 0;
+  // The same with host pointers (call_host). A module whose memory is not the host's copies the
+  // buffers in, invokes and copies them back; host backends keep this default.
+  virtual void invoke_host(size_t kernel_index, void* const* args) const { invoke(kernel_index, args); }
   void add_kernel(KernelSignature sig) { kernels_.push_back(std::move(sig)); }
 
  private:
   size_t index_of(const std::string& name) const;
-  template <class Describe> void checked_invoke(const std::string& name, size_t count, const Describe& describe) const;
+  template <class Describe>
+  void checked_invoke(const std::string& name, size_t count, bool host, const Describe& describe) const;
   void check_arg(const KernelSignature& sig, size_t k, DataType dtype, const Shape& shape) const;
   std::vector<KernelSignature> kernels_;
 };

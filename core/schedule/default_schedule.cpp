@@ -582,6 +582,7 @@ void gpu_reduction_output(Writer& w, const std::string& name, int64_t tile) {
 
 void gpu_injective(Writer& w, const std::string& name, int64_t threads) {
   const size_t rank = w.stage(name).op->axes.size();
+  if (rank == 0) return;  // a scalar: no loop to bind
   Loop fused = w.root(name, 0);
   for (size_t d = 1; d < rank; ++d) fused = w.fuse(fused, w.root(name, d));
   auto [outer, inner] = w.split(fused, threads);
