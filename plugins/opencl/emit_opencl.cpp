@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -456,9 +457,16 @@ class Emitter {
     };
     const std::string one = compute == DataType::kFloat64 ? "1.0" : "1.0f";
     std::string r;
-    if (n.name == "exp" || n.name == "log" || n.name == "sqrt" || n.name == "tanh" || n.name == "erf") {
+    // OpenCL C's built-in math functions take the loop IR's names as they are.
+    static const std::set<std::string> builtin_unary = {"exp",  "log",   "sqrt",  "tanh", "erf",  "sin",
+                                                        "cos",  "tan",   "asin",  "acos", "atan", "sinh",
+                                                        "cosh", "asinh", "acosh", "atanh"};
+    if (builtin_unary.count(n.name)) {
       need(1);
       r = n.name + "(" + a[0] + ")";
+    } else if (n.name == "fmod") {
+      need(2);
+      r = "fmod(" + a[0] + ", " + a[1] + ")";
     } else if (n.name == "rsqrt") {
       need(1);
       r = "(" + one + " / sqrt(" + a[0] + "))";

@@ -171,6 +171,8 @@ class OnnxConformance : public QObject {
     }
     std::printf("onnx_conformance: %d of %zu listed node tests passed on target %s in %.1f s (%d processes)\n", passed,
                 results.size(), options.target.c_str(), clock.elapsed() / 1000.0, options.parallel_processes);
+    // The whole list on stdout: QtTest cuts a long failure message short.
+    if (!failures.empty()) std::printf("failing node tests:%s\n", failures.c_str());
     std::fflush(stdout);
     QVERIFY2(failures.empty(), ("failing node tests:" + failures).c_str());
   }
