@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "core/support/error.h"
 
@@ -70,8 +71,13 @@ std::vector<int64_t> Tensor::to_int64s() const {
   if (!dtype_is_integer(dtype_))
     throw Error("expected an integer tensor, got " + std::string(dtype_name(dtype_)));
   std::vector<int64_t> out(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i) out[i] = static_cast<int64_t>(get_double(i));
-  if (dtype_ == DataType::kInt64 && nbytes() > 0) std::memcpy(out.data(), raw_data(), nbytes());  // exact for huge values
+  // Integer to integer, never through double: a double of an int64 near 2^63 does not convert back.
+  dispatch_dtype(dtype_, [&]<class T>() {
+    if constexpr (std::is_integral_v<T>) {
+      const T* data = reinterpret_cast<const T*>(raw_data());
+      for (int64_t i = 0; i < numel(); ++i) out[static_cast<size_t>(i)] = static_cast<int64_t>(data[i]);
+    }
+  });
   return out;
 }
 
