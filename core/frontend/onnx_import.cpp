@@ -55,9 +55,11 @@ class GraphBuilder {
  public:
   // Takes the proto mutably only to free each initializer's bytes once they are copied into a
   // Tensor, so a large model never holds its weights twice over.
-  GraphBuilder(onnx::GraphProto& proto, const ImportOptions& options,
-               const std::map<std::string, std::string>& not_upgraded)
-      : proto_(proto), options_(options), not_upgraded_(not_upgraded) {}
+  GraphBuilder(LoadedOnnxModel& model, const ImportOptions& options)
+      : proto_(*model.proto.mutable_graph()),
+        options_(options),
+        not_upgraded_(model.not_upgraded),
+        onnx_inference_problem_(model.onnx_inference_problem) {}
 
   Graph build(const std::string& fallback_name) {
     g_.name = proto_.name().empty() ? fallback_name : proto_.name();
@@ -238,7 +240,9 @@ class GraphBuilder {
       // node, or from an input of unknown type).
       const std::optional<TensorType> known = onnx_type(outputs[k]);
       if (known) g_.value(ids[k]).type = *known;
-      if (&op == &opaque_op() && !known) g_.value(ids[k]).unknown_type = "ONNX shape inference gave no static type";
+      if (&op == &opaque_op() && !known)
+        g_.value(ids[k]).unknown_type =
+            onnx_inference_problem_.empty() ? "ONNX shape inference gave no static type" : onnx_inference_problem_;
     }
   }
 
@@ -294,6 +298,7 @@ class GraphBuilder {
   onnx::GraphProto& proto_;
   const ImportOptions& options_;
   const std::map<std::string, std::string>& not_upgraded_;
+  const std::string& onnx_inference_problem_;
   Graph g_;
   std::unordered_map<std::string, ValueId> ids_;
   std::unordered_map<std::string, TensorType> onnx_types_;
@@ -331,8 +336,7 @@ Graph OnnxModelFile::import(const ImportOptions& options) {
   if (!model_) throw Error(path_ + ": the model was imported already");
   std::unique_ptr<LoadedOnnxModel> model = std::move(model_);
   try {
-    return GraphBuilder(*model->proto.mutable_graph(), options, model->not_upgraded)
-        .build(std::filesystem::path(path_).stem().string());
+    return GraphBuilder(*model, options).build(std::filesystem::path(path_).stem().string());
   } catch (const Error& e) {
     rethrow_in_file(e, path_);
   } catch (const std::bad_alloc&) {

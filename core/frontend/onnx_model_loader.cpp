@@ -19,6 +19,7 @@
 #include "core/graph/op_table.h"
 #include "core/support/error.h"
 #include "core/support/file_io.h"
+#include "core/support/isolated_call.h"
 
 namespace tessel {
 
@@ -70,13 +71,31 @@ bool needs_onnx_types(const onnx::GraphProto& graph) {
   return false;
 }
 
-// Adds value_info for what ONNX can infer. Its failures are not the model's: Tessel's own
-// inference judges the nodes it knows.
-void infer_onnx_types(onnx::ModelProto& model) {
-  try {
-    onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception&) {
-  }
+// Adds value_info for what ONNX can infer, and says why there is none when there is none.
+// ONNX's inference functions trust the model: a Conv whose weight has more dimensions than its
+// input makes convPoolShapeInference follow a wild pointer. So they run in a forked child (see
+// core/support/isolated_call.h) that sends back only the types it found; a crash there costs the
+// opaque nodes their static types, not the process. Their failures are not the model's either:
+// Tessel's own inference judges the nodes it knows.
+std::string infer_onnx_types(onnx::ModelProto& model) {
+  const IsolatedCall call = call_isolated([&model] {
+    try {
+      onnx::shape_inference::InferShapes(model);  // the child's copy; the parent's stays as it was
+    } catch (const std::exception&) {
+    }
+    onnx::GraphProto types;
+    *types.mutable_value_info() = model.graph().value_info();
+    *types.mutable_output() = model.graph().output();
+    return types.SerializeAsString();
+  });
+  onnx::GraphProto types;
+  if (!call.ok() || !types.ParseFromString(call.result))
+    return "ONNX shape inference failed on this model (" + (call.ok() ? "unreadable result" : call.how) + ")";
+  onnx::GraphProto& graph = *model.mutable_graph();
+  *graph.mutable_value_info() = types.value_info();
+  for (int i = 0; i < graph.output_size() && i < types.output_size(); ++i)
+    if (types.output(i).name() == graph.output(i).name()) *graph.mutable_output(i) = types.output(i);
+  return {};
 }
 
 // The checker puts the node last ("... ==> Context: Bad node spec for node. Name: n OpType: Op");
@@ -195,7 +214,7 @@ LoadedOnnxModel load_onnx_model(const std::string& path) {
     load_external_data(graph, fs::path(path).parent_path());
     check_tensor_sizes(graph);
     run_checker_tolerating_unknown_ops(model, loaded.opset);
-    if (needs_onnx_types(graph)) infer_onnx_types(model);
+    if (needs_onnx_types(graph)) loaded.onnx_inference_problem = infer_onnx_types(model);
     loaded.not_upgraded = upgrade_opset(model, loaded.opset);
   } catch (const Error& e) {
     rethrow_in_file(e, path);

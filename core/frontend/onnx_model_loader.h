@@ -21,6 +21,8 @@ struct LoadedOnnxModel {
   // Nodes whose old form upgrade_opset could not rewrite, by name, with the reason; they import as
   // opaque nodes.
   std::map<std::string, std::string> not_upgraded;
+  // Why ONNX shape inference gave no types at all ("" when it ran, or was not needed).
+  std::string onnx_inference_problem;
 };
 
 // Throws Error "PATH: reason" (one line).

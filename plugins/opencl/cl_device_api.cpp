@@ -1,16 +1,11 @@
 #include "plugins/opencl/cl_device_api.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 
 #include "core/support/error.h"
+#include "core/support/isolated_call.h"
 
 namespace tessel::opencl {
 
@@ -38,63 +33,29 @@ DeviceAttrValue text_or_none(std::string s) { return s.empty() ? DeviceAttrValue
 
 // An OpenCL implementation may end the whole process when it cannot start: PoCL without /sys
 // prints "Not enough memory to run on this device." and calls abort(). So the platforms are first
-// listed in a child process; only when that child comes back healthy does this process load them.
-//
-//   fork ─▶ child: clGetPlatformIDs, clGetDeviceIDs, _exit(0)      (stderr into a pipe)
-//   parent: wait up to 30 s ─▶ exited 0: "" (go ahead) | else: why, with the child's last line
+// listed in a child process (core/support/isolated_call.h); only when that child comes back
+// healthy does this process load them. Returns "" (go ahead) or why not, with the child's last line.
 std::string probe_platforms_in_a_child() {
-  int err[2];
-  if (::pipe2(err, O_CLOEXEC) != 0) return {};  // cannot probe: go ahead as before
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(err[0]), ::close(err[1]);
-    return {};
-  }
-  if (pid == 0) {
-    ::dup2(err[1], STDERR_FILENO);
-    cl_uint n = 0;
-    if (clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS && n > 0) {
-      std::vector<cl_platform_id> platforms(n);
-      if (clGetPlatformIDs(n, platforms.data(), nullptr) == CL_SUCCESS)
-        for (cl_platform_id p : platforms) {
-          cl_uint count = 0;
-          clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count);
+  const IsolatedCall call = call_isolated(
+      [] {
+        cl_uint n = 0;
+        if (clGetPlatformIDs(0, nullptr, &n) == CL_SUCCESS && n > 0) {
+          std::vector<cl_platform_id> platforms(n);
+          if (clGetPlatformIDs(n, platforms.data(), nullptr) == CL_SUCCESS)
+            for (cl_platform_id p : platforms) {
+              cl_uint count = 0;
+              clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &count);
+            }
         }
-    }
-    ::_exit(0);
-  }
-  ::close(err[1]);
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  int status = 0;
-  bool done = false;
-  while (!done) {
-    pollfd fd{err[0], POLLIN, 0};
-    if (::poll(&fd, 1, 100) > 0) {
-      char buffer[512];
-      const ssize_t got = ::read(err[0], buffer, sizeof buffer);
-      if (got > 0 && text.size() < 8192) text.append(buffer, static_cast<size_t>(got));
-    }
-    done = ::waitpid(pid, &status, WNOHANG) == pid;
-    if (!done && std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      ::close(err[0]);
-      return "the OpenCL platform did not finish starting within 30 s (in a probe process)";
-    }
-  }
-  ::close(err[0]);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  std::string last;  // the implementation's own last words, e.g. PoCL's reason
-  size_t end = text.find_last_not_of("\n ");
-  if (end != std::string::npos) {
-    size_t start = text.find_last_of('\n', end);
-    last =
-        text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
-  }
-  const std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                              : "exit " + std::to_string(WEXITSTATUS(status));
-  return "the OpenCL platform crashed while starting (" + how + (last.empty() ? "" : ": " + last) + ")";
+        return std::string();
+      },
+      {.time_limit = std::chrono::seconds(30), .capture_stderr = true});
+  if (call.ok()) return {};
+  if (call.outcome == IsolatedCall::Outcome::not_started) return {};  // cannot probe: go ahead as before
+  if (call.outcome == IsolatedCall::Outcome::timed_out)
+    return "the OpenCL platform did not finish starting within 30 s (in a probe process)";
+  const std::string last = call.last_err_line();
+  return "the OpenCL platform crashed while starting (" + call.how + (last.empty() ? "" : ": " + last) + ")";
 }
 
 }  // namespace

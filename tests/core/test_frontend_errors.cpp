@@ -136,6 +136,36 @@ class TestFrontendErrors : public QObject {
                      "(domain com.example)"));
   }
 
+  // ONNX's own shape inference (run for the opaque node) follows a wild pointer on a Conv whose
+  // weight has more dimensions than its input (found by fuzz_onnx_import). It runs in a child
+  // process, so the model still opens for a look; the Conv's fault is Tessel's to name, and
+  // compiling says so.
+  void onnx_shape_inference_crash_costs_only_the_types() {
+    OnnxModel m;
+    m.input("x", DataType::kFloat32, {1, 1, 5, 5});
+    m.input("w", DataType::kFloat32, {1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3});
+    m.node("Conv", {"x", "w"}, {"c"}, "conv");
+    m.node("Foo", {"c"}, {"f"}, "foo");
+    m.node("Relu", {"f"}, {"y"}, "relu");
+    m.output("y", DataType::kFloat32);
+    const std::string file = m.save(dir_);
+    const QString error = expect_import_error(file);
+    QVERIFY2(error.endsWith("node 'conv' (Conv): Conv: W [1,1,3,3,3,3,3,3,3,3,3,3] must have the rank of X [1,1,5,5]"),
+             qPrintable(error));
+    ImportOptions look;
+    look.infer_failure = InferFailure::kMarkUnknown;
+    Graph g;
+    const QString looked = error_of([&] { g = import_onnx(file, look); });
+    QVERIFY2(looked == "NO ERROR", qPrintable(looked));
+    QCOMPARE(g.nodes.size(), size_t{3});
+    QVERIFY(is_opaque(g.nodes[1]));
+    const std::string why = g.value(g.nodes[1].outputs[0]).unknown_type;
+    QVERIFY2(why.find("ONNX shape inference failed on this model (crashed with signal") == 0, why.c_str());
+    const QString blockers = QString::fromStdString(blockers_message(g));
+    QVERIFY2(blockers.contains("node 'conv' (Conv): Conv: W [1,1,3,3,3,3,3,3,3,3,3,3] must have the rank of X"),
+             qPrintable(blockers));
+  }
+
   void external_data_must_stay_in_the_model_folder() {
     QTemporaryDir outer;
     const QString inner_dir = outer.filePath("model_dir");

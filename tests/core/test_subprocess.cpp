@@ -1,10 +1,17 @@
-// Running programs without a shell (core/support/subprocess.h), the rule for a program a user
-// names, and target options that check their values (TargetOptionSpec::check) and keep spaces
-// inside double quotes.
+// Running programs without a shell (core/support/subprocess.h), untrusted code in a forked child
+// (core/support/isolated_call.h), the rule for a program a user names, and target options that
+// check their values (TargetOptionSpec::check) and keep spaces inside double quotes.
+#include <unistd.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/support/error.h"
+#include "core/support/isolated_call.h"
 #include "core/support/subprocess.h"
 #include "core/target/target.h"
 
@@ -116,6 +123,54 @@ class TestSubprocess : public QObject {
              QString("target 'subprocess_fixture': option 'flags': no ';' please"));
     QCOMPARE(error_of([] { Target::parse("subprocess_fixture -flags=\"-O3"); }),
              QString("target spec: a '\"' is not closed"));
+  }
+
+  // The child's result comes back whole, even when it is far larger than a pipe's buffer.
+  void isolated_call_returns_the_childs_result() {
+    const std::string big(5 << 20, 'x');
+    IsolatedCall call = call_isolated([&] { return big + "end"; });
+    QVERIFY2(call.ok(), call.how.c_str());
+    QCOMPARE(call.result.size(), big.size() + 3);
+    QVERIFY(call.result.ends_with("xend"));
+    call = call_isolated([] { return std::string(); });
+    QVERIFY(call.ok() && call.result.empty());
+  }
+
+  void isolated_call_reports_exceptions_and_crashes() {
+    IsolatedCall call = call_isolated([]() -> std::string { throw Error("bad input"); });
+    QVERIFY(call.outcome == IsolatedCall::Outcome::threw);
+    QCOMPARE(QString::fromStdString(call.result), QString("bad input"));
+
+    call = call_isolated([]() -> std::string {
+      // An address the compiler cannot see coming, as a wild pointer in a library would be.
+      volatile int* wild = reinterpret_cast<int*>(static_cast<uintptr_t>(std::atoi("16")));
+      return std::to_string(*wild);
+    });
+    QVERIFY(call.outcome == IsolatedCall::Outcome::crashed);
+    QCOMPARE(QString::fromStdString(call.how), QString("crashed with signal %1").arg(SIGSEGV));
+
+    call = call_isolated(
+        []() -> std::string {
+          std::fputs("the library's own reason\n", stderr);
+          std::fflush(stderr);
+          std::abort();
+        },
+        {.capture_stderr = true});
+    QVERIFY(call.outcome == IsolatedCall::Outcome::crashed);
+    QCOMPARE(QString::fromStdString(call.how), QString("crashed with signal %1").arg(SIGABRT));
+    QCOMPARE(QString::fromStdString(call.last_err_line()), QString("the library's own reason"));
+  }
+
+  void isolated_call_stops_at_its_time_limit() {
+    const auto start = std::chrono::steady_clock::now();
+    const IsolatedCall call = call_isolated(
+        []() -> std::string {
+          for (;;) ::pause();
+        },
+        {.time_limit = std::chrono::milliseconds(300)});
+    QVERIFY(call.outcome == IsolatedCall::Outcome::timed_out);
+    QCOMPARE(QString::fromStdString(call.how), QString("timed out after 0.3 s"));
+    QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   }
 };
 
