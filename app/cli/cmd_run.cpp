@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <span>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "core/compile/compiled_model.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
+#include "core/support/memory_budget.h"
 #include "core/target/target.h"
 
 namespace tessel::cli {
@@ -116,6 +118,27 @@ class OutputFiles {
   std::vector<std::pair<fs::path, fs::path>> set_aside_;  // (output file, where it was moved)
 };
 
+// On a device target: the data that crossed between host and device memory in the run, with the
+// reference kernels it was for (the host<->device edges of the graph).
+void report_copies(const compile::CompiledModel& model, const compile::RunTimes& times) {
+  if (model.device().type == DeviceType::kCPU || !model.module()) return;  // nothing ran on the device
+  int64_t in = 0, out = 0, fallback = 0;
+  std::map<int, std::pair<int, int64_t>> by_kernel;  // kernel → copies, bytes
+  for (const compile::RunTimes::Copy& c : times.copies) {
+    (c.kernel >= 0 ? fallback : c.to_device ? in : out) += c.bytes;
+    if (c.kernel >= 0) {
+      auto& [count, bytes] = by_kernel[c.kernel];
+      ++count, bytes += c.bytes;
+    }
+  }
+  std::printf("host<->device copies on %s: inputs in %s, outputs out %s, for reference kernels %s\n",
+              device_str(model.device()).c_str(), byte_size_text(in).c_str(), byte_size_text(out).c_str(),
+              byte_size_text(fallback).c_str());
+  for (const auto& [kernel, copies] : by_kernel)
+    std::printf("  %s: %d copies, %s\n", model.kernels().at(static_cast<size_t>(kernel)).name.c_str(), copies.first,
+                byte_size_text(copies.second).c_str());
+}
+
 }  // namespace
 
 int run_run_command(std::span<const std::string> argv) {
@@ -149,8 +172,9 @@ int run_run_command(std::span<const std::string> argv) {
   check_input_types(compiled->graph(), inputs, model);
   const Graph& graph = compiled->graph();
   std::vector<Tensor> outputs;
+  compile::RunTimes times;
   try {
-    outputs = compiled->run(inputs.tensors);
+    outputs = compiled->run(inputs.tensors, args.flag("--report") ? &times : nullptr);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
   }
@@ -160,6 +184,7 @@ int run_run_command(std::span<const std::string> argv) {
                 target.kind().c_str());
     for (const compile::CompiledKernel& k : compiled->kernels())
       if (!k.compiled) std::printf("reference kernels: %s: %s\n", k.name.c_str(), k.fallback_reason.c_str());
+    report_copies(*compiled, times);
   }
 
   std::error_code ec;

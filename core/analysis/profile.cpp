@@ -23,7 +23,8 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
       continue;
     }
     Tensor t(v.type.dtype, v.type.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dtype_is_float(v.type.dtype) ? dist(rng) : std::floor((dist(rng) + 1) * 2));
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.set_double(i, dtype_is_float(v.type.dtype) ? dist(rng) : std::floor((dist(rng) + 1) * 2));
     out.push_back(t);
   }
   return out;
@@ -36,7 +37,9 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
   for (RunTimes& r : runs) model.run(inputs, &r);
   Profile p;
   p.target = model.target().str();
-  p.threads = model.target().kind_info().find_option("num_threads") ? static_cast<int>(model.target().get_int("num_threads")) : 1;
+  p.threads = model.target().kind_info().find_option("num_threads")
+                  ? static_cast<int>(model.target().get_int("num_threads"))
+                  : 1;
   std::vector<double> totals;
   for (const RunTimes& r : runs) totals.push_back(r.total_ms);
   p.total_ms = time_quantile(totals, 0.5);
@@ -66,7 +69,8 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
 }
 
 nlohmann::json profile_json(const Profile& p) {
-  nlohmann::json j{{"target", p.target}, {"total_ms", p.total_ms}, {"repeats", p.repeats}, {"kernels", nlohmann::json::array()}};
+  nlohmann::json j{
+      {"target", p.target}, {"total_ms", p.total_ms}, {"repeats", p.repeats}, {"kernels", nlohmann::json::array()}};
   for (const KernelProfile& k : p.kernels) {
     j["kernels"].push_back({{"name", k.name},
                             {"compiled", k.compiled},
@@ -82,6 +86,21 @@ nlohmann::json profile_json(const Profile& p) {
                             {"bound", k.bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.bound)},
                             {"attainable_gflops", k.attainable_gflops}});
   }
+  // Host↔device copies of the last run (a device target): what the run's edges between host and
+  // device memory cost.
+  nlohmann::json copies = nlohmann::json::array();
+  double copy_ms = 0;
+  for (const RunTimes::Copy& c : p.last_run.copies) {
+    const bool named = c.kernel >= 0 && static_cast<size_t>(c.kernel) < p.kernels.size();
+    copies.push_back({{"kernel", named ? nlohmann::json(p.kernels[static_cast<size_t>(c.kernel)].name) : nullptr},
+                      {"value", c.value},
+                      {"direction", c.to_device ? "to_device" : "to_host"},
+                      {"bytes", c.bytes},
+                      {"ms", c.end_ms - c.begin_ms}});
+    copy_ms += c.end_ms - c.begin_ms;
+  }
+  j["copies"] = copies;
+  j["copy_ms"] = copy_ms;
   return j;
 }
 
@@ -89,7 +108,14 @@ nlohmann::json run_times_json(const RunTimes& r) {
   nlohmann::json spans = nlohmann::json::array(), threads = nlohmann::json::array();
   for (auto [begin, end] : r.kernel_spans_ms) spans.push_back({begin, end});
   for (const RunTimes::ThreadSpan& t : r.thread_spans) threads.push_back({t.kernel, t.thread, t.begin_ms, t.end_ms});
-  return {{"kernel_ms", r.kernel_ms}, {"spans", spans}, {"thread_spans", threads}, {"total_ms", r.total_ms}};
+  nlohmann::json copies = nlohmann::json::array();
+  for (const RunTimes::Copy& c : r.copies)
+    copies.push_back({c.kernel, c.value, c.to_device, c.bytes, c.begin_ms, c.end_ms});
+  return {{"kernel_ms", r.kernel_ms},
+          {"spans", spans},
+          {"thread_spans", threads},
+          {"copies", copies},
+          {"total_ms", r.total_ms}};
 }
 
 RunTimes run_times_from_json(const nlohmann::json& j) {
@@ -99,6 +125,9 @@ RunTimes run_times_from_json(const nlohmann::json& j) {
     r.kernel_spans_ms.emplace_back(span.at(0).get<double>(), span.at(1).get<double>());
   for (const nlohmann::json& t : j.value("thread_spans", nlohmann::json::array()))
     r.thread_spans.push_back({t.at(0).get<int>(), t.at(1).get<int>(), t.at(2).get<double>(), t.at(3).get<double>()});
+  for (const nlohmann::json& c : j.value("copies", nlohmann::json::array()))
+    r.copies.push_back({c.at(0).get<int>(), c.at(1).get<std::string>(), c.at(2).get<bool>(), c.at(3).get<int64_t>(),
+                        c.at(4).get<double>(), c.at(5).get<double>()});
   r.total_ms = j.value("total_ms", 0.0);
   return r;
 }
@@ -118,14 +147,15 @@ std::string chrome_trace(const Profile& p) {
                       {"args", {{"name", "pool thread " + std::to_string(t)}}}});
   for (size_t k = 0; k < p.kernels.size() && k < p.last_run.kernel_spans_ms.size(); ++k) {
     auto [begin, end] = p.last_run.kernel_spans_ms[k];
-    events.push_back({{"name", p.kernels[k].name},
-                      {"cat", p.kernels[k].compiled ? "kernel" : "reference"},
-                      {"ph", "X"},
-                      {"pid", 1},
-                      {"tid", 1},
-                      {"ts", begin * 1000.0},
-                      {"dur", (end - begin) * 1000.0},
-                      {"args", {{"flops", p.kernels[k].flops}, {"bytes", p.kernels[k].bytes}, {"gflops", p.kernels[k].gflops}}}});
+    events.push_back(
+        {{"name", p.kernels[k].name},
+         {"cat", p.kernels[k].compiled ? "kernel" : "reference"},
+         {"ph", "X"},
+         {"pid", 1},
+         {"tid", 1},
+         {"ts", begin * 1000.0},
+         {"dur", (end - begin) * 1000.0},
+         {"args", {{"flops", p.kernels[k].flops}, {"bytes", p.kernels[k].bytes}, {"gflops", p.kernels[k].gflops}}}});
   }
   for (const RunTimes::ThreadSpan& t : p.last_run.thread_spans) {
     if (t.kernel < 0 || static_cast<size_t>(t.kernel) >= p.kernels.size()) continue;
@@ -137,6 +167,23 @@ std::string chrome_trace(const Profile& p) {
                       {"ts", t.begin_ms * 1000.0},
                       {"dur", (t.end_ms - t.begin_ms) * 1000.0}});
   }
+  // Host↔device copies (a device target) on a track of their own, below the pool's threads.
+  const int copy_track = 1 + std::max(p.threads, 1);
+  if (!p.last_run.copies.empty())
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", copy_track},
+                      {"args", {{"name", "host<->device copies"}}}});
+  for (const RunTimes::Copy& c : p.last_run.copies)
+    events.push_back({{"name", (c.to_device ? "to device: " : "to host: ") + c.value},
+                      {"cat", "copy"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", copy_track},
+                      {"ts", c.begin_ms * 1000.0},
+                      {"dur", (c.end_ms - c.begin_ms) * 1000.0},
+                      {"args", {{"bytes", c.bytes}}}});
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(1);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/compile/device_run.h"
 #include "core/compile/kernel_compiler.h"
 #include "core/loopir/printer.h"
 #include "core/runtime/codegen.h"
@@ -137,7 +138,25 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   return model;
 }
 
+namespace {
+
+Device device_of(const Target& target) {
+  Device d{device_type_from_name(target.kind_info().device), 0};
+  if (target.kind_info().find_option("device")) d.id = static_cast<int32_t>(target.get_int("device"));
+  return d;
+}
+
+}  // namespace
+
+CompiledModel::CompiledModel(const Target& target)
+    : target_(target), device_(device_of(target)), device_constants_(std::make_unique<DeviceConstants>()) {}
+
+CompiledModel::~CompiledModel() = default;
+
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTimes* times) const {
+  // Without a module nothing runs on the device: every group is a reference kernel on the host.
+  if (device_.type != DeviceType::kCPU && module_)
+    return run_on_device(*this, device_, *device_constants_, inputs, times);
   const Graph& g = graph();
   const MemoryPlan& plan = *pipeline_.memory_plan;
   std::vector<Tensor> env = bind_graph_inputs(g, inputs);  // errors name the input

@@ -5,7 +5,8 @@
 //     each group ──kernel_compiler.h (DAG, schedule: given or the target's default, lower)──▶ loopir::Func
 //   all Funcs ──CodeGen of target.kind() (a plugin)──▶ runtime Module
 //   run(): one arena of plan.peak_bytes; kernels in plan order, each reading and writing its
-//          tensors at their planned offsets; outputs copied out.
+//          tensors at their planned offsets; outputs copied out. On a device that is not the CPU
+//          the plan's blocks live in device memory instead (core/compile/device_run.h).
 //
 // A group whose ops have no tensor-expression builder (or whose lowering fails) runs with the
 // reference kernels instead, through the same executor; so does every group when the target has
@@ -84,11 +85,24 @@ struct RunTimes {
     double begin_ms = 0, end_ms = 0;
   };
   std::vector<ThreadSpan> thread_spans;
+  // Data crossing between host and device memory (a device target only, core/compile/device_run.h):
+  // graph inputs in, outputs out, and the inputs and outputs of kernels that run on the host.
+  struct Copy {
+    int kernel = -1;    // index into kernel_ms of the kernel it was made for; -1: the run's inputs or outputs
+    std::string value;  // the graph value's name
+    bool to_device = true;
+    int64_t bytes = 0;
+    double begin_ms = 0, end_ms = 0;
+  };
+  std::vector<Copy> copies;
   double total_ms = 0;
 };
 
+class DeviceConstants;  // core/compile/device_run.h
+
 class CompiledModel {
  public:
+  ~CompiledModel();
   // Throws Error naming the kernel and the stage when code generation fails, or a hand schedule
   // does not lower ("kernel 'K': schedule: ..."); naming the node when constant indices are out of
   // range; and (check_memory_limit) when the plan needs more than options.memory_limit.
@@ -105,12 +119,15 @@ class CompiledModel {
   const Graph& graph() const { return *pipeline_.graph; }
   const std::vector<CompiledKernel>& kernels() const { return kernels_; }
   const Module* module() const { return module_.get(); }
+  Device device() const { return device_; }
   int compiled_count() const;
   double codegen_ms() const { return codegen_ms_; }
 
  private:
-  explicit CompiledModel(const Target& target) : target_(target) {}
+  explicit CompiledModel(const Target& target);
   Target target_;
+  Device device_;                                      // where the kernels run: the target kind's device
+  std::unique_ptr<DeviceConstants> device_constants_;  // its weights there (not the CPU)
   GraphPipelineResult pipeline_;
   std::vector<CompiledKernel> kernels_;
   std::unique_ptr<Module> module_;

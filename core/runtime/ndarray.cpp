@@ -21,21 +21,33 @@ NDArray NDArray::from_host(const Tensor& t, Device device) {
   return a;
 }
 
+NDArray NDArray::view(DataType dtype, Shape shape, Device device, DataSpace data) {
+  NDArray a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.device_ = device;
+  a.api_ = &DeviceAPIRegistry::global().get(device.type);
+  a.data_ = data;
+  a.owns_ = false;
+  return a;
+}
+
 NDArray& NDArray::operator=(NDArray&& o) noexcept {
   if (this != &o) {
-    if (data_) api_->free_data_space(device_.id, data_);
+    if (data_ && owns_) api_->free_data_space(device_.id, data_);
     dtype_ = o.dtype_;
     shape_ = std::move(o.shape_);
     device_ = o.device_;
     api_ = o.api_;
     data_ = o.data_;
+    owns_ = o.owns_;
     o.data_ = nullptr;
   }
   return *this;
 }
 
 NDArray::~NDArray() {
-  if (data_) api_->free_data_space(device_.id, data_);
+  if (data_ && owns_) api_->free_data_space(device_.id, data_);
 }
 
 void NDArray::copy_from(const Tensor& host, Stream stream) {

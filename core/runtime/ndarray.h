@@ -11,6 +11,9 @@ class NDArray {
   NDArray() = default;
   static NDArray empty(DataType dtype, Shape shape, Device device);
   static NDArray from_host(const Tensor& t, Device device);
+  // A typed window on data space someone else owns (a block of a device memory plan): never freed
+  // through this array. The owner must outlive it.
+  static NDArray view(DataType dtype, Shape shape, Device device, DataSpace data);
   NDArray(NDArray&& o) noexcept { *this = std::move(o); }
   NDArray& operator=(NDArray&& o) noexcept;
   NDArray(const NDArray&) = delete;
@@ -33,6 +36,7 @@ class NDArray {
   Device device_;
   DeviceAPI* api_ = nullptr;
   DataSpace data_ = nullptr;
+  bool owns_ = true;
 };
 
 }  // namespace tessel

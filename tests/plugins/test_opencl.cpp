@@ -8,11 +8,14 @@
 #include <numeric>
 #include <random>
 
+#include "core/compile/compiled_model.h"
+#include "core/graph/text_format.h"
 #include "core/loopir/interpreter.h"
 #include "core/lower/pipeline.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/ndarray.h"
+#include "core/runtime/reference_executor.h"
 #include "core/schedule/default_schedule.h"
 #include "core/target/target.h"
 #include "core/te/op_spec.h"
@@ -330,6 +333,47 @@ class TestOpenCl : public QObject {
     check_against_interpreter(f, "llvm");
     check_against_interpreter(f, "opencl");
     check_against_interpreter(f, "llvm");
+  }
+
+  // A whole model on the device: the memory plan's blocks in device memory, weights copied once,
+  // and data crossing to the host only around the kernel that has no compiled form (Det).
+  void whole_models_run_in_device_memory() {
+    const Graph g = parse_graph(R"(graph mixed(%x: f32[2,3,3]) {
+      %w = constant f32[2,3,3] random(3)
+      %a = Mul(%x, %w) : f32[2,3,3]
+      %r = Relu(%a) : f32[2,3,3]
+      %d = Det(%r) : f32[2]
+      %e = Exp(%d) : f32[2]
+      %s = Add(%d, %e) : f32[2]
+      return %s, %r
+    })");
+    const auto model = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("opencl"));
+    QCOMPARE(model->device().type, DeviceType::kOpenCL);
+    const Tensor x = random_tensor(DataType::kFloat32, {2, 3, 3}, 11);
+    const std::vector<Tensor> want = run_reference(g, {x});
+    compile::RunTimes times;
+    for (int run = 0; run < 2; ++run) {  // the second run finds the weights on the device already
+      times = {};
+      const std::vector<Tensor> got = model->run({x}, &times);
+      QCOMPARE(got.size(), want.size());
+      for (size_t o = 0; o < got.size(); ++o)
+        for (int64_t i = 0; i < want[o].numel(); ++i)
+          QVERIFY2(
+              std::abs(got[o].get_double(i) - want[o].get_double(i)) <= 1e-4 * (1 + std::abs(want[o].get_double(i))),
+              qPrintable(QString("output %1 element %2").arg(o).arg(i)));
+    }
+    int det = -1;
+    for (size_t k = 0; k < model->kernels().size(); ++k)
+      if (!model->kernels()[k].compiled) det = static_cast<int>(k);
+    QVERIFY2(det >= 0 && model->compiled_count() >= 2, "expected Det on the reference kernels, the rest compiled");
+    // In: x (the run's); r to the host for Det and d back for Exp/Add; out: s (r is on the host
+    // already, since Det needed it). Never w: the weights stay on the device from the first run.
+    QString seen;
+    for (const compile::RunTimes::Copy& c : times.copies) {
+      QVERIFY(c.bytes > 0 && c.end_ms >= c.begin_ms);
+      seen += QString("%1%2@%3 ").arg(c.to_device ? ">" : "<", QString::fromStdString(c.value)).arg(c.kernel);
+    }
+    QCOMPARE(seen, QString(">x@-1 <r@%1 >d@%2 <s@-1 ").arg(det).arg(det + 1));
   }
 
   // No OpenCL platform (the ICD loader pointed at an empty folder): the plugin loads, lists its
