@@ -138,18 +138,14 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   return model;
 }
 
-namespace {
-
-Device device_of(const Target& target) {
+Device target_device(const Target& target) {
   Device d{device_type_from_name(target.kind_info().device), 0};
   if (target.kind_info().find_option("device")) d.id = static_cast<int32_t>(target.get_int("device"));
   return d;
 }
 
-}  // namespace
-
 CompiledModel::CompiledModel(const Target& target)
-    : target_(target), device_(device_of(target)), device_constants_(std::make_unique<DeviceConstants>()) {}
+    : target_(target), device_(target_device(target)), device_constants_(std::make_unique<DeviceConstants>()) {}
 
 CompiledModel::~CompiledModel() = default;
 

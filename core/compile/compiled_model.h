@@ -98,6 +98,9 @@ struct RunTimes {
   double total_ms = 0;
 };
 
+// Where a target's kernels run: its kind's device type, and the `device` option's index if it has one.
+Device target_device(const Target& target);
+
 class DeviceConstants;  // core/compile/device_run.h
 
 class CompiledModel {

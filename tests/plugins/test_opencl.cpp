@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/analysis/calibrate.h"
 #include "core/compile/compiled_model.h"
 #include "core/graph/text_format.h"
 #include "core/loopir/interpreter.h"
@@ -374,6 +375,22 @@ class TestOpenCl : public QObject {
       seen += QString("%1%2@%3 ").arg(c.to_device ? ">" : "<", QString::fromStdString(c.value)).arg(c.kernel);
     }
     QCOMPARE(seen, QString(">x@-1 <r@%1 >d@%2 <s@-1 ").arg(det).arg(det + 1));
+  }
+
+  // The roofline's ceilings of the device itself: kernels on a grid, timed on device arrays (no
+  // host copies in the time), kept under the device's name.
+  void calibrate_measures_the_device() {
+    const Target target = Target::parse("opencl");
+    const compile::MachineCeilings c = compile::calibrate(target, {.quick = true});
+    const DeviceAttrValue name = api_->attribute(0, DeviceAttr::kName);
+    QVERIFY(std::holds_alternative<std::string>(name));
+    QCOMPARE(c.machine, std::get<std::string>(name));
+    QCOMPARE(c.compute.size(), size_t{1});
+    QCOMPARE(QString::fromStdString(c.compute[0].name), QString("fma"));
+    QVERIFY2(c.peak_gflops() > 0.1, qPrintable(QString::number(c.peak_gflops())));
+    QVERIFY2(c.dram_gbps() > 0.1, qPrintable(QString::number(c.dram_gbps())));
+    QCOMPARE(c.bandwidth.size(), size_t{2});
+    QVERIFY(c.threads > 1);  // a grid, not one work-item
   }
 
   // No OpenCL platform (the ICD loader pointed at an empty folder): the plugin loads, lists its
