@@ -3,6 +3,7 @@
 // Compiles MODEL, runs it warm-up + N times on the given (or deterministic random) inputs, and
 // prints each kernel's min/median time, GFLOP/s, GB/s, arithmetic intensity, and with --roofline
 // the ceiling that bounds it (from `tessel calibrate`'s cache, measured now if missing).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "app/cli/cli_target.h"
 #include "core/analysis/profile.h"
 #include "core/frontend/onnx_import.h"
+#include "core/support/memory_budget.h"
 
 namespace tessel::cli {
 
@@ -112,6 +114,17 @@ int run_profile_command(std::span<const std::string> argv) {
     std::printf("%-40s %10.4f %10.4f %6.1f %9.2f %9.2f %8.2f %s%s\n", k.name.substr(0, 40).c_str(), k.ms_min,
                 k.ms_median, sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity, bound.c_str(),
                 k.compiled ? "" : " [reference]");
+  }
+  const bool device_clock =
+      std::any_of(p.kernels.begin(), p.kernels.end(), [](const compile::KernelProfile& k) { return k.device_clock; });
+  if (device_clock)
+    std::printf("\nkernel times: the device's events (start to end), [reference] kernels: the host's\n");
+  if (!p.last_run.copies.empty()) {
+    double ms = 0;
+    int64_t bytes = 0;
+    for (const compile::RunTimes::Copy& c : p.last_run.copies) ms += c.end_ms - c.begin_ms, bytes += c.bytes;
+    std::printf("host<->device copies (last run): %zu, %s, %.3f ms\n", p.last_run.copies.size(),
+                byte_size_text(bytes).c_str(), ms);
   }
   if (ceilings) {
     std::printf("\nceilings (%s, %d threads):", ceilings->machine.c_str(), ceilings->threads);

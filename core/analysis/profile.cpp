@@ -51,7 +51,12 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
     kp.name = kernels[k].name;
     kp.compiled = kernels[k].compiled;
     std::vector<double> times;
-    for (const RunTimes& r : runs) times.push_back(r.kernel_ms[k]);
+    for (const RunTimes& r : runs) {
+      auto on_device = std::find_if(r.device_spans.begin(), r.device_spans.end(),
+                                    [&](const RunTimes::DeviceSpan& s) { return s.kernel == static_cast<int>(k); });
+      kp.device_clock = on_device != r.device_spans.end();
+      times.push_back(kp.device_clock ? on_device->end_ms - on_device->begin_ms : r.kernel_ms[k]);
+    }
     kp.ms_min = *std::min_element(times.begin(), times.end());
     kp.ms_median = time_quantile(times, 0.5);
     kp.ms_q1 = time_quantile(times, 0.25);
@@ -78,6 +83,7 @@ nlohmann::json profile_json(const Profile& p) {
                             {"ms_median", k.ms_median},
                             {"ms_q1", k.ms_q1},
                             {"ms_q3", k.ms_q3},
+                            {"clock", k.device_clock ? "device events" : "host"},
                             {"flops", k.flops},
                             {"bytes", k.bytes},
                             {"gflops", k.gflops},
@@ -111,11 +117,10 @@ nlohmann::json run_times_json(const RunTimes& r) {
   nlohmann::json copies = nlohmann::json::array();
   for (const RunTimes::Copy& c : r.copies)
     copies.push_back({c.kernel, c.value, c.to_device, c.bytes, c.begin_ms, c.end_ms});
-  return {{"kernel_ms", r.kernel_ms},
-          {"spans", spans},
-          {"thread_spans", threads},
-          {"copies", copies},
-          {"total_ms", r.total_ms}};
+  nlohmann::json device = nlohmann::json::array();
+  for (const RunTimes::DeviceSpan& d : r.device_spans) device.push_back({d.kernel, d.begin_ms, d.end_ms});
+  return {{"kernel_ms", r.kernel_ms}, {"spans", spans},         {"thread_spans", threads},
+          {"copies", copies},         {"device_spans", device}, {"total_ms", r.total_ms}};
 }
 
 RunTimes run_times_from_json(const nlohmann::json& j) {
@@ -128,6 +133,8 @@ RunTimes run_times_from_json(const nlohmann::json& j) {
   for (const nlohmann::json& c : j.value("copies", nlohmann::json::array()))
     r.copies.push_back({c.at(0).get<int>(), c.at(1).get<std::string>(), c.at(2).get<bool>(), c.at(3).get<int64_t>(),
                         c.at(4).get<double>(), c.at(5).get<double>()});
+  for (const nlohmann::json& d : j.value("device_spans", nlohmann::json::array()))
+    r.device_spans.push_back({d.at(0).get<int>(), d.at(1).get<double>(), d.at(2).get<double>()});
   r.total_ms = j.value("total_ms", 0.0);
   return r;
 }
@@ -167,8 +174,22 @@ std::string chrome_trace(const Profile& p) {
                       {"ts", t.begin_ms * 1000.0},
                       {"dur", (t.end_ms - t.begin_ms) * 1000.0}});
   }
-  // Host↔device copies (a device target) on a track of their own, below the pool's threads.
-  const int copy_track = 1 + std::max(p.threads, 1);
+  // A device target: the kernels as the device's events saw them, and the host↔device copies,
+  // each on a track of their own below the pool's threads.
+  const int device_track = 1 + std::max(p.threads, 1), copy_track = device_track + 1;
+  if (!p.last_run.device_spans.empty())
+    events.push_back(
+        {{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", device_track}, {"args", {{"name", "device"}}}});
+  for (const RunTimes::DeviceSpan& d : p.last_run.device_spans) {
+    if (d.kernel < 0 || static_cast<size_t>(d.kernel) >= p.kernels.size()) continue;
+    events.push_back({{"name", p.kernels[static_cast<size_t>(d.kernel)].name},
+                      {"cat", "device kernel"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", device_track},
+                      {"ts", d.begin_ms * 1000.0},
+                      {"dur", (d.end_ms - d.begin_ms) * 1000.0}});
+  }
   if (!p.last_run.copies.empty())
     events.push_back({{"name", "thread_name"},
                       {"ph", "M"},

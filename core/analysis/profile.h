@@ -3,11 +3,10 @@
 // bytes from the graph, achieved GFLOP/s and GB/s, and — given machine ceilings — where each
 // kernel sits on the roofline. Exports the `tessel profile --json` object and a Chrome trace
 // (one track per thread, which Perfetto opens).
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/analysis/calibrate.h"
 #include "core/compile/compiled_model.h"
@@ -16,23 +15,26 @@ namespace tessel::compile {
 
 struct KernelProfile {
   std::string name;
-  bool compiled = true;     // false: ran on the reference kernels
+  bool compiled = true;  // false: ran on the reference kernels
   double ms_min = 0, ms_median = 0;
   double ms_q1 = 0, ms_q3 = 0;  // first and third quartiles of the repeats (their spread)
+  // The clock the times are from: the device's events (a kernel on an opencl device: its run
+  // there, without launch and wait) or the host's (everything else).
+  bool device_clock = false;
   int64_t flops = 0, bytes = 0;
-  double gflops = 0, gbps = 0;  // at ms_min
-  double intensity = 0;         // flops per byte
-  std::string bound;            // "compute (avx512_fma)", "memory (dram)", or "" without ceilings
-  double attainable_gflops = 0; // the roofline at this intensity (0 without ceilings)
+  double gflops = 0, gbps = 0;   // at ms_min
+  double intensity = 0;          // flops per byte
+  std::string bound;             // "compute (avx512_fma)", "memory (dram)", or "" without ceilings
+  double attainable_gflops = 0;  // the roofline at this intensity (0 without ceilings)
 };
 
 struct Profile {
   std::string target;
   double total_ms = 0;  // median of whole runs
   std::vector<KernelProfile> kernels;
-  RunTimes last_run;    // spans of the last run, for the timeline
+  RunTimes last_run;  // spans of the last run, for the timeline
   int threads = 1;
-  int repeats = 0;      // timed runs per kernel
+  int repeats = 0;  // timed runs per kernel
 };
 
 Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inputs, int warmup, int repeats,

@@ -95,6 +95,13 @@ struct RunTimes {
     double begin_ms = 0, end_ms = 0;
   };
   std::vector<Copy> copies;
+  // Kernels timed by the device's own events (opencl): the time it ran there, and where that lies
+  // on this run's clock (placed at the host's launch time plus the device's queued→start delay).
+  struct DeviceSpan {
+    int kernel = 0;  // index into kernel_ms
+    double begin_ms = 0, end_ms = 0;
+  };
+  std::vector<DeviceSpan> device_spans;
   double total_ms = 0;
 };
 

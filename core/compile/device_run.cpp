@@ -125,8 +125,12 @@ std::vector<Tensor> run_on_device(const CompiledModel& model, Device device, Dev
     if (k.compiled) {
       std::vector<const NDArray*> args;
       for (ValueId v : k.params) args.push_back(&where.on_device(v, kernel));
+      const double launched = where.now_ms();
       model.module()->call(k.name, args);
       for (ValueId v : group.outputs) where.written_on_device(v);
+      if (times)
+        if (const std::optional<LaunchTimes> device = model.module()->last_launch_times())
+          times->device_spans.push_back({kernel, launched + device->start_ms, launched + device->end_ms});
     } else {
       run_group_reference(g, group, [&](ValueId v) -> Tensor& { return where.on_host(v, kernel); });
       for (ValueId v : group.outputs) where.written_on_host(v);

@@ -3,6 +3,7 @@
 // arguments (one buffer per parameter of the lowered function, inputs then outputs), and the
 // module can hand back its artifacts (LLVM IR, assembly, C source) as text for the studio.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ struct KernelSignature {
 // its checks' messages (what every backend's module registers for each kernel it compiled).
 KernelSignature kernel_signature(const loopir::Func& f);
 
+// The device's own clock for the last run of a kernel (its events: queued, submitted to the
+// device, started, ended), in ms from the moment it was queued.
+struct LaunchTimes {
+  double submit_ms = 0, start_ms = 0, end_ms = 0;
+  double run_ms() const { return end_ms - start_ms; }
+};
+
 class Module {
  public:
   virtual ~Module() = default;
@@ -56,6 +64,9 @@ class Module {
   void call(const std::string& name, const std::vector<const NDArray*>& args) const;
   // Host tensors, for CPU modules: arguments are written in place (outputs must be allocated).
   void call_host(const std::string& name, const std::vector<Tensor*>& args) const;
+  // The device's timing of the last call, from a backend whose device records events (opencl);
+  // none from host backends, whose time is the host clock's.
+  virtual std::optional<LaunchTimes> last_launch_times() const { return std::nullopt; }
 
  protected:
   // args[k] is the data space of parameter k; args[params.size()] is the loopir::CheckRecord the

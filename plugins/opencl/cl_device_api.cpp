@@ -113,7 +113,8 @@ OpenClDeviceAPI::DeviceState& OpenClDeviceAPI::state(int device_id) const {
     cl_int status = CL_SUCCESS;
     cl_context context = clCreateContext(nullptr, 1, &s.id, nullptr, nullptr, &status);
     cl_check(status, "clCreateContext", "opencl:" + std::to_string(device_id));
-    cl_command_queue queue = clCreateCommandQueue(context, s.id, 0, &status);
+    // Profiling on: each kernel's events carry the device's queued/submit/start/end times.
+    cl_command_queue queue = clCreateCommandQueue(context, s.id, CL_QUEUE_PROFILING_ENABLE, &status);
     if (status != CL_SUCCESS) clReleaseContext(context);
     cl_check(status, "clCreateCommandQueue", "opencl:" + std::to_string(device_id));
     s.context = context;

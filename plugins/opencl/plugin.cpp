@@ -91,6 +91,10 @@ class OpenClModule final : public Module {
   }
 
   std::string target_kind() const override { return "opencl"; }
+  std::optional<LaunchTimes> last_launch_times() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_times_;
+  }
   std::map<std::string, std::string> artifacts() const override {
     std::string launches;
     for (size_t k = 0; k < kernels().size(); ++k)
@@ -196,6 +200,14 @@ class OpenClModule final : public Module {
     const DeviceCheckRecord zero;
     cl_check(clEnqueueWriteBuffer(q, static_cast<cl_mem>(record_), CL_TRUE, 0, sizeof zero, &zero, 0, nullptr, nullptr),
              "clEnqueueWriteBuffer", where + " check record");
+    std::vector<cl_event> events(kl.launches.size(), nullptr);
+    struct Release {
+      std::vector<cl_event>& events;
+      ~Release() {
+        for (cl_event e : events)
+          if (e) clReleaseEvent(e);
+      }
+    } release{events};
     for (size_t n = 0; n < kl.launches.size(); ++n) {
       const opencl::Launch& l = kl.launches[n];
       cl_kernel kernel = cl_kernels_[kernel_index][n];
@@ -214,7 +226,7 @@ class OpenClModule final : public Module {
         local[d] = static_cast<size_t>(l.local[d]);
         global[d] = static_cast<size_t>(l.groups[d] * l.local[d]);
       }
-      cl_check(clEnqueueNDRangeKernel(q, kernel, 3, nullptr, global, local, 0, nullptr, nullptr),
+      cl_check(clEnqueueNDRangeKernel(q, kernel, 3, nullptr, global, local, 0, nullptr, &events[n]),
                "clEnqueueNDRangeKernel", where + " (" + l.symbol + ")");
     }
     DeviceCheckRecord record;
@@ -226,6 +238,25 @@ class OpenClModule final : public Module {
       host_record->check = record.check;
       host_record->value = record.value;
     }
+    last_times_ = launch_times(events);
+  }
+
+  // From the first launch's queued time to the last one's end (the blocking read above has waited
+  // for all of them). None when the queue keeps no profile (another stream chosen by the caller).
+  static std::optional<LaunchTimes> launch_times(const std::vector<cl_event>& events) {
+    if (events.empty()) return std::nullopt;
+    auto at = [](cl_event e, cl_profiling_info what) -> std::optional<cl_ulong> {
+      cl_ulong ns = 0;
+      if (clGetEventProfilingInfo(e, what, sizeof ns, &ns, nullptr) != CL_SUCCESS) return std::nullopt;
+      return ns;
+    };
+    const auto queued = at(events.front(), CL_PROFILING_COMMAND_QUEUED);
+    const auto submit = at(events.front(), CL_PROFILING_COMMAND_SUBMIT);
+    const auto start = at(events.front(), CL_PROFILING_COMMAND_START);
+    const auto end = at(events.back(), CL_PROFILING_COMMAND_END);
+    if (!queued || !submit || !start || !end) return std::nullopt;
+    auto ms = [&](cl_ulong t) { return t >= *queued ? static_cast<double>(t - *queued) / 1e6 : 0.0; };
+    return LaunchTimes{ms(*submit), ms(*start), ms(*end)};
   }
 
   opencl::OpenClProgram program_;
@@ -236,7 +267,8 @@ class OpenClModule final : public Module {
   std::vector<std::vector<DataSpace>> workspaces_;            // per kernel, kept for the module's life
   mutable std::vector<std::vector<DataSpace>> host_buffers_;  // per kernel: call_host's copies
   DataSpace record_ = nullptr;
-  mutable std::mutex mutex_;  // kernel arguments and the shared buffers are set per launch
+  mutable std::optional<LaunchTimes> last_times_;  // of the last launch
+  mutable std::mutex mutex_;                       // kernel arguments and the shared buffers are set per launch
 };
 
 std::unique_ptr<Module> generate(const std::vector<loopir::Func>& kernels, const Target& target) {

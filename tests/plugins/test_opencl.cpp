@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/analysis/calibrate.h"
+#include "core/analysis/profile.h"
 #include "core/compile/compiled_model.h"
 #include "core/graph/text_format.h"
 #include "core/loopir/interpreter.h"
@@ -375,6 +376,23 @@ class TestOpenCl : public QObject {
       seen += QString("%1%2@%3 ").arg(c.to_device ? ">" : "<", QString::fromStdString(c.value)).arg(c.kernel);
     }
     QCOMPARE(seen, QString(">x@-1 <r@%1 >d@%2 <s@-1 ").arg(det).arg(det + 1));
+
+    // The device's events time every compiled kernel; the reference one has only the host's clock.
+    QCOMPARE(times.device_spans.size(), static_cast<size_t>(model->compiled_count()));
+    for (const compile::RunTimes::DeviceSpan& d : times.device_spans)
+      QVERIFY(d.kernel != det && d.end_ms >= d.begin_ms && d.begin_ms >= times.kernel_spans_ms[d.kernel].first);
+    const compile::Profile profile = compile::profile_model(*model, {x}, 1, 3, std::nullopt);
+    for (size_t k = 0; k < profile.kernels.size(); ++k)
+      QCOMPARE(profile.kernels[k].device_clock, static_cast<int>(k) != det);
+    const nlohmann::json j = compile::profile_json(profile);
+    QCOMPARE(j.at("copies").size(), size_t{4});
+    QCOMPARE(j.at("kernels").at(det).at("clock").get<std::string>(), std::string("host"));
+    const std::string trace = compile::chrome_trace(profile);
+    QVERIFY(trace.find("\"device kernel\"") != std::string::npos &&
+            trace.find("host<->device copies") != std::string::npos);
+    const compile::RunTimes back = compile::run_times_from_json(compile::run_times_json(profile.last_run));
+    QCOMPARE(back.copies.size(), profile.last_run.copies.size());
+    QCOMPARE(back.device_spans.size(), profile.last_run.device_spans.size());
   }
 
   // The roofline's ceilings of the device itself: kernels on a grid, timed on device arrays (no
