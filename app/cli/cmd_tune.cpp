@@ -50,6 +50,8 @@ constexpr const char* kDetails =
     "  --batch N             candidates measured per measuring-process run (default 8)\n"
     "  --min-time-ms MS      time each candidate for at least MS milliseconds (default 40)\n"
     "  --seed N              the search's random seed (default 1)\n"
+    "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224 (the measuring\n"
+    "                        process imports the model with the same binding)\n"
     "Ctrl-C stops after the batch being measured; what was measured stays in LOG.\n";
 
 std::atomic<bool> g_interrupted{false};
@@ -89,13 +91,11 @@ int run_tune_command(std::span<const std::string> argv) {
   options.explore = std::max(1, options.batch / 4);
   options.seed = static_cast<uint64_t>(number(args, "--seed", 1, 0, 1e15));
   const double min_time_ms = number(args, "--min-time-ms", 40, 1, 60000);
-  if (!args.values("--shape").empty())
-    throw UsageError(
-        "--shape: tessel-measure compiles the model as its file declares it; tune a model with fixed shapes");
+  ImportOptions import;
+  import.input_shapes = parse_shape_options(args.values("--shape"));
 
   OnnxModelFile file(model);
-  GraphPipelineResult pipeline =
-      run_graph_pipeline(std::make_shared<const Graph>(file.import(ImportOptions{})), target);
+  GraphPipelineResult pipeline = run_graph_pipeline(std::make_shared<const Graph>(file.import(import)), target);
   if (!pipeline.ok()) throw Error(model + ": " + pipeline.error);
   const Graph& graph = *pipeline.graph;
   std::vector<std::string> wanted = args.values("--kernel");
@@ -113,8 +113,9 @@ int run_tune_command(std::span<const std::string> argv) {
     std::optional<te::ComputeDag> dag = compile::kernel_dag(graph, group, &why);
     if (!dag) continue;  // runs with the reference kernels: nothing to schedule
     tune::SearchSpace space(*dag, lanes);
-    TuneMeasurer measurer(program, measure::ModelRef{model, target.str(), nlohmann::json::object()}, group.kernel_name,
-                          min_time_ms);
+    TuneMeasurer measurer(program,
+                          measure::ModelRef{model, target.str(), nlohmann::json::object(), import.input_shapes},
+                          group.kernel_name, min_time_ms);
     const std::string key = tune::kernel_key(*dag);
     auto on_trial = [&](const tune::Trial& t) {
       tune::append_record(
@@ -122,8 +123,12 @@ int run_tune_command(std::span<const std::string> argv) {
     };
     auto on_progress = [&](const tune::SearchProgress& p) {
       if (!interactive) return;  // a log file gets the table below, not a line redrawn with \r
-      std::fprintf(stderr, "\r%-40s %4d/%-4d best %s (default %s) %6.0f s", group.kernel_name.c_str(), p.trials,
-                   p.budget, ms_text(p.best_ms).c_str(), ms_text(p.default_ms).c_str(), p.elapsed_s);
+      // Time left: the trial budget at the pace so far, or the time budget if that ends sooner.
+      double left = p.trials > 0 ? p.elapsed_s / p.trials * (p.budget - p.trials) : 0;
+      if (options.time_budget_s > 0) left = std::min(left, std::max(0.0, options.time_budget_s - p.elapsed_s));
+      std::fprintf(stderr, "\r%-40s %4d/%-4d best %s (default %s) %6.0f s, about %.0f s left",
+                   group.kernel_name.c_str(), p.trials, p.budget, ms_text(p.best_ms).c_str(),
+                   ms_text(p.default_ms).c_str(), p.elapsed_s, left);
       std::fflush(stderr);
     };
     const tune::SearchResult r = tune::search(space, measurer, options, on_trial, on_progress);

@@ -73,7 +73,7 @@ class Server {
 
   Answer answer(const MeasureKernelRequest& request) {
     const Target target = target_of(request.model.target);
-    auto pipeline = models_.pipeline(request.model.path, target, request.model.pass_options);
+    auto pipeline = models_.pipeline(request.model, target);
     return measure_kernel(*pipeline, target, request, cached_ceilings(target));
   }
 
@@ -88,7 +88,7 @@ class Server {
         rethrow_with_context(e, "kernel '" + kernel + "': schedule");
       }
     }
-    auto model = compile::CompiledModel::compile(models_.imported(request.model.path), target, options);
+    auto model = compile::CompiledModel::compile(models_.imported(request.model), target, options);
     const auto& ceilings = cached_ceilings(target);
     compile::Profile p = compile::profile_model(*model, compile::random_inputs(model->graph(), request.seed),
                                                 request.warmup, request.repeats, ceilings);

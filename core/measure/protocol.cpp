@@ -1,6 +1,7 @@
 #include "core/measure/protocol.h"
 
 #include <climits>
+#include <limits>
 
 namespace tessel::measure {
 
@@ -154,10 +155,18 @@ Fields top_level(const json& j, const char* side) {
 
 // --- requests -------------------------------------------------------------------------------------
 
+// A bound input dim; the import then checks the tensor sizes they make.
+constexpr int kMaxInputDim = std::numeric_limits<int>::max();
+
 void put_model(json& j, const ModelRef& m) {
   j["model"] = m.path;
   j["target"] = m.target;
   j["pass_options"] = m.pass_options.is_null() ? json::object() : m.pass_options;  // `{}` in C++ is null
+  if (!m.input_shapes.empty()) {
+    json shapes = json::object();
+    for (const auto& [name, shape] : m.input_shapes) shapes[name] = shape;
+    j["input_shapes"] = shapes;
+  }
 }
 
 ModelRef model_from(const Fields& f) {
@@ -168,6 +177,12 @@ ModelRef model_from(const Fields& f) {
     options->object();  // the type; pipeline_options_from_json checks the keys
     m.pass_options = options->raw();
   }
+  if (auto shapes = f.optional("input_shapes"))
+    for (const auto& [name, dims] : shapes->object().entries()) {
+      Shape shape;
+      for (const Value& d : dims.array()) shape.push_back(d.integer_in(0, kMaxInputDim));
+      m.input_shapes[name] = std::move(shape);
+    }
   return m;
 }
 

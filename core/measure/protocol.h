@@ -44,6 +44,9 @@ struct ModelRef {
   std::string path;
   std::string target;                                      // a Target spec; empty: the process picks llvm, else c
   nlohmann::json pass_options = nlohmann::json::object();  // pipeline_options_from_json's form
+  // Input dims bound at import (`--shape NAME=DIMS`); empty: the shapes the file declares.
+  // JSON: "input_shapes": {"x": [1, 3, 224, 224]}.
+  std::map<std::string, Shape> input_shapes;
   bool operator==(const ModelRef&) const = default;
 };
 

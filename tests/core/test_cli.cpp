@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QSet>
+#include <nlohmann/json.hpp>
 
 #include "core/graph/op_table.h"
 #include "test_frontend_models.h"
@@ -312,6 +313,25 @@ class TestCli : public QObject {
     r = tessel_cli({"tune", model, "--records", log, "--kernel", "no_such_kernel"});
     check_one_line_error(r, 1);
     QVERIFY2(r.err.contains("no_such_kernel") && r.err.contains("kernels:"), qPrintable(r.err));
+  }
+
+  // A model with a symbolic batch dim tunes once the dim is bound: the measuring process imports it
+  // with the same --shape, so every measurement succeeds (an unbound N would fail each one).
+  void tune_binds_symbolic_dims_in_the_measuring_process() {
+    const QString model = path("symbolic.onnx"), log = path("symbolic.jsonl");
+    OnnxModel::write_file(model.toStdString(), two_output_model().bytes());
+    Result r = tessel_cli({"tune", model, "--records", log, "--trials", "2", "--batch", "2", "--min-time-ms", "1",
+                           "--target", "llvm", "--shape", "x=4x3"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+    QFile file(log);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+    QVERIFY(!lines.isEmpty());
+    for (const QString& line : lines) {
+      const nlohmann::json record = nlohmann::json::parse(line.toStdString());
+      QVERIFY2(record.value("error", "").empty(), line.toUtf8().constData());
+      QVERIFY(record.value("ms_min", 0.0) > 0);
+    }
   }
 
   void run_errors_leave_no_outputs() {

@@ -78,7 +78,10 @@ class TestMeasureProtocol : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void every_request_kind_round_trips() {
-    const ModelRef model{"/models/resnet_block.onnx", "llvm -num_threads=2", {{"fuse", false}, {"opt_level", 2}}};
+    const ModelRef model{"/models/resnet_block.onnx",
+                         "llvm -num_threads=2",
+                         {{"fuse", false}, {"opt_level", 2}},
+                         {{"input", {1, 3, 224, 224}}, {"mask", {1, 128}}}};
     std::vector<Request> requests;
     requests.push_back(
         {7, "", MeasureKernelRequest{model, "fused_conv2d_relu_1", "split(C.x, 8)\nvectorize(C.x.i)", 42, 5}});
@@ -98,6 +101,7 @@ class TestMeasureProtocol : public QObject {
     QCOMPARE(m.seed, uint64_t{1});
     QCOMPARE(m.min_time_ms, 60.0);
     QVERIFY(m.model.target.empty() && m.schedule.empty() && m.model.pass_options == json::object());
+    QVERIFY(m.model.input_shapes.empty());
   }
 
   void every_reply_kind_round_trips() {
@@ -156,6 +160,10 @@ class TestMeasureProtocol : public QObject {
          "request field 'seed': expected an unsigned integer, got -3"},
         {R"({"id": 1, "op": "measure", "model": "m", "kernel": "k", "pass_options": [1]})",
          "request field 'pass_options': expected an object, got [1]"},
+        {R"({"id": 1, "op": "measure", "model": "m", "kernel": "k", "input_shapes": {"x": [1, -3]}})",
+         "request field 'input_shapes.x[1]': expected an integer in [0, 2147483647], got -3"},
+        {R"({"id": 1, "op": "measure", "model": "m", "kernel": "k", "input_shapes": {"x": "1x3"}})",
+         R"(request field 'input_shapes.x': expected an array, got "1x3")"},
         {R"({"id": 1, "op": "profile", "model": "m", "schedules": {"k1": 4}})",
          "request field 'schedules.k1': expected a string, got 4"},
         {R"({"id": 1, "op": "profile", "model": "m", "repeats": 0})",

@@ -6,7 +6,7 @@ namespace tessel::views {
 
 namespace {
 
-measure::ModelRef model_of(const MeasureContext& c) { return {c.model_path, c.target, c.pass_options}; }
+measure::ModelRef model_of(const MeasureContext& c) { return {c.model_path, c.target, c.pass_options, {}}; }
 
 // The reply's body of the expected kind, or why there is none (`*error` set).
 template <class Body>
