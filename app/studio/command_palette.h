@@ -7,7 +7,8 @@
 // Alt there put the menu bar in keyboard mode, and the next "p" opened the Passes menu over the
 // page. So, while visible, the palette takes each key event addressed to a widget outside it (the
 // text goes into its line edit) and lets no key of the window's shortcuts or menu bar fire, even
-// for keys typed into the palette itself. When it closes, the focus goes back to where it was.
+// for keys typed into the palette itself. A click outside closes it; when it closes, the focus
+// goes back to where it was.
 #include <QDialog>
 #include <QPointer>
 
