@@ -1,12 +1,14 @@
 #include "app/studio/command_palette.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QKeyEvent>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMenu>
 #include <QMenuBar>
 #include <QVBoxLayout>
+#include <memory>
 
 namespace tessel::studio {
 
@@ -107,6 +109,64 @@ void CommandPalette::open_palette() {
   raise();
   activateWindow();
   edit_->setFocus();
+}
+
+bool CommandPalette::holds(const QObject* object) const {
+  // Across windows: a popup of the palette (its line edit's context menu) is the palette's too.
+  for (auto* w = qobject_cast<const QWidget*>(object); w; w = w->parentWidget())
+    if (w == this) return true;
+  return false;
+}
+
+// Installed on the application while the palette is shown. Qt offers a key first as a
+// ShortcutOverride to the widget that will get it, and matches shortcuts and menu-bar mnemonics
+// only when no one claims it: the palette claims every key, so none of the window's fire. A key
+// addressed to a widget outside the palette (the main window still had the keyboard) is typed into
+// the palette instead; a key inside it goes its usual way. A click outside closes the palette.
+bool CommandPalette::eventFilter(QObject* watched, QEvent* e) {
+  const QEvent::Type type = e->type();
+  // A click elsewhere means the user has left the palette: it closes, and the click goes through.
+  if (type == QEvent::MouseButtonPress && watched->isWidgetType() && !holds(watched)) {
+    hide();
+    return false;
+  }
+  if (type != QEvent::ShortcutOverride && type != QEvent::KeyPress && type != QEvent::KeyRelease) return false;
+  if (!watched->isWidgetType()) return false;  // the platform window: it hands the key to a widget next
+  if (type == QEvent::ShortcutOverride) {
+    e->accept();
+    return true;
+  }
+  if (holds(watched) || forwarding_) return false;
+  if (type == QEvent::KeyPress) {
+    QWidget* target = focusWidget() ? focusWidget() : edit_;
+    std::unique_ptr<QEvent> copy(e->clone());
+    forwarding_ = true;
+    QCoreApplication::sendEvent(target, copy.get());
+    forwarding_ = false;
+  }
+  return true;
+}
+
+void CommandPalette::showEvent(QShowEvent* e) {
+  QWidget* focus = QApplication::focusWidget();
+  if (focus && !holds(focus)) return_focus_ = focus;
+  qApp->installEventFilter(this);
+  QDialog::showEvent(e);
+}
+
+void CommandPalette::hideEvent(QHideEvent* e) {
+  qApp->removeEventFilter(this);
+  // Closed by the user (Escape, Enter, a click), not because the window went away: the keyboard
+  // goes back to the widget it came from, and its window is made active again (without a window
+  // manager nothing else would).
+  QWidget* window = parentWidget() ? parentWidget()->window() : nullptr;
+  if (!e->spontaneous() && window && window->isVisible()) {
+    window->activateWindow();
+    if (return_focus_ && return_focus_->isVisible() && return_focus_->window() == window)
+      return_focus_->setFocus(Qt::OtherFocusReason);
+  }
+  return_focus_ = nullptr;
+  QDialog::hideEvent(e);
 }
 
 bool CommandPalette::trigger_current() {

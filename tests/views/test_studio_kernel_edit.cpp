@@ -11,6 +11,7 @@
 #include "app/studio/main_window.h"
 #include "core/plugin/plugin_manager.h"
 #include "studio_fixtures.h"
+#include "studio_window_fixtures.h"
 #include "views/edit/kernel_lowering.h"
 
 using namespace tessel;
@@ -42,15 +43,8 @@ class StudioKernelEditTest : public QObject {
   QTemporaryDir home_;
 
   std::unique_ptr<MainWindow> open(const QString& file) {
-    studio::MainWindowOptions options;
-    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
-    options.recovery_path = home_.filePath("recovery.tessel");
-    options.offer_recovery = false;
-    auto w = std::make_unique<MainWindow>(options);
-    w->resize(1280, 820);
-    w->show();
-    w->open_file(file);
-    if (!w->controller()->wait_until_idle(60000)) return nullptr;
+    auto w = test::show_window(test::window_options(home_.path()));
+    if (!test::open_and_wait(*w, file)) return nullptr;
     return w;
   }
 
@@ -63,14 +57,9 @@ class StudioKernelEditTest : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("TesselTest");
-    QCoreApplication::setApplicationName("studio_kernel_edit_test");
-    QSettings().clear();
-    qputenv("TESSEL_CACHE_DIR", home_.filePath("cache").toUtf8());
+    test::isolate_studio("studio_kernel_edit_test", home_.path());
     qputenv("TESSEL_MEASURE_ALLOW_INJECT", "1");  // inherited by the measuring process
-    qputenv("TESSEL_MEASURE", TESSEL_MEASURE_EXE);
-    PluginManager::global().load_all();  // the default schedules ask the llvm target for its vector width
+    PluginManager::global().load_all();           // the default schedules ask the llvm target for its vector width
   }
 
   void a_hand_schedule_changes_program_assembly_time_and_roofline() {
@@ -186,14 +175,10 @@ class StudioKernelEditTest : public QObject {
   // Lessons > "Optimize a matmul step by step" drives the real panes: its pages open the model,
   // pick the kernel and set each schedule in the editor; each page is measured.
   void the_matmul_lesson_drives_the_real_panes() {
-    studio::MainWindowOptions options;
-    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
-    options.lessons_dir = QFileInfo(options.models_dir + "/../lessons").absoluteFilePath();
+    studio::MainWindowOptions options = test::window_options(home_.path());
     options.recovery_path = home_.filePath("recovery-lesson.tessel");
-    options.offer_recovery = false;
-    MainWindow w(options);
-    w.resize(1280, 820);
-    w.show();
+    auto window = test::show_window(options);
+    MainWindow& w = *window;
     w.start_lesson(options.lessons_dir + "/optimize_matmul.json");
     LessonRunner* runner = w.lesson_runner();
     QVERIFY(runner);

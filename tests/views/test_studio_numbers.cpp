@@ -13,6 +13,7 @@
 #include "app/studio/main_window.h"
 #include "core/compile/kernel_compiler.h"
 #include "studio_fixtures.h"
+#include "studio_window_fixtures.h"
 #include "views/common/kernel_time.h"
 #include "views/lessons/lesson_pane.h"
 #include "views/profile/profile_table_model.h"
@@ -45,25 +46,14 @@ class StudioNumbersTest : public QObject {
   QTemporaryDir home_;
 
   std::unique_ptr<MainWindow> window(bool quick_calibration = false) {
-    studio::MainWindowOptions options;
-    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
-    options.recovery_path = home_.filePath("recovery.tessel");
-    options.offer_recovery = false;
+    studio::MainWindowOptions options = test::window_options(home_.path());
     options.quick_calibration = quick_calibration;
-    auto w = std::make_unique<MainWindow>(options);
-    w->resize(1280, 820);
-    w->show();
-    return w;
+    return test::show_window(options);
   }
 
  private Q_SLOTS:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("TesselTest");
-    QCoreApplication::setApplicationName("studio_numbers_test");
-    QSettings().clear();
-    qputenv("TESSEL_CACHE_DIR", home_.filePath("cache").toUtf8());  // no ceilings until calibrated
-    qputenv("TESSEL_MEASURE", TESSEL_MEASURE_EXE);
+    test::isolate_studio("studio_numbers_test", home_.path());  // no ceilings until calibrated
   }
 
   void a_new_session_starts_on_the_best_code_generating_target() {

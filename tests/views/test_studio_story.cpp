@@ -12,6 +12,7 @@
 #include "core/compile/kernel_compiler.h"
 #include "core/schedule/schedule.h"
 #include "studio_fixtures.h"
+#include "studio_window_fixtures.h"
 #include "views/profile/profile_pane.h"
 #include "views/roofline/roofline_pane.h"
 #include "views/schedule/schedule_editor_pane.h"
@@ -39,26 +40,14 @@ class StudioStoryTest : public QObject {
   QTemporaryDir home_;
 
   std::unique_ptr<MainWindow> window() {
-    studio::MainWindowOptions options;
-    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
-    options.lessons_dir = kLessons;
-    options.recovery_path = home_.filePath("recovery.tessel");
+    studio::MainWindowOptions options = test::window_options(home_.path());
+    options.offer_recovery = true;  // the story restores after a kill
     options.quick_calibration = true;
-    auto w = std::make_unique<MainWindow>(options);
-    w->resize(1280, 820);
-    w->show();
-    return w;
+    return test::show_window(options);
   }
 
  private Q_SLOTS:
-  void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("TesselTest");
-    QCoreApplication::setApplicationName("studio_story_test");
-    QSettings().clear();
-    qputenv("TESSEL_CACHE_DIR", home_.filePath("cache").toUtf8());
-    qputenv("TESSEL_MEASURE", TESSEL_MEASURE_EXE);
-  }
+  void initTestCase() { test::isolate_studio("studio_story_test", home_.path()); }
 
   void open_passes_edit_profile_calibrate_lesson_kill_restore_open_another() {
     const QString saved = home_.filePath("edited.tessel");

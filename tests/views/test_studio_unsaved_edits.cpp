@@ -17,6 +17,7 @@
 #include "app/studio/main_window.h"
 #include "core/schedule/schedule.h"
 #include "studio_fixtures.h"
+#include "studio_window_fixtures.h"
 #include "views/schedule/schedule_editor_pane.h"
 
 using namespace tessel;
@@ -58,15 +59,10 @@ class StudioUnsavedEditsTest : public QObject {
   QStringList asked_;  // the texts of every unsaved-changes question
 
   std::unique_ptr<MainWindow> window(bool offer_recovery = true) {
-    studio::MainWindowOptions options;
-    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
-    options.lessons_dir = kLessons;
+    studio::MainWindowOptions options = test::window_options(home_.path());
     options.recovery_path = recovery_;
     options.offer_recovery = offer_recovery;
-    auto w = std::make_unique<MainWindow>(options);
-    w->resize(1280, 820);
-    w->show();
-    return w;
+    return test::show_window(options);
   }
 
   // The window answers every unsaved-changes question with `answer` (and records it).
@@ -98,10 +94,7 @@ class StudioUnsavedEditsTest : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("TesselTest");
-    QCoreApplication::setApplicationName("studio_unsaved_edits_test");
-    QSettings().clear();
+    test::isolate_studio("studio_unsaved_edits_test", home_.path());
     recovery_ = home_.filePath("recovery.tessel");
   }
 

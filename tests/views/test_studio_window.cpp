@@ -20,6 +20,7 @@
 #include "app/studio/command_palette.h"
 #include "app/studio/main_window.h"
 #include "studio_fixtures.h"
+#include "studio_window_fixtures.h"
 #include "views/graph/graph_items.h"
 #include "views/profile/profile_table_model.h"
 
@@ -34,16 +35,8 @@ class StudioWindowTest : public QObject {
   QTemporaryDir home_;
 
   std::unique_ptr<MainWindow> open_sample() {
-    studio::MainWindowOptions options;
-    options.models_dir = QFileInfo(test::sample_model()).absolutePath();
-    options.recovery_path = home_.filePath("recovery.tessel");
-    options.offer_recovery = false;
-    auto w = std::make_unique<MainWindow>(options);
-    w->resize(1280, 820);
-    w->show();
-    w->open_file(test::sample_model());
-    if (!w->controller()->wait_until_idle(60000)) return nullptr;
-    if (!w->panes().graph->wait_for_layout(30000)) return nullptr;
+    auto w = test::show_window(test::window_options(home_.path()));
+    if (!test::open_and_wait(*w, test::sample_model())) return nullptr;
     return w;
   }
 
@@ -89,12 +82,7 @@ class StudioWindowTest : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);  // QSettings and autosave stay out of the user's folders
-    QCoreApplication::setOrganizationName("TesselTest");
-    QCoreApplication::setApplicationName("studio_window_test");
-    QSettings().clear();
-    qputenv("TESSEL_MEASURE", TESSEL_MEASURE_EXE);  // the kernel panes measure for real
-    qputenv("TESSEL_CACHE_DIR", home_.filePath("cache").toUtf8());
+    test::isolate_studio("studio_window_test", home_.path());  // the kernel panes measure for real
   }
 
   void welcome_lists_the_samples_and_the_default_is_the_resnet_block() {

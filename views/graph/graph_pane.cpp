@@ -55,7 +55,9 @@ class GraphView final : public QGraphicsView {
   }
 };
 
-// The whole scene, small, with the main view's visible area outlined; click or drag to move there.
+// The whole graph, small, with the main view's visible area outlined; click or drag to move there.
+// It is fitted whenever its viewport changes size: a view fitted while hidden measures a viewport
+// that is not laid out yet, and showed the graph as a dot in an empty box.
 class Minimap final : public QGraphicsView {
  public:
   Minimap(QGraphicsScene* scene, GraphView* main, QWidget* parent) : QGraphicsView(scene, parent), main_(main) {
@@ -66,8 +68,20 @@ class Minimap final : public QGraphicsView {
     setRenderHint(QPainter::Antialiasing);
     setFixedSize(160, 120);
   }
+  void set_content(const QRectF& content) {
+    content_ = content;
+    refit();
+  }
 
  protected:
+  void resizeEvent(QResizeEvent* e) override {
+    QGraphicsView::resizeEvent(e);
+    refit();
+  }
+  void showEvent(QShowEvent* e) override {
+    QGraphicsView::showEvent(e);
+    refit();
+  }
   void drawForeground(QPainter* p, const QRectF&) override {
     QRectF visible = main_->mapToScene(main_->viewport()->rect()).boundingRect();
     p->setPen(QPen(palette().color(QPalette::Highlight), 0));
@@ -82,7 +96,13 @@ class Minimap final : public QGraphicsView {
   }
 
  private:
+  void refit() {
+    if (content_.isEmpty() || !isVisible()) return;
+    fitInView(content_, Qt::KeepAspectRatio);
+    viewport()->update();
+  }
   GraphView* main_;
+  QRectF content_;
 };
 
 namespace {
@@ -278,8 +298,7 @@ void GraphPane::draw(const Shown& shown) {
   const double pad_x = with_minimap ? (minimap_->width() + 40) / kMinReadableScale : 0;
   const double pad_y = with_minimap ? (minimap_->height() + 40) / kMinReadableScale : 0;
   scene_->setSceneRect(content_.adjusted(0, 0, pad_x, pad_y));
-  minimap_->fitInView(content_, Qt::KeepAspectRatio);
-  minimap_->viewport()->update();
+  minimap_->set_content(content_);
   if (!selection_->node().isEmpty()) select_node(selection_->node());
   place(!new_snapshot_);
   new_snapshot_ = false;
