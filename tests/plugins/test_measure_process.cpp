@@ -85,7 +85,7 @@ class TestMeasureProcess : public QObject {
     int64_t id = 100;
     for (const auto& [spec, expected] : attacks) {
       measure::MeasureKernelRequest m;
-      m.model = {TESSEL_SOURCE_DIR "/resources/models/mlp.onnx", with_victim(spec, victim()).toStdString(), {}};
+      m.model = {TESSEL_SOURCE_DIR "/resources/models/mlp.onnx", with_victim(spec, victim()).toStdString(), {}, {}};
       m.kernel = "fused_dense_1";
       measure::ProfileModelRequest p;
       p.model = m.model;
