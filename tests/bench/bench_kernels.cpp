@@ -10,7 +10,9 @@
 //                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
 //                                    --dump writes the schedule, IR and assembly to PREFIX.<kind>
 //
-// The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/.
+// The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/. Each GEMM
+// shape also runs as an int8 GEMM (uint8 · int8 summed in int32, as QLinearMatMul and
+// MatMulInteger compile) with the default schedule, beside Tessel's own fp32 figure.
 // The 2-thread block prints its own calibrated peak: on a shared machine the second core is often
 // busy, and then that peak (and every 2-thread figure) is no higher than the 1-thread one.
 #include <cblas.h>
@@ -141,6 +143,19 @@ void print_gemm_row(const char* name, double flops, const GemmComparison& c, dou
       100 * flops / c.ours.min / 1e9 / peak, flops / c.ours.median / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
 }
 
+// C[M, N] = Σ_k int32(A[M, K]) · int32(B[K, N]), A uint8 and B int8: the int32-accumulating
+// product the quantized builders emit (core/graph/ops/te/builders_quant.cpp).
+te::ComputeDag int8_matmul_dag(int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::placeholder("A", {m, k}, DataType::kUInt8), b = te::placeholder("B", {k, n}, DataType::kInt8);
+  loopir::IterVar rk = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {m, n}, [&](const std::vector<loopir::Expr>& i) {
+    return te::sum(
+        te::cast(DataType::kInt32, te::at(a, {i[0], rk.var})) * te::cast(DataType::kInt32, te::at(b, {rk.var, i[1]})),
+        {rk});
+  });
+  return te::make_dag("matmul_int8", {c});
+}
+
 // Multiply-adds of the reductions (2 FLOPs each): what a GEMM or conv rate is quoted in.
 double reduction_flops(const te::ComputeDag& dag) {
   double total = 0;
@@ -261,6 +276,13 @@ int main(int argc, char** argv) {
       std::snprintf(name, sizeof name, "gemm %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n),
                     static_cast<long>(g.k));
       print_gemm_row(name, flops, c, peak);
+      const Timing int8 = tessel_default_time(int8_matmul_dag(g.m, g.n, g.k), target, repeats);
+      std::snprintf(name, sizeof name, "gemm int8 %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n),
+                    static_cast<long>(g.k));
+      std::printf(
+          "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: Tessel fp32 on this shape; u8*i8->i32; "
+          "median %.1f GO)\n",
+          name, flops / int8.min / 1e9, flops / c.ours.min / 1e9, c.ours.min / int8.min, "", flops / int8.median / 1e9);
     }
     {
       // The shipped hand schedule, on the shape it was written for, against OpenBLAS measured again.
