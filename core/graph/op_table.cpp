@@ -8,6 +8,7 @@
 #include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
+#include "core/graph/ops/quant_ops.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builders.h"
 
@@ -28,6 +29,7 @@ std::vector<OpDef> build_table() {
   return {
 #include "core/graph/ops/elementwise.def"
 #include "core/graph/ops/nn.def"
+#include "core/graph/ops/quant_ops.def"
 #include "core/graph/ops/shape_ops.def"
 #include "core/graph/ops/layout_ops.def"
 #include "core/graph/ops/index_ops.def"

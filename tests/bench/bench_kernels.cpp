@@ -10,7 +10,9 @@
 //                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
 //                                    --dump writes the schedule, IR and assembly to PREFIX.<kind>
 //
-// The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/.
+// The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/. Each GEMM
+// and NCHW conv shape also runs in int8 (uint8 · int8 summed in int32, as the quantized ops
+// compile) with the default schedule, beside Tessel's own fp32 figure.
 // The 2-thread block prints its own calibrated peak: on a shared machine the second core is often
 // busy, and then that peak (and every 2-thread figure) is no higher than the 1-thread one.
 #include <cblas.h>
@@ -141,6 +143,46 @@ void print_gemm_row(const char* name, double flops, const GemmComparison& c, dou
       100 * flops / c.ours.min / 1e9 / peak, flops / c.ours.median / 1e9, flops / c.blas.median / 1e9, c.pair_ratio);
 }
 
+// C[M, N] = Σ_k int32(A[M, K]) · int32(B[K, N]), A uint8 and B int8: the int32-accumulating
+// product the quantized builders emit (core/graph/ops/te/builders_quant.cpp).
+te::ComputeDag int8_matmul_dag(int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::placeholder("A", {m, k}, DataType::kUInt8), b = te::placeholder("B", {k, n}, DataType::kInt8);
+  loopir::IterVar rk = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {m, n}, [&](const std::vector<loopir::Expr>& i) {
+    return te::sum(
+        te::cast(DataType::kInt32, te::at(a, {i[0], rk.var})) * te::cast(DataType::kInt32, te::at(b, {rk.var, i[1]})),
+        {rk});
+  });
+  return te::make_dag("matmul_int8", {c});
+}
+
+// The same for an NCHW convolution (ConvInteger's and QLinearConv's kernels): X uint8 widened to
+// int32 once, padding included (zero point 0), then Σ X·int32(W[K, C, R, S]) in int32.
+te::ComputeDag int8_conv2d_dag(const te::Conv2dParams& p) {
+  using loopir::Expr;
+  te::Tensor x = te::placeholder("X", {p.batch, p.in_channels, p.height, p.width}, DataType::kUInt8);
+  te::Tensor w = te::placeholder("Wt", {p.out_channels, p.in_channels, p.kernel_h, p.kernel_w}, DataType::kInt8);
+  te::Tensor padded = te::compute(
+      "Xpad", {p.batch, p.in_channels, p.height + 2 * p.pad, p.width + 2 * p.pad}, [&](const std::vector<Expr>& i) {
+        Expr y = i[2] - p.pad, xx = i[3] - p.pad;
+        Expr inside = loopir::logical_and(
+            loopir::logical_and(loopir::ge(y, loopir::make_int(0)), loopir::lt(y, loopir::make_int(p.height))),
+            loopir::logical_and(loopir::ge(xx, loopir::make_int(0)), loopir::lt(xx, loopir::make_int(p.width))));
+        return te::if_then_else(inside, te::cast(DataType::kInt32, te::at(x, {i[0], i[1], y, xx})),
+                                loopir::make_int(0, DataType::kInt32));
+      });
+  loopir::IterVar rc = te::reduce_axis(p.in_channels, "rc"), ry = te::reduce_axis(p.kernel_h, "ry"),
+                  rx = te::reduce_axis(p.kernel_w, "rx");
+  te::Tensor conv =
+      te::compute("conv", {p.batch, p.out_channels, p.out_height(), p.out_width()}, [&](const std::vector<Expr>& i) {
+        Expr y = i[2] * p.stride + Expr(ry.var), xx = i[3] * p.stride + Expr(rx.var);
+        return te::sum(te::at(padded, {i[0], rc.var, y, xx}) *
+                           te::cast(DataType::kInt32, te::at(w, {i[1], rc.var, ry.var, rx.var})),
+                       {rc, ry, rx});
+      });
+  return te::make_dag("conv2d_int8", {conv});
+}
+
 // Multiply-adds of the reductions (2 FLOPs each): what a GEMM or conv rate is quoted in.
 double reduction_flops(const te::ComputeDag& dag) {
   double total = 0;
@@ -261,6 +303,13 @@ int main(int argc, char** argv) {
       std::snprintf(name, sizeof name, "gemm %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n),
                     static_cast<long>(g.k));
       print_gemm_row(name, flops, c, peak);
+      const Timing int8 = tessel_default_time(int8_matmul_dag(g.m, g.n, g.k), target, repeats);
+      std::snprintf(name, sizeof name, "gemm int8 %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n),
+                    static_cast<long>(g.k));
+      std::printf(
+          "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: Tessel fp32 on this shape; u8*i8->i32; "
+          "median %.1f GO)\n",
+          name, flops / int8.min / 1e9, flops / c.ours.min / 1e9, c.ours.min / int8.min, "", flops / int8.median / 1e9);
     }
     {
       // The shipped hand schedule, on the shape it was written for, against OpenBLAS measured again.
@@ -293,6 +342,13 @@ int main(int argc, char** argv) {
         std::printf("%-28s %9.1f GF %9.1f GF %9.2fx %9.0f%%   (reference: calibrated peak; median %.1f GF)\n",
                     name.c_str(), flops / ours.min / 1e9, peak, flops / ours.min / 1e9 / peak,
                     100 * flops / ours.min / 1e9 / peak, flops / ours.median / 1e9);
+        if (blocked) continue;
+        const Timing int8 = tessel_default_time(int8_conv2d_dag(p), target, repeats);
+        std::printf(
+            "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: Tessel fp32 NCHW on this shape; u8*i8->i32; "
+            "median %.1f GO)\n",
+            (std::string(c.name) + " int8").c_str(), flops / int8.min / 1e9, flops / ours.min / 1e9,
+            ours.min / int8.min, "", flops / int8.median / 1e9);
       }
     }
     te::Conv2dParams dw{1, 144, 56, 56, 144, 3, 3, 1, 1};

@@ -163,4 +163,13 @@ Stages max_unpool(BuildContext& c);
 // GridSample (builders_grid_sample.cpp).
 Stages grid_sample(BuildContext& c);
 
+// Quantized inference: int8/uint8 operands, int32 accumulators (builders_quant.cpp).
+Stages quantize_linear(BuildContext& c);
+Stages dequantize_linear(BuildContext& c);
+Stages dynamic_quantize_linear(BuildContext& c);
+Stages matmul_integer(BuildContext& c);
+Stages qlinear_matmul(BuildContext& c);
+Stages conv_integer(BuildContext& c);
+Stages qlinear_conv(BuildContext& c);
+
 }  // namespace tessel::compile::te_builder
