@@ -4,6 +4,7 @@
 // programs for tensorized int8 matmuls equal the interpreter, and two virtual threads are no
 // slower than one on a memory-bound machine.
 #include <QtTest>
+#include <algorithm>
 #include <random>
 
 #include "core/loopir/interpreter.h"
@@ -423,6 +424,90 @@ class TestAccelSim : public QObject {
     e = error_of([&] { generate_program(lower_matmul(32, 32, 32, accel_schedule(2)), tiny); });
     QVERIFY2(e.find("allocate A_inp (accel.inp): 512 elements do not fit the inp scratchpad (256 elements") !=
                  std::string::npos,
+             e.c_str());
+  }
+
+  // Requantization written as loop IR by hand (no schedule produces it yet): int32 tiles loaded
+  // into acc, bias added, rounded, shifted, clipped by the ALU, stored as int8. No vthread: the
+  // code generator orders the units itself (the next tile's LOAD waits for this tile's STORE).
+  void requantization_lowers_to_alu_instructions() {
+    using namespace loopir;
+    const int64_t rows = 32, cols = 48, tile = 16;
+    Buffer x = make_buffer("X", DataType::kInt32, {rows * cols});
+    Buffer bias = make_buffer("Bias", DataType::kInt32, {rows * cols});
+    Buffer y = make_buffer("Y", DataType::kInt8, {rows * cols});
+    Buffer xa = make_buffer("X_acc", DataType::kInt32, {tile * cols}, "accel.acc");
+    Buffer ba = make_buffer("Bias_acc", DataType::kInt32, {tile * cols}, "accel.acc");
+    VarRef io = make_var("io"), r = make_var("r"), c = make_var("c");
+    Expr local = Expr(r) * cols + Expr(c), global = (Expr(io) * tile + Expr(r)) * cols + Expr(c);
+    auto nest = [&](Stmt body) {
+      return make_for(r, make_int(0), make_int(tile), make_for(c, make_int(0), make_int(cols), body));
+    };
+    auto acc_op = [&](BinaryOp op, Expr v) {
+      return nest(make_store(xa, {local}, make_binary(op, make_load(xa, {local}), v)));
+    };
+    Stmt body = make_seq({
+        nest(make_store(xa, {local}, make_load(x, {global}))),
+        nest(make_store(ba, {local}, make_load(bias, {global}))),
+        acc_op(BinaryOp::kAdd, make_load(ba, {local})),
+        acc_op(BinaryOp::kAdd, make_int(64, DataType::kInt32)),
+        acc_op(BinaryOp::kDiv, make_int(128, DataType::kInt32)),
+        acc_op(BinaryOp::kMin, make_int(127, DataType::kInt32)),
+        acc_op(BinaryOp::kMax, make_int(-128, DataType::kInt32)),
+        nest(make_store(y, {global}, make_cast(DataType::kInt8, make_load(xa, {local})))),
+    });
+    Func f{"requantize",
+           {x, bias, y},
+           make_for(io, make_int(0), make_int(rows / tile), make_allocate(xa, make_allocate(ba, body)))};
+
+    MachineConfig config;
+    Program p = generate_program(f, config);
+    std::string text = listing(p);
+    QCOMPARE(std::count_if(p.insns.begin(), p.insns.end(), [](auto& in) { return in.op == Opcode::kAlu; }), 10L);
+    QVERIFY2(
+        text.find("= shr(., 7)") != std::string::npos && text.find("Y[0 16x48 /48]i8 <- acc[") != std::string::npos,
+        text.c_str());
+
+    std::mt19937_64 rng(9);
+    std::uniform_int_distribution<int32_t> dist(-40000, 40000);
+    std::vector<int32_t> xs(rows * cols), bs(rows * cols);
+    for (auto& v : xs) v = dist(rng);
+    for (auto& v : bs) v = dist(rng) / 8;
+    Dram dram;
+    uint64_t dx = dram.alloc(xs.size() * 4), db = dram.alloc(bs.size() * 4), dy = dram.alloc(rows * cols);
+    dram.write(dx, xs.data(), xs.size() * 4);
+    dram.write(db, bs.data(), bs.size() * 4);
+    SimResult result = simulate(config, p, dram, {dx, db, dy});
+    std::vector<int8_t> got(rows * cols);
+    dram.read(dy, got.data(), got.size());
+
+    Tensor tx = Tensor::from_values<int32_t>({rows * cols}, xs), tb = Tensor::from_values<int32_t>({rows * cols}, bs);
+    Tensor ty(DataType::kInt8, {rows * cols});
+    loopir::interpret(f, {tx, tb, ty});
+    for (size_t i = 0; i < got.size(); ++i) {
+      int32_t v = xs[i] + bs[i] + 64;
+      int32_t q = std::max(std::min(v >= 0 ? v / 128 : -((-v + 127) / 128), 127), -128);  // floor division
+      QCOMPARE(int32_t{ty.data<int8_t>()[i]}, q);
+      QCOMPARE(int32_t{got[i]}, q);
+    }
+    // 16 rows of 48 int32 elements per ALU op, 3 lanes-worths per row.
+    QVERIFY(result.busy[static_cast<int>(Unit::kCompute)] >= 10 * 16 * 3);
+  }
+
+  void non_contiguous_tile_is_refused() {
+    using namespace loopir;
+    Buffer a = make_buffer("A", DataType::kInt8, {256});
+    Buffer c = make_buffer("C", DataType::kInt32, {256});
+    Buffer inp = make_buffer("A_inp", DataType::kInt8, {256}, "accel.inp");
+    VarRef r = make_var("r"), col = make_var("col");
+    Stmt transpose =
+        make_for(r, make_int(0), make_int(16),
+                 make_for(col, make_int(0), make_int(16),
+                          make_store(inp, {Expr(r) * 16 + Expr(col)}, make_load(a, {Expr(col) * 16 + Expr(r)}))));
+    Func f{"transposed", {a, c}, make_allocate(inp, transpose)};
+    std::string e = error_of([&] { generate_program(f, MachineConfig{}); });
+    QVERIFY2(e.find("kernel 'transposed': accel-sim codegen: A_inp[r * 16 + col] = A[col * 16 + r]: the innermost "
+                    "loop col walks A with stride 16; tiles move contiguous rows") != std::string::npos,
              e.c_str());
   }
 
