@@ -26,7 +26,7 @@ bool scratchpad_of_scope(const std::string& scope, Scratchpad* out) {
 namespace {
 
 // The longest stream the generator writes before refusing (the simulator holds it in memory).
-constexpr size_t kMaxInstructions = 4'000'000;
+constexpr size_t kMaxInstructions = 500'000;
 
 std::string first_line(const Stmt& s) {
   std::string text = to_string(s);

@@ -8,7 +8,8 @@
 // Every kernel is simulated once at compile time on scratch DRAM: deadlocks, races and
 // out-of-bounds accesses do not depend on the data, so a kernel that compiles runs. The listing
 // (artifact "accel_program") carries that run's cycle estimate; "accel_profile" holds the counts
-// of the last call of each kernel.
+// of the last call of each kernel and "accel_timeline" its instructions' (unit, start, end), the
+// lanes of a pipeline view.
 #include <mutex>
 
 #include "core/plugin/plugin_api.h"
@@ -42,13 +43,21 @@ class AccelModule final : public Module {
     for (size_t k = 0; k < programs_.size(); ++k)
       text += "\n; kernel " + kernels()[k].name + ": " + std::to_string(programs_[k].insns.size()) +
               " instructions; simulated: " + estimates_[k].str() + "\n" + accel::listing(programs_[k]);
-    std::string profile;
+    std::string profile, timeline;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (size_t k = 0; k < last_.size(); ++k)
-        if (last_[k]) profile += kernels()[k].name + ": " + last_[k]->str() + "\n";
+      for (size_t k = 0; k < last_.size(); ++k) {
+        if (!last_[k]) continue;
+        profile += kernels()[k].name + ": " + last_[k]->str() + "\n";
+        timeline += "; kernel " + kernels()[k].name + ": instruction unit start end\n";
+        for (size_t i = 0; i < last_[k]->timeline.size(); ++i) {
+          const accel::TimelineEntry& t = last_[k]->timeline[i];
+          timeline += std::to_string(i) + " " + accel::unit_name(t.unit) + " " + std::to_string(t.start) + " " +
+                      std::to_string(t.end) + "\n";
+        }
+      }
     }
-    return {{"accel_program", text}, {"accel_profile", profile}};
+    return {{"accel_program", text}, {"accel_profile", profile}, {"accel_timeline", timeline}};
   }
 
  protected:

@@ -134,6 +134,9 @@ class TestAccelSimTarget : public QObject {
     QVERIFY(std::memcmp(got.raw_data(), want.raw_data(), want.nbytes()) == 0);
     std::string profile = module->artifacts().at("accel_profile");
     QVERIFY2(profile.find("matmul_i8: ") == 0 && cycles_in(profile) > 0, profile.c_str());
+    std::string timeline = module->artifacts().at("accel_timeline");
+    for (const char* lane : {" load ", " compute ", " store "})
+      QVERIFY2(timeline.find(lane) != std::string::npos, timeline.c_str());
     // From the host: copied in and out by the module.
     Tensor host_c(DataType::kInt32, {m, n});
     module->call_host(f.name, {&a, &b, &host_c});
