@@ -14,6 +14,7 @@
 //                                                       instruction of `from`, a pop on the
 //                                                       next instruction of `to` (NOP if none)
 //   if / let                                            decided while walking (constants)
+//   parallel, vectorized, unrolled loops                walked like serial ones (one stream)
 //
 // A program without tokens (no virtual thread: the lowering inserts tokens only for vthread loops)
 // gets them here: wherever two units touch the same bytes, the later instruction waits for the

@@ -120,7 +120,7 @@ std::string instruction_text(const Program& p, size_t index) {
   o.width(5);
   o << index << " ";
   o.width(0);
-  o << unit_name(in.unit) << " " << opcode_name(in.op) << " ";
+  o << unit_name(in.unit) << " " << opcode_name(in.op) << (in.op == Opcode::kNop ? "" : " ");
   auto dram = [&] {
     std::ostringstream d;
     d << (in.buffer >= 0 && in.buffer < static_cast<int>(p.buffers.size()) ? p.buffers[in.buffer] : "?") << "["

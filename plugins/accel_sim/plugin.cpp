@@ -31,7 +31,7 @@ class AccelModule final : public Module {
     for (const auto& f : kernels) {
       add_kernel(kernel_signature(f));
       programs_.push_back(accel::generate_program(f, config));
-      estimates_.push_back(dry_run(kernels_count() - 1));
+      estimates_.push_back(dry_run(programs_.size() - 1));
     }
     last_.resize(programs_.size());
   }
@@ -93,8 +93,6 @@ class AccelModule final : public Module {
   }
 
  private:
-  size_t kernels_count() const { return kernels().size(); }
-
   void run(size_t kernel_index, accel::Dram& dram, const std::vector<uint64_t>& bases) const {
     accel::SimResult r;
     try {

@@ -5,9 +5,13 @@
 // slower than one on a memory-bound machine.
 #include <QtTest>
 #include <algorithm>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "core/loopir/interpreter.h"
+#include "core/loopir/printer.h"
+#include "core/lower/line_diff.h"
 #include "core/lower/pipeline.h"
 #include "core/schedule/schedule.h"
 #include "core/support/tensor.h"
@@ -450,6 +454,32 @@ class TestAccelSim : public QObject {
     QVERIFY2(
         two.result.cycles * 10 < one.result.cycles * 9,  // at least 10% fewer cycles
         qPrintable(QString("1 vthread: %1\n2 vthreads: %2").arg(one.result.str().c_str(), two.result.str().c_str())));
+  }
+
+  // The whole path as text a reader can check: schedule, lowered program, instruction stream,
+  // and what the simulator counted (tests/golden/accel_sim; TESSEL_UPDATE_GOLDEN=1 rewrites it).
+  void listing_matches_golden_file() {
+    const int64_t m = 32, n = 16, k = 32;
+    MachineConfig config;
+    std::string schedule = accel_schedule(2);
+    loopir::Func f = lower_matmul(m, n, k, schedule);
+    Program p = generate_program(f, config);
+    Run r = run_gemm(config, p, random_int8(m * k, 1), random_int8(k * n, 2), m, n);
+    std::string actual = "# int8 matmul M=32 N=16 K=32, two virtual threads\n# schedule:\n" + schedule +
+                         "\n# program:\n" + loopir::to_string(f) + "\n# instructions (" + config.str() + "):\n" +
+                         listing(p) + "# simulated: " + r.result.str() + "\n";
+    std::string path = std::string(TESSEL_SOURCE_DIR) + "/tests/golden/accel_sim/matmul_vthread2.txt";
+    if (qEnvironmentVariableIsSet("TESSEL_UPDATE_GOLDEN")) {
+      std::ofstream(path) << actual;
+      return;
+    }
+    std::ifstream in(path);
+    QVERIFY2(in.good(), qPrintable(QString::fromStdString("missing " + path + " (run with TESSEL_UPDATE_GOLDEN=1)")));
+    std::stringstream expected;
+    expected << in.rdbuf();
+    if (expected.str() != actual)
+      QFAIL(qPrintable(QString::fromStdString(path + " differs (- golden, + actual):\n" +
+                                              lower::line_diff(expected.str(), actual))));
   }
 
   void unlowerable_kernels_are_refused_with_the_reason() {

@@ -37,7 +37,9 @@ Tensor reference(const Tensor& a, const Tensor& b) {
   return c;
 }
 
-loopir::Func lowered_matmul(int64_t m, int64_t n, int64_t k, int vthreads) {
+// A tensorized int8 matmul in the scratchpads, the row tiles over `vthreads` virtual threads;
+// or with the schedule given.
+loopir::Func lowered_matmul(int64_t m, int64_t n, int64_t k, int vthreads, std::string given = "") {
   te::Tensor a = te::placeholder("A", {m, k}, DataType::kInt8);
   te::Tensor b = te::placeholder("B", {k, n}, DataType::kInt8);
   loopir::IterVar r = te::reduce_axis(k, "k");
@@ -57,7 +59,7 @@ loopir::Func lowered_matmul(int64_t m, int64_t n, int64_t k, int vthreads) {
       "compute_at(C_acc, C.j.outer)\nsplit(C_acc.k, 16)\n"
       "reorder(C_acc.k.outer, C_acc.i, C_acc.j, C_acc.k.inner)\ncompute_at(A_inp, C_acc.k.outer)\n"
       "compute_at(B_wgt, C_acc.k.outer)\ntensorize(C_acc.i, gemm_16x16x16_i8)";
-  return lower::lower(te::make_dag("matmul_i8", {c}), schedule::parse_schedule(s)).func;
+  return lower::lower(te::make_dag("matmul_i8", {c}), schedule::parse_schedule(given.empty() ? s : given)).func;
 }
 
 int64_t cycles_in(const std::string& profile) { return std::stoll(profile.substr(profile.find(": ") + 2)); }
@@ -159,6 +161,25 @@ class TestAccelSimTarget : public QObject {
     }
     QVERIFY2(cycles[1] < cycles[0],
              qPrintable(QString("1 vthread %1 cycles, 2 vthreads %2").arg(cycles[0]).arg(cycles[1])));
+  }
+
+  // The int8 GEMM intrinsic the accelerator compiles also runs on the CPU backends (the
+  // interpreter runs its declaration, llvm and c call libtessel_core's tessel_intrin_*_i8).
+  void int8_intrinsic_runs_on_cpu_backends_data() {
+    QTest::addColumn<QString>("target");
+    for (const char* t : {"interp", "llvm", "c"})
+      if (CodeGenRegistry::global().has(t)) QTest::newRow(t) << QString(t);
+  }
+  void int8_intrinsic_runs_on_cpu_backends() {
+    QFETCH(QString, target);
+    const int64_t m = 32, n = 48, k = 64;
+    loopir::Func f = lowered_matmul(m, n, k, 1,
+                                    "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, "
+                                    "C.i.inner, C.j.inner, C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_i8)");
+    Tensor a = random_int8({m, k}, 31), b = random_int8({k, n}, 32), want = reference(a, b);
+    Tensor c(DataType::kInt32, {m, n});
+    build_module({f}, Target::parse(target.toStdString()))->call_host(f.name, {&a, &b, &c});
+    QVERIFY(std::memcmp(c.raw_data(), want.raw_data(), want.nbytes()) == 0);
   }
 
   void kernel_it_cannot_lower_is_refused() {
