@@ -31,6 +31,7 @@
 #include "core/arith/simplify.h"
 #include "core/loopir/functor.h"
 #include "core/support/error.h"
+#include "core/te/tensor_intrinsic.h"
 
 namespace tessel::lower {
 using namespace loopir;
@@ -66,6 +67,21 @@ void classify(const Stmt& s, QueueMap& out) {
       DepQueue q = dst && !src && outside ? DepQueue::kLoad : !dst ? DepQueue::kStore : DepQueue::kCompute;
       out_[q].writes.insert(n.buffer->name);
       out_[q].reads.insert(reads.begin(), reads.end());
+      return false;
+    }
+    // A tensor intrinsic call (tensorize) reads its input operands and writes its last operand,
+    // each passed as address_of(T[first element]); on scratchpads it is compute work.
+    bool enter(const Evaluate& n) override {
+      auto* call = as<Call>(n.value);
+      if (!call || !te::find_tensor_intrinsic_call(call->name, nullptr)) return false;
+      std::vector<Buffer> operands;
+      for (auto& a : call->args)
+        if (auto* addr = as<Call>(a); addr && addr->name == "address_of")
+          if (auto* load = as<Load>(addr->args.at(0))) operands.push_back(load->buffer);
+      if (operands.empty() || !accelerator_scope(operands.back()->scope)) return false;
+      QueueAccess& compute = out_[DepQueue::kCompute];
+      compute.writes.insert(operands.back()->name);
+      for (auto& b : operands) compute.reads.insert(b->name);  // the update reads its output too
       return false;
     }
 

@@ -4,24 +4,24 @@ namespace {
 
 // One row of C at a time: the k loop outside the j loop keeps the inner loop a contiguous
 // multiply-add over B's and C's rows, which the compiler vectorizes for a fixed N.
-template <int N>
-void gemm_block(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+template <int N, class In, class Acc>
+void gemm_block(const In* a, int64_t lda, const In* b, int64_t ldb, Acc* c, int64_t ldc) {
   for (int i = 0; i < N; ++i) {
-    float row[N];
+    Acc row[N];
     for (int j = 0; j < N; ++j) row[j] = c[i * ldc + j];
     for (int k = 0; k < N; ++k) {
-      float aik = a[i * lda + k];
-      const float* brow = b + k * ldb;
+      Acc aik = a[i * lda + k];
+      const In* brow = b + k * ldb;
       for (int j = 0; j < N; ++j) row[j] += aik * brow[j];
     }
     for (int j = 0; j < N; ++j) c[i * ldc + j] = row[j];
   }
 }
 
-template <int N>
-void fill_zero(float* c, int64_t ldc) {
+template <int N, class Acc>
+void fill_zero(Acc* c, int64_t ldc) {
   for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) c[i * ldc + j] = 0.f;
+    for (int j = 0; j < N; ++j) c[i * ldc + j] = Acc{0};
 }
 
 }  // namespace
@@ -36,5 +36,14 @@ void tessel_intrin_gemm_8x8x8_f32(const float* a, int64_t lda, const float* b, i
   gemm_block<8>(a, lda, b, ldb, c, ldc);
 }
 void tessel_intrin_gemm_8x8x8_f32_reset(float* c, int64_t ldc) { fill_zero<8>(c, ldc); }
+void tessel_intrin_gemm_16x16x16_i8(const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb, int32_t* c,
+                                    int64_t ldc) {
+  gemm_block<16>(a, lda, b, ldb, c, ldc);
+}
+void tessel_intrin_gemm_16x16x16_i8_reset(int32_t* c, int64_t ldc) { fill_zero<16>(c, ldc); }
+void tessel_intrin_gemm_8x8x8_i8(const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc) {
+  gemm_block<8>(a, lda, b, ldb, c, ldc);
+}
+void tessel_intrin_gemm_8x8x8_i8_reset(int32_t* c, int64_t ldc) { fill_zero<8>(c, ldc); }
 
 }  // extern "C"

@@ -15,4 +15,10 @@ void tessel_intrin_gemm_16x16x16_f32(const float* a, int64_t lda, const float* b
 void tessel_intrin_gemm_16x16x16_f32_reset(float* c, int64_t ldc);
 void tessel_intrin_gemm_8x8x8_f32(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 void tessel_intrin_gemm_8x8x8_f32_reset(float* c, int64_t ldc);
+// int8 operands, int32 accumulator.
+void tessel_intrin_gemm_16x16x16_i8(const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb, int32_t* c,
+                                    int64_t ldc);
+void tessel_intrin_gemm_16x16x16_i8_reset(int32_t* c, int64_t ldc);
+void tessel_intrin_gemm_8x8x8_i8(const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc);
+void tessel_intrin_gemm_8x8x8_i8_reset(int32_t* c, int64_t ldc);
 }

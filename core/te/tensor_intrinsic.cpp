@@ -14,19 +14,23 @@ using namespace loopir;
 
 namespace {
 
-// C[i, j] += A[i, k] * B[k, j] on n x n row blocks with leading strides.
-TensorIntrinsic declare_gemm(int64_t n) {
-  Tensor a = placeholder("A", {n, n});
-  Tensor b = placeholder("B", {n, n});
+// C[i, j] += A[i, k] * B[k, j] on n x n row blocks with leading strides. int8 operands accumulate
+// in int32 (an accelerator's GEMM core: int8 x int8 -> int32).
+TensorIntrinsic declare_gemm(int64_t n, DataType in_type) {
+  const bool int8 = in_type == DataType::kInt8;
+  Tensor a = placeholder("A", {n, n}, in_type);
+  Tensor b = placeholder("B", {n, n}, in_type);
   IterVar k = reduce_axis(n, "k");
   Tensor c = compute("C", {n, n},
                      [&](const std::vector<Expr>& i) {
-                       return sum(at(a, {i[0], k.var}) * at(b, {k.var, i[1]}), {k});
+                       Expr x = at(a, {i[0], k.var}), y = at(b, {k.var, i[1]});
+                       if (int8) return sum(cast(DataType::kInt32, x) * cast(DataType::kInt32, y), {k});
+                       return sum(x * y, {k});
                      },
                      {"i", "j"});
   std::string size = std::to_string(n);
   TensorIntrinsic in;
-  in.name = "gemm_" + size + "x" + size + "x" + size + "_f32";
+  in.name = "gemm_" + size + "x" + size + "x" + size + (int8 ? "_i8" : "_f32");
   in.computation = make_dag(in.name, {c});
   in.update_call = "tessel_intrin_" + in.name;
   in.reset_call = in.update_call + "_reset";
@@ -289,7 +293,9 @@ std::vector<Tensor> TensorIntrinsic::operands() const {
 }
 
 const std::vector<TensorIntrinsic>& tensor_intrinsics() {
-  static const std::vector<TensorIntrinsic> table = {declare_gemm(16), declare_gemm(8)};
+  static const std::vector<TensorIntrinsic> table = {
+      declare_gemm(16, DataType::kFloat32), declare_gemm(8, DataType::kFloat32), declare_gemm(16, DataType::kInt8),
+      declare_gemm(8, DataType::kInt8)};
   // Declaring an intrinsic teaches the loop-IR interpreter its calls, once. A program holds such a
   // call only after tensorize found the intrinsic here, so the interpreter always knows it in time.
   [[maybe_unused]] static const bool interpretable = register_call_evaluators(table);

@@ -40,7 +40,8 @@ struct TensorIntrinsic {
   std::vector<Tensor> operands() const;  // inputs in order, then the output
 };
 
-// The declared intrinsics: gemm_16x16x16_f32, gemm_8x8x8_f32.
+// The declared intrinsics: gemm_16x16x16_f32, gemm_8x8x8_f32, and gemm_16x16x16_i8, gemm_8x8x8_i8
+// (int8 operands, int32 accumulator: an accelerator's GEMM core).
 const std::vector<TensorIntrinsic>& tensor_intrinsics();
 const TensorIntrinsic* find_tensor_intrinsic(const std::string& name);
 // Finds the intrinsic whose update or reset call is `call_name`; sets *reset accordingly.
