@@ -8,6 +8,7 @@
 #include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
+#include "core/graph/ops/recurrent.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builders.h"
 
@@ -31,6 +32,7 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/shape_ops.def"
 #include "core/graph/ops/layout_ops.def"
 #include "core/graph/ops/index_ops.def"
+#include "core/graph/ops/recurrent.def"
   };
 }
 #undef TESSEL_OP

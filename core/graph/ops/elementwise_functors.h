@@ -150,6 +150,10 @@ struct SoftplusFn : OldFloatMathFn {
   // Split so that e^x never overflows for large x.
   static double apply(const Attrs&, double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 };
+struct SoftsignFn : OldFloatMathFn {
+  static constexpr const char *name = "Softsign", *doc = "x / (1 + |x|)";
+  static double apply(const Attrs&, double x) { return x / (1.0 + std::abs(x)); }
+};
 struct HardSwishFn : OldFloatMathFn {
   static constexpr const char *name = "HardSwish", *doc = "x * max(0, min(1, x / 6 + 0.5))";
   static double apply(const Attrs&, double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); }

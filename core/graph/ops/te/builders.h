@@ -26,6 +26,7 @@ Stages abs(BuildContext& c);
 Stages reciprocal(BuildContext& c);
 Stages softplus(BuildContext& c);
 Stages hard_swish(BuildContext& c);
+Stages softsign(BuildContext& c);
 Stages hard_sigmoid(BuildContext& c);
 Stages elu(BuildContext& c);
 Stages selu(BuildContext& c);
@@ -162,5 +163,10 @@ Stages max_unpool(BuildContext& c);
 
 // GridSample (builders_grid_sample.cpp).
 Stages grid_sample(BuildContext& c);
+
+// RNN, GRU and LSTM, unrolled over their time steps (builders_recurrent.cpp).
+Stages rnn(BuildContext& c);
+Stages gru(BuildContext& c);
+Stages lstm(BuildContext& c);
 
 }  // namespace tessel::compile::te_builder

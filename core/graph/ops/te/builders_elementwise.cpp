@@ -105,6 +105,9 @@ Stages reciprocal(BuildContext& c) {
 Stages softplus(BuildContext& c) {
   return unary(c, [](const Expr& x) { return te::log(te::exp(x) + num(x->dtype, 1)); });
 }
+Stages softsign(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return x / (te::intrinsic("abs", {x}) + num(x->dtype, 1)); });
+}
 Stages hard_swish(BuildContext& c) {
   return unary(c, [](const Expr& x) {
     DataType t = x->dtype;
