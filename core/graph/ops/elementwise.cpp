@@ -216,6 +216,7 @@ template struct UnaryOp<RoundFn>;
 template struct UnaryOp<SoftplusFn>;
 template struct UnaryOp<HardSwishFn>;
 template struct UnaryOp<SoftsignFn>;
+template struct UnaryOp<CeluFn>;
 template struct UnaryOp<ErfFn>;
 template struct UnaryOp<NegFn>;
 template struct UnaryOp<AbsFn>;

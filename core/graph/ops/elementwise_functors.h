@@ -217,6 +217,21 @@ struct EluFn {
   static double apply(const Attrs& a, double x) { return x < 0 ? a.alpha * std::expm1(x) : x; }
 };
 
+struct CeluAttrs {
+  float alpha = 1.0f;
+  template <class V>
+  void visit(V& v) {
+    v(alpha, {.name = "alpha", .doc = "Scale of the negative part (not 0)", .def = 1.0f});
+  }
+};
+struct CeluFn {
+  static constexpr const char* name = "Celu";
+  static constexpr const char* doc = "max(0, x) + min(0, alpha * (e^(x / alpha) - 1))";
+  static constexpr DTypeSet types{DataType::kFloat32};
+  using Attrs = CeluAttrs;
+  static double apply(const Attrs& a, double x) { return x < 0 ? a.alpha * std::expm1(x / a.alpha) : x; }
+};
+
 struct SeluAttrs {
   float alpha = 1.67326319217681884765625f;
   float gamma = 1.05070102214813232421875f;

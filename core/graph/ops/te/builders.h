@@ -29,6 +29,7 @@ Stages hard_swish(BuildContext& c);
 Stages softsign(BuildContext& c);
 Stages hard_sigmoid(BuildContext& c);
 Stages elu(BuildContext& c);
+Stages celu(BuildContext& c);
 Stages selu(BuildContext& c);
 Stages gelu(BuildContext& c);
 Stages floor(BuildContext& c);

@@ -128,6 +128,13 @@ Stages elu(BuildContext& c) {
                             x);
   });
 }
+Stages celu(BuildContext& c) {
+  const float alpha = c.attrs<ops::CeluAttrs>().alpha;
+  return unary(c, [&](const Expr& x) {
+    DataType t = x->dtype;
+    return te::if_then_else(loopir::lt(x, num(t, 0)), num(t, alpha) * (te::exp(x / num(t, alpha)) - num(t, 1)), x);
+  });
+}
 Stages selu(BuildContext& c) {
   const auto& a = c.attrs<ops::SeluAttrs>();
   return unary(c, [&](const Expr& x) {
