@@ -9,6 +9,7 @@
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/recurrent.h"
+#include "core/graph/ops/signal_ops.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builders.h"
 #include "core/graph/ops/text_ops.h"

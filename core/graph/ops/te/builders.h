@@ -157,6 +157,9 @@ Stages hamming_window(BuildContext& c);
 Stages blackman_window(BuildContext& c);
 Stages dft(BuildContext& c);
 
+// STFT (builders_signal.cpp).
+Stages stft(BuildContext& c);
+
 // Losses and MaxUnpool (builders_loss.cpp).
 Stages negative_log_likelihood_loss(BuildContext& c);
 Stages softmax_cross_entropy_loss(BuildContext& c);
