@@ -168,6 +168,9 @@ Stages max_unpool(BuildContext& c);
 // GridSample (builders_grid_sample.cpp).
 Stages grid_sample(BuildContext& c);
 
+// RoiAlign (builders_roi_align.cpp).
+Stages roi_align(BuildContext& c);
+
 // RNN, GRU and LSTM, unrolled over their time steps (builders_recurrent.cpp).
 Stages rnn(BuildContext& c);
 Stages gru(BuildContext& c);
