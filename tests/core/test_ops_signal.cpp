@@ -1,5 +1,6 @@
-// STFT (core/graph/ops/signal_ops.h): frame count and frequencies, the transform of single
-// frames against a direct sum, a complex signal, and the errors of inconsistent inputs.
+// STFT and MelWeightMatrix (core/graph/ops/signal_ops.h): frame count and frequencies, the
+// transform of single frames against a direct sum, a complex signal, the errors of inconsistent
+// inputs; the filter bank of ONNX's node test.
 #include <QtTest>
 #include <numbers>
 
@@ -65,6 +66,39 @@ class TestOpsSignal : public QObject {
         QVERIFY(std::abs(y.get_double(((f * N) + k) * 2) - re) < 1e-5);
         QVERIFY(std::abs(y.get_double(((f * N) + k) * 2 + 1) - im) < 1e-5);
       }
+  }
+
+  // The filter bank of ONNX's node test: 8 bands over 9 bins of a 16-point DFT at 8192 Hz, 0 to
+  // 4096 Hz. The band edges fall on bins 0 0 0 1 1 2 3 4 5 6, so most bands are a single 1.
+  void mel_weight_matrix() {
+    Graph g;
+    const std::vector<ValueId> in = {
+        g.add_constant("bands", Tensor::from_values<int32_t>({}, std::vector<int32_t>{8})),
+        g.add_constant("length", Tensor::from_values<int32_t>({}, std::vector<int32_t>{16})),
+        g.add_input("rate", {DataType::kInt32, {}}), g.add_input("low", {DataType::kFloat32, {}}),
+        g.add_input("high", {DataType::kFloat32, {}})};
+    const OpDef& op = get_op("MelWeightMatrix");
+    g.outputs = {g.add_node1("node", op, op.parse_attrs("MelWeightMatrix", {}), in)};
+    infer_types(g);
+    QCOMPARE(g.value(g.outputs[0]).type, (TensorType{DataType::kFloat32, {9, 8}}));
+    const Tensor rate = Tensor::from_values<int32_t>({}, std::vector<int32_t>{8192});
+    const Tensor y = run_reference(g, {rate, f32({}, {0.0f}), f32({}, {4096.0f})})[0];
+    // Row by row, the (bin, band) elements that are 1; all others are 0.
+    const std::vector<std::pair<int64_t, int64_t>> ones = {{0, 0}, {0, 1}, {1, 2}, {1, 3},
+                                                           {2, 4}, {3, 5}, {4, 6}, {5, 7}};
+    for (int64_t bin = 0; bin < 9; ++bin)
+      for (int64_t band = 0; band < 8; ++band) {
+        const bool one = std::find(ones.begin(), ones.end(), std::make_pair(bin, band)) != ones.end();
+        QCOMPARE(y.get_double(bin * 8 + band), one ? 1.0 : 0.0);
+      }
+    // Edges above the Nyquist frequency reach past the spectrum.
+    bool refused = false;
+    try {
+      run_reference(g, {rate, f32({}, {0.0f}), f32({}, {20000.0f})});
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("outside the spectrum") != std::string::npos;
+    }
+    QVERIFY(refused);
   }
 
   void rejects_inconsistent_inputs() {

@@ -104,4 +104,48 @@ int64_t STFTOp::flops(const Attrs& a, const OpTypes& t) {
   return 8 * y[0] * y[1] * y[2] * n;
 }
 
+void MelWeightMatrixOp::infer(const Attrs& a, InferContext& ctx) {
+  for (int i = 0; i < 5; ++i) {
+    const TensorType& t = ctx.input(i);
+    if (!t.shape.empty() && shape_numel(t.shape) != 1)
+      throw Error("MelWeightMatrix: input " + s(i) + " must be a scalar, it has shape " + shape_str(t.shape));
+  }
+  const int64_t bins = scalar_of(ctx.require_value(0, "num_mel_bins"), "num_mel_bins");
+  const int64_t length = scalar_of(ctx.require_value(1, "dft_length"), "dft_length");
+  if (bins < 1 || length < 1)
+    throw Error("MelWeightMatrix: num_mel_bins " + s(bins) + " and dft_length " + s(length) + " must be at least 1");
+  ctx.set_output(0, dtype_from_onnx(a.output_datatype), {length / 2 + 1, bins});
+}
+
+void MelWeightMatrixOp::reference(const Attrs&, const KernelArgs& args) {
+  const int64_t bands = args.in(0).to_int64s()[0], length = args.in(1).to_int64s()[0];
+  const double rate = args.in(2).get_double(0), low = args.in(3).get_double(0), high = args.in(4).get_double(0);
+  const int64_t spectrum = length / 2 + 1;
+  auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  const double low_mel = mel(low), step = (mel(high) - low_mel) / static_cast<double>(bands + 2);
+  std::vector<int64_t> edge;
+  for (int64_t k = 0; k < bands + 2; ++k) {
+    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(k) * step + low_mel) / 2595.0) - 1.0);
+    edge.push_back(static_cast<int64_t>(std::floor(static_cast<double>(length + 1) * hz / rate)));
+  }
+  Tensor& y = args.out(0);
+  auto set = [&](int64_t bin, int64_t band, double v) {
+    if (bin < 0 || bin >= spectrum)
+      throw Error("MelWeightMatrix: the band edges reach bin " + s(bin) + ", outside the spectrum's " + s(spectrum) +
+                  " (is upper_edge_hertz above sample_rate / 2?)");
+    y.set_double(bin * bands + band, v);
+  };
+  for (int64_t i = 0; i < bands; ++i) {
+    const int64_t left = edge[i], center = edge[i + 1], right = edge[i + 2];
+    if (center == left) {
+      set(center, i, 1.0);
+    } else {
+      for (int64_t j = left; j <= center; ++j)
+        set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+    }
+    for (int64_t j = center; j < right; ++j)
+      set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+  }
+}
+
 }  // namespace tessel::ops

@@ -41,4 +41,29 @@ struct STFTOp {
   static int64_t flops(const Attrs& a, const OpTypes& t);
 };
 
+// MelWeightMatrix (opset 17): the [dft_length/2 + 1, num_mel_bins] matrix of triangular filters
+// that maps a onesided spectrum to mel bands, from five scalars (num_mel_bins, dft_length,
+// sample_rate, lower_edge_hertz, upper_edge_hertz). The band edges are num_mel_bins + 2 points
+// equally spaced in mel (2595·log10(1 + f/700)) from the lower to the upper edge, each rounded
+// down to a spectrum bin ((dft_length + 1)·f / sample_rate); band i rises from edge i to edge
+// i+1 and falls to edge i+2, as ONNX's reference computes it.
+struct MelWeightMatrixAttrs {
+  int64_t output_datatype = 1;
+  template <class V>
+  void visit(V& v) {
+    v(output_datatype, {.name = "output_datatype", .doc = "ONNX element type code of the output", .def = int64_t{1}});
+  }
+};
+
+struct MelWeightMatrixOp {
+  using Attrs = MelWeightMatrixAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr int min_inputs = 5, max_inputs = 5, min_outputs = 1, max_outputs = 1;
+  static constexpr int shape_inputs[] = {0, 1};
+  static constexpr const char* doc = "Triangular mel filter bank for a onesided spectrum";
+  static void infer(const Attrs& a, InferContext& ctx);
+  static void reference(const Attrs& a, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
+};
+
 }  // namespace tessel::ops
