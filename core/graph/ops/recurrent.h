@@ -123,8 +123,8 @@ struct RecurrentPlan {
   bool backwards(int64_t d) const { return reverse_only || d == 1; }
 };
 
-// Checks the inputs and attributes (throws Error naming `op`) and resolves the plan; `types` holds
-// the node's input types (nullptr for absent ones).
+// Checks the input types of `ctx` and the attributes (throws Error naming the op) and resolves the
+// plan: what infer, the reference kernel, the cost and the builder all start from.
 RecurrentPlan plan_recurrent(RecurrentCell cell, const RecurrentAttrs& a, const InferContext& ctx);
 
 template <RecurrentCell kCell, class A>
