@@ -1,5 +1,6 @@
 #include "core/frontend/onnx_import.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -304,7 +305,10 @@ class GraphBuilder {
   std::unordered_map<std::string, TensorType> onnx_types_;
 };
 
-// The graph inputs that are not initializers, and which of them feed shape operands.
+// The graph inputs that are not initializers, and which of them feed shape operands: directly, or
+// through the nodes that compute one (Range's limit from `size - 1`). The walk goes backwards
+// through the nodes, which ONNX keeps in topological order, and stops at Shape and Size, which
+// read only their input's type.
 std::vector<OnnxInputInfo> runtime_inputs_of(const onnx::GraphProto& graph) {
   std::unordered_set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
@@ -314,6 +318,15 @@ std::vector<OnnxInputInfo> runtime_inputs_of(const onnx::GraphProto& graph) {
     if (!op) continue;
     for (int i : op->shape_inputs)
       if (i < node.input_size() && !node.input(i).empty()) shape_operands.insert(node.input(i));
+  }
+  for (int k = graph.node_size() - 1; k >= 0; --k) {
+    const onnx::NodeProto& node = graph.node(k);
+    if (node.op_type() == "Shape" || node.op_type() == "Size") continue;
+    const bool computes_one = std::any_of(node.output().begin(), node.output().end(),
+                                          [&](const std::string& o) { return shape_operands.count(o) > 0; });
+    if (!computes_one) continue;
+    for (const std::string& in : node.input())
+      if (!in.empty()) shape_operands.insert(in);
   }
   std::vector<OnnxInputInfo> out;
   for (const auto& input : graph.input()) {

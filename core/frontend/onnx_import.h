@@ -40,7 +40,7 @@ std::vector<std::string> onnx_shape_operand_inputs(const std::string& path);
 struct OnnxInputInfo {
   std::string name;
   std::optional<Shape> static_shape;  // nullopt when a dim is symbolic or the rank is not declared
-  bool feeds_shape_operand = false;   // read directly by an input listed in its op's shape_inputs
+  bool feeds_shape_operand = false;   // read by an input in its op's shape_inputs, or by a node computing one
 };
 std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path);
 

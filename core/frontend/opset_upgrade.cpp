@@ -20,6 +20,7 @@
 //   Dropout < 12            attr ratio             → constant input 1
 //   BatchNormalization < 9  attr spatial           → dropped (only spatial=1 exists in later opsets)
 //   Upsample 7..10          attr or input scales   → Resize(X, roi = none, scales), asymmetric
+//   Scatter 9..10           (deprecated in 11)     → ScatterElements, the same op renamed
 //   Resize 10               inputs X, scales       → Resize(X, roi = none, scales), asymmetric
 //   every op                attrs consumed_inputs, is_test → dropped (no-ops in inference)
 //
@@ -156,6 +157,8 @@ class Upgrader {
       const AttributeProto* s = find_attr(node, "spatial");
       if (s && s->i() != 1) throw Error("spatial=" + std::to_string(s->i()) + " is not supported (only spatial=1)");
       remove_attr(node, "spatial");
+    } else if (current_op_ == "Scatter") {
+      node.set_op_type("ScatterElements");
     } else if (current_op_ == "Upsample" || (current_op_ == "Resize" && opset_ < 11)) {
       upsample_to_resize(node);
     } else if (old("Softmax", 13) || old("LogSoftmax", 13) || old("Hardmax", 13)) {
@@ -413,6 +416,10 @@ std::map<std::string, std::string> upgrade_opset(onnx::ModelProto& model, int64_
   return Upgrader(model, opset).run();
 }
 
-std::string_view upgraded_op_type(std::string_view op_type) { return op_type == "Upsample" ? "Resize" : op_type; }
+std::string_view upgraded_op_type(std::string_view op_type) {
+  if (op_type == "Upsample") return "Resize";
+  if (op_type == "Scatter") return "ScatterElements";
+  return op_type;
+}
 
 }  // namespace tessel

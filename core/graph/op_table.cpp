@@ -9,8 +9,11 @@
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/quant_ops.h"
+#include "core/graph/ops/recurrent.h"
+#include "core/graph/ops/signal_ops.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/text_ops.h"
 
 namespace tessel {
 
@@ -33,6 +36,8 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/shape_ops.def"
 #include "core/graph/ops/layout_ops.def"
 #include "core/graph/ops/index_ops.def"
+#include "core/graph/ops/recurrent.def"
+#include "core/graph/ops/text_ops.def"
   };
 }
 #undef TESSEL_OP

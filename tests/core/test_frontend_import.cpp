@@ -198,6 +198,20 @@ class TestFrontendImport : public QObject {
     compare_tensors(run_reference(g, {data, i64({2}, {4, -1})})[0], data.reshaped({4, 6}));
   }
 
+  void inputs_that_compute_a_shape_operand_are_listed() {
+    // As in the window functions' expanded bodies: Range's limit is computed from an input; the
+    // data input reaches Reshape's shape only through Shape, which reads its type alone.
+    OnnxModel m;
+    m.input("data", DataType::kFloat32, {2, 3}).input("size", DataType::kInt64, {});
+    m.initializer("one", i64({}, {1})).initializer("zero", i64({}, {0}));
+    m.node("Sub", {"size", "one"}, {"limit"});
+    m.node("Range", {"zero", "limit", "one"}, {"r"});
+    m.node("Shape", {"data"}, {"s"});
+    m.node("Reshape", {"data", "s"}, {"y"});
+    m.output("r", DataType::kInt64).output("y", DataType::kFloat32);
+    QCOMPARE(onnx_shape_operand_inputs(m.save(dir_)), std::vector<std::string>{"size"});
+  }
+
   void omitted_optional_inputs_and_outputs() {
     // Clip with only a max (min omitted as ""), and Split with an unused middle output.
     OnnxModel m;

@@ -238,7 +238,9 @@ void TestOpsElementwise::unary_activations_match_formulas() {
   check("Tanh", {}, [](double v) { return (std::exp(2 * v) - 1) / (std::exp(2 * v) + 1); });
   check("Exp", {}, [](double v) { return std::exp(v); });
   check("Softplus", {}, [](double v) { return std::log(1 + std::exp(v)); });
+  check("Softsign", {}, [](double v) { return v / (1 + std::fabs(v)); });
   check("Elu", {{"alpha", 2.0}}, [](double v) { return v > 0 ? v : 2 * (std::exp(v) - 1); });
+  check("Celu", {{"alpha", 2.0}}, [](double v) { return std::max(0.0, v) + std::min(0.0, 2 * (std::exp(v / 2) - 1)); });
   check("Selu", {}, [](double v) { return 1.0507009873554805 * (v > 0 ? v : 1.6732632423543772 * (std::exp(v) - 1)); });
   check("HardSigmoid", {}, [](double v) { return std::clamp(0.2 * v + 0.5, 0.0, 1.0); });
   check("HardSigmoid", {{"alpha", 0.5}, {"beta", 0.25}}, [](double v) { return std::clamp(0.5 * v + 0.25, 0.0, 1.0); });

@@ -215,6 +215,8 @@ template struct UnaryOp<CeilFn>;
 template struct UnaryOp<RoundFn>;
 template struct UnaryOp<SoftplusFn>;
 template struct UnaryOp<HardSwishFn>;
+template struct UnaryOp<SoftsignFn>;
+template struct UnaryOp<CeluFn>;
 template struct UnaryOp<ErfFn>;
 template struct UnaryOp<NegFn>;
 template struct UnaryOp<AbsFn>;

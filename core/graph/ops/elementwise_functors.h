@@ -150,6 +150,10 @@ struct SoftplusFn : OldFloatMathFn {
   // Split so that e^x never overflows for large x.
   static double apply(const Attrs&, double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 };
+struct SoftsignFn : OldFloatMathFn {
+  static constexpr const char *name = "Softsign", *doc = "x / (1 + |x|)";
+  static double apply(const Attrs&, double x) { return x / (1.0 + std::abs(x)); }
+};
 struct HardSwishFn : OldFloatMathFn {
   static constexpr const char *name = "HardSwish", *doc = "x * max(0, min(1, x / 6 + 0.5))";
   static double apply(const Attrs&, double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); }
@@ -211,6 +215,21 @@ struct EluFn {
   static constexpr DTypeSet types = kFloatTypesNoBf16;
   using Attrs = EluAttrs;
   static double apply(const Attrs& a, double x) { return x < 0 ? a.alpha * std::expm1(x) : x; }
+};
+
+struct CeluAttrs {
+  float alpha = 1.0f;
+  template <class V>
+  void visit(V& v) {
+    v(alpha, {.name = "alpha", .doc = "Scale of the negative part (not 0)", .def = 1.0f});
+  }
+};
+struct CeluFn {
+  static constexpr const char* name = "Celu";
+  static constexpr const char* doc = "max(0, x) + min(0, alpha * (e^(x / alpha) - 1))";
+  static constexpr DTypeSet types{DataType::kFloat32};
+  using Attrs = CeluAttrs;
+  static double apply(const Attrs& a, double x) { return x < 0 ? a.alpha * std::expm1(x / a.alpha) : x; }
 };
 
 struct SeluAttrs {

@@ -8,4 +8,5 @@
 #include "core/graph/ops/nn_matmul.h"
 #include "core/graph/ops/nn_norm.h"
 #include "core/graph/ops/nn_pool.h"
+#include "core/graph/ops/nn_roi_align.h"
 #include "core/graph/ops/nn_softmax.h"

@@ -26,8 +26,10 @@ Stages abs(BuildContext& c);
 Stages reciprocal(BuildContext& c);
 Stages softplus(BuildContext& c);
 Stages hard_swish(BuildContext& c);
+Stages softsign(BuildContext& c);
 Stages hard_sigmoid(BuildContext& c);
 Stages elu(BuildContext& c);
+Stages celu(BuildContext& c);
 Stages selu(BuildContext& c);
 Stages gelu(BuildContext& c);
 Stages floor(BuildContext& c);
@@ -155,6 +157,9 @@ Stages hamming_window(BuildContext& c);
 Stages blackman_window(BuildContext& c);
 Stages dft(BuildContext& c);
 
+// STFT (builders_signal.cpp).
+Stages stft(BuildContext& c);
+
 // Losses and MaxUnpool (builders_loss.cpp).
 Stages negative_log_likelihood_loss(BuildContext& c);
 Stages softmax_cross_entropy_loss(BuildContext& c);
@@ -171,5 +176,13 @@ Stages matmul_integer(BuildContext& c);
 Stages qlinear_matmul(BuildContext& c);
 Stages conv_integer(BuildContext& c);
 Stages qlinear_conv(BuildContext& c);
+
+// RoiAlign (builders_roi_align.cpp).
+Stages roi_align(BuildContext& c);
+
+// RNN, GRU and LSTM, unrolled over their time steps (builders_recurrent.cpp).
+Stages rnn(BuildContext& c);
+Stages gru(BuildContext& c);
+Stages lstm(BuildContext& c);
 
 }  // namespace tessel::compile::te_builder

@@ -105,6 +105,9 @@ Stages reciprocal(BuildContext& c) {
 Stages softplus(BuildContext& c) {
   return unary(c, [](const Expr& x) { return te::log(te::exp(x) + num(x->dtype, 1)); });
 }
+Stages softsign(BuildContext& c) {
+  return unary(c, [](const Expr& x) { return x / (te::intrinsic("abs", {x}) + num(x->dtype, 1)); });
+}
 Stages hard_swish(BuildContext& c) {
   return unary(c, [](const Expr& x) {
     DataType t = x->dtype;
@@ -123,6 +126,13 @@ Stages elu(BuildContext& c) {
     DataType t = x->dtype;
     return te::if_then_else(loopir::lt(x, num(t, 0)), num(t, c.attrs<ops::EluAttrs>().alpha) * (te::exp(x) - num(t, 1)),
                             x);
+  });
+}
+Stages celu(BuildContext& c) {
+  const float alpha = c.attrs<ops::CeluAttrs>().alpha;
+  return unary(c, [&](const Expr& x) {
+    DataType t = x->dtype;
+    return te::if_then_else(loopir::lt(x, num(t, 0)), num(t, alpha) * (te::exp(x / num(t, alpha)) - num(t, 1)), x);
   });
 }
 Stages selu(BuildContext& c) {
