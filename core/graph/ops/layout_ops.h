@@ -5,6 +5,7 @@
 //
 //   conv2d_nchwc(X: NCHW{i}c, W: OIHW{i}i{o}o, B?: C{o}c) → Y: NCHW{o}c
 //   X [N, C/i, H, W, i] ─▶ NCHW ─▶ Conv ─▶ NCHW ─▶ Y [N, M/o, H', W', o]
+//   depthwise (group = C = M): W: OIHW{o}o [M/o, 1, R, S, o], X in NCHW{o}c
 #include "core/graph/ops/common.h"
 #include "core/graph/ops/nn_conv.h"
 
@@ -13,7 +14,8 @@ namespace tessel::ops {
 struct Conv2dNchwcAttrs {
   ConvAttrs conv;  // the original Conv's attributes
   std::string data_layout, kernel_layout, out_layout;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     conv.visit(v);
     v(data_layout, {.name = "data_layout", .doc = "Layout of X, e.g. NCHW16c"});
     v(kernel_layout, {.name = "kernel_layout", .doc = "Layout of W, e.g. OIHW16i16o"});

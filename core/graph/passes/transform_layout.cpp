@@ -7,6 +7,7 @@
 #include "core/graph/layout.h"
 #include "core/graph/op_table.h"
 #include "core/graph/ops/layout_ops.h"
+#include "core/graph/ops/nn_matmul.h"
 #include "core/graph/ops/nn_pool.h"
 #include "core/graph/ops/shape_ops.h"
 
@@ -14,12 +15,18 @@ namespace tessel {
 
 std::string default_layout(size_t rank) {
   switch (rank) {
-    case 0: return "";
-    case 1: return "C";
-    case 2: return "NC";
-    case 3: return "NCW";
-    case 4: return "NCHW";
-    case 5: return "NCDHW";
+    case 0:
+      return "";
+    case 1:
+      return "C";
+    case 2:
+      return "NC";
+    case 3:
+      return "NCW";
+    case 4:
+      return "NCHW";
+    case 5:
+      return "NCDHW";
     default: {
       std::string s;
       for (size_t i = 0; i < rank && i < 26; ++i) s += static_cast<char>('A' + i);
@@ -51,8 +58,7 @@ Tensor block_conv_weights(const Tensor& w, int64_t ib, int64_t ob) {
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x)
           for (int64_t ii = 0; ii < ib; ++ii)
-            for (int64_t oi = 0; oi < ob; ++oi)
-              *dst++ = src[(((oo * ob + oi) * i + io * ib + ii) * kh + y) * kw + x];
+            for (int64_t oi = 0; oi < ob; ++oi) *dst++ = src[(((oo * ob + oi) * i + io * ib + ii) * kh + y) * kw + x];
   return out;
 }
 
@@ -194,6 +200,7 @@ class LayoutRewriter {
         return;
       }
     }
+    if (op == "Gemm" && try_gemm_k_major(n)) return;
     if ((op == "MaxPool" || op == "AveragePool") && try_blocked_pool(n)) return;
     if (op == "Concat" && try_blocked_concat(n)) return;
     if (n.op->pattern <= PatternKind::kBroadcast && n.op->shape_inputs.empty() && op != "BatchNormalization" &&
@@ -215,8 +222,9 @@ class LayoutRewriter {
     if (vec_ <= 1) return false;
     const auto& a = attrs_as<ops::ConvAttrs>(n.attrs);
     ValueId x = get(n.inputs[0]), w = get(n.inputs[1]);
-    if (a.group != 1 || !g_.is_constant(w) || logical_shape(x).size() != 4 || shape(w).size() != 4) return false;
+    if (!g_.is_constant(w) || logical_shape(x).size() != 4 || shape(w).size() != 4) return false;
     if (g_.value(w).type.dtype != DataType::kFloat32) return false;
+    if (a.group != 1) return try_blocked_depthwise(n, x, w);
     const int64_t out_channels = shape(w)[0], in_channels = shape(w)[1];
     const int64_t ib = channel_block(in_channels, vec_), ob = channel_block(out_channels, vec_);
     if (ob <= 1) return false;
@@ -237,8 +245,66 @@ class LayoutRewriter {
     return true;
   }
 
+  // A depthwise conv (one input and one output channel per group) on NCHW{b}c: each block of b
+  // channels is its own vector, so it chains with the blocked convs around it (MobileNet's
+  // expand, depthwise, project) with no layout_transform between them. Only an input already
+  // blocked is worth it (an NCHW one would pay two transforms around a memory-bound kernel); the
+  // block follows the input's when it divides the channels.
+  bool try_blocked_depthwise(const Node& n, ValueId x, ValueId w) {
+    const auto& a = attrs_as<ops::ConvAttrs>(n.attrs);
+    const int64_t channels = logical_shape(x)[1];
+    if (a.group != channels || shape(w)[0] != channels || shape(w)[1] != 1 || !is_blocked(x)) return false;
+    int64_t block = channel_block(channels, vec_);
+    if (is_blocked(x) && Layout(layout(x)).primal_axes() == "NCHW") {
+      const int64_t current = Layout(layout(x)).factor('C');
+      if (current > 1 && channels % current == 0) block = current;
+    }
+    if (block <= 1) return false;
+    ops::Conv2dNchwcAttrs ca;
+    ca.conv = a;
+    ca.data_layout = blocked_nchw(block);
+    ca.kernel_layout = "OIHW" + std::to_string(block) + "o";
+    ca.out_layout = ca.data_layout;
+    ValueId wb = g_.add_constant(fresh_name(g_.value(w).name + "_" + ca.kernel_layout),
+                                 convert_layout(g_.value(w).value, Layout("OIHW"), Layout(ca.kernel_layout)));
+    g_.value(wb).layout = ca.kernel_layout;
+    std::vector<ValueId> inputs = {in_layout(x, ca.data_layout), wb};
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
+      inputs.push_back(in_layout(get(n.inputs[2]), "C" + std::to_string(block) + "c"));
+    bind_outputs(n, emit(n.name, get_op("conv2d_nchwc"), make_attrs(ca), inputs, output_names(n), ca.out_layout));
+    return true;
+  }
+
+  // Gemm with transB and a constant B (a Linear layer: B is N×K) reads B along K for each output
+  // column, so a vectorized column loop gathers. Its weights stored K×N instead (transB=0) make the
+  // column loop a contiguous load.
+  bool try_gemm_k_major(const Node& n) {
+    if (vec_ <= 1 || n.inputs.size() < 2 || !old_.is_constant(n.inputs[1])) return false;
+    const auto& a = attrs_as<ops::GemmAttrs>(n.attrs);
+    const Tensor& b = old_.value(n.inputs[1]).value;
+    if (!a.transB || b.dtype() != DataType::kFloat32 || b.shape().size() != 2) return false;
+    const int64_t rows = b.shape()[0], cols = b.shape()[1];
+    Tensor t(DataType::kFloat32, {cols, rows});
+    const float* src = b.data<float>();
+    float* dst = t.data<float>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+    ValueId bt = g_.add_constant(fresh_name(old_.value(n.inputs[1]).name + "_KN"), t);
+    g_.value(bt).layout = default_layout(2);
+    std::vector<ValueId> inputs;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      ValueId nv = k == 1 ? bt : get(n.inputs[k]);
+      inputs.push_back(nv == kNoValue || k == 1 ? nv : in_layout(nv, default_layout(logical_shape(nv).size())));
+    }
+    ops::GemmAttrs ga = a;
+    ga.transB = 0;
+    bind_outputs(n, emit(n.name, *n.op, make_attrs(ga), inputs, output_names(n), ""));
+    return true;
+  }
+
   // Pooling an NCHW{c}c tensor = pooling over (H, W, c) with a window of 1 along c.
-  template <class A> static Attrs pool_attrs_3d(const Attrs& attrs) {
+  template <class A>
+  static Attrs pool_attrs_3d(const Attrs& attrs) {
     A a = attrs_as<A>(attrs);
     a.kernel_shape.push_back(1);
     if (!a.strides.empty()) a.strides.push_back(1);
@@ -318,8 +384,8 @@ class LayoutRewriter {
       if (s[1] == out_shape[1] && out_shape[1] % block == 0) {
         if (g_.is_constant(nv)) {
           Tensor t = g_.value(nv).value.reshaped(s);
-          ValueId c = g_.add_constant(fresh_name(g_.value(nv).name + "_" + target),
-                                      convert_layout(t, Layout("NCHW"), l));
+          ValueId c =
+              g_.add_constant(fresh_name(g_.value(nv).name + "_" + target), convert_layout(t, Layout("NCHW"), l));
           g_.value(c).layout = target;
           inputs.push_back(c);
         } else if (logical_shape(nv).size() == 4) {
