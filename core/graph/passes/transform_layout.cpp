@@ -71,6 +71,7 @@ class LayoutRewriter {
     g_.name = old_.name;
     for (const Value& v : old_.values) used_names_.insert(v.name);
     for (const Node& n : old_.nodes) used_names_.insert(n.name);
+    mark_concatenated();
     for (ValueId v : old_.inputs) {
       const Value& ov = old_.value(v);
       ValueId nv = g_.add_input(ov.name, ov.type);
@@ -218,6 +219,36 @@ class LayoutRewriter {
     bind_outputs(n, emit(n.name, *n.op, n.attrs, inputs, output_names(n), ""));
   }
 
+  // Values that reach a Concat, directly or through element-wise ops: convs producing them keep
+  // one-vector blocks, the block their siblings in the Concat most likely have.
+  void mark_concatenated() {
+    concatenated_.assign(old_.values.size(), false);
+    for (auto it = old_.nodes.rbegin(); it != old_.nodes.rend(); ++it) {
+      bool feeds = it->op->name == "Concat";
+      for (ValueId v : it->outputs) feeds = feeds || concatenated_[v];
+      if (!feeds || (it->op->name != "Concat" && it->op->pattern > PatternKind::kBroadcast)) continue;
+      for (ValueId v : it->inputs)
+        if (v != kNoValue) concatenated_[v] = true;
+    }
+  }
+
+  // The channel block of a conv's output: two vectors when the channels allow, so that the
+  // register tile holds rows x 2 vectors of accumulators (a 7-wide row of ResNet's last stage
+  // otherwise keeps only 7, too few to hide the FMA latency); else at most one vector.
+  int64_t conv_block(int64_t channels, bool concatenated = false) const {
+    return !concatenated && channels % (2 * vec_) == 0 ? 2 * vec_ : channel_block(channels, vec_);
+  }
+
+  // The input's block when it is blocked already and the block divides the channels (no
+  // layout_transform), else conv_block.
+  int64_t input_block(ValueId x, int64_t channels) const {
+    if (is_blocked(x) && Layout(layout(x)).primal_axes() == "NCHW") {
+      const int64_t current = Layout(layout(x)).factor('C');
+      if (current > 1 && channels % current == 0) return current;
+    }
+    return conv_block(channels);
+  }
+
   bool try_blocked_conv(const Node& n) {
     if (vec_ <= 1) return false;
     const auto& a = attrs_as<ops::ConvAttrs>(n.attrs);
@@ -226,7 +257,7 @@ class LayoutRewriter {
     if (g_.value(w).type.dtype != DataType::kFloat32) return false;
     if (a.group != 1) return try_blocked_depthwise(n, x, w);
     const int64_t out_channels = shape(w)[0], in_channels = shape(w)[1];
-    const int64_t ib = channel_block(in_channels, vec_), ob = channel_block(out_channels, vec_);
+    const int64_t ib = input_block(x, in_channels), ob = conv_block(out_channels, concatenated_[n.outputs[0]]);
     if (ob <= 1) return false;
     ops::Conv2dNchwcAttrs ca;
     ca.conv = a;
@@ -254,11 +285,7 @@ class LayoutRewriter {
     const auto& a = attrs_as<ops::ConvAttrs>(n.attrs);
     const int64_t channels = logical_shape(x)[1];
     if (a.group != channels || shape(w)[0] != channels || shape(w)[1] != 1 || !is_blocked(x)) return false;
-    int64_t block = channel_block(channels, vec_);
-    if (is_blocked(x) && Layout(layout(x)).primal_axes() == "NCHW") {
-      const int64_t current = Layout(layout(x)).factor('C');
-      if (current > 1 && channels % current == 0) block = current;
-    }
+    const int64_t block = input_block(x, channels);
     if (block <= 1) return false;
     ops::Conv2dNchwcAttrs ca;
     ca.conv = a;
@@ -412,6 +439,7 @@ class LayoutRewriter {
   std::vector<ValueId> map_;
   std::map<std::pair<ValueId, std::string>, ValueId> converted_;
   std::unordered_set<std::string> used_names_;
+  std::vector<bool> concatenated_;  // by old value
 };
 
 }  // namespace
