@@ -42,10 +42,8 @@ PlainTypes plain_types(const Conv2dNchwcAttrs& a, const std::vector<const Tensor
 void check_layouts(const Conv2dNchwcAttrs& a) {
   const Layout data(a.data_layout), kernel(a.kernel_layout), out(a.out_layout);
   if (data.primal_axes() != "NCHW" || out.primal_axes() != "NCHW")
-    throw Error("conv2d_nchwc: data_layout and out_layout must block NCHW, got " + a.data_layout + " and " +
-                a.out_layout);
-  if (kernel.primal_axes() != "OIHW")
-    throw Error("conv2d_nchwc: kernel_layout must block OIHW, got " + a.kernel_layout);
+    throw Error("conv2d_nchwc: data_layout and out_layout must block NCHW, got " + a.data_layout + " and " + a.out_layout);
+  if (kernel.primal_axes() != "OIHW") throw Error("conv2d_nchwc: kernel_layout must block OIHW, got " + a.kernel_layout);
 }
 
 // Blocked convolutions are dense (group 1) or depthwise: one input and one output channel per
@@ -90,8 +88,7 @@ int64_t Conv2dNchwcOp::flops(const Attrs& a, const OpTypes& types) {
   PlainTypes t = plain_types(a, types.inputs);
   OpTypes plain;
   plain.inputs = {&t.x, &t.w, t.has_bias ? &t.b : nullptr};
-  plain.outputs = {
-      {types.outputs[0].dtype, convert_layout_shape(Layout(a.out_layout), plain_data(), types.outputs[0].shape)}};
+  plain.outputs = {{types.outputs[0].dtype, convert_layout_shape(Layout(a.out_layout), plain_data(), types.outputs[0].shape)}};
   return ConvOp::flops(a.conv, plain);
 }
 

@@ -14,8 +14,7 @@ namespace tessel::ops {
 struct Conv2dNchwcAttrs {
   ConvAttrs conv;  // the original Conv's attributes
   std::string data_layout, kernel_layout, out_layout;
-  template <class V>
-  void visit(V& v) {
+  template <class V> void visit(V& v) {
     conv.visit(v);
     v(data_layout, {.name = "data_layout", .doc = "Layout of X, e.g. NCHW16c"});
     v(kernel_layout, {.name = "kernel_layout", .doc = "Layout of W, e.g. OIHW16i16o"});

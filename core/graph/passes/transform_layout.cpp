@@ -15,18 +15,12 @@ namespace tessel {
 
 std::string default_layout(size_t rank) {
   switch (rank) {
-    case 0:
-      return "";
-    case 1:
-      return "C";
-    case 2:
-      return "NC";
-    case 3:
-      return "NCW";
-    case 4:
-      return "NCHW";
-    case 5:
-      return "NCDHW";
+    case 0: return "";
+    case 1: return "C";
+    case 2: return "NC";
+    case 3: return "NCW";
+    case 4: return "NCHW";
+    case 5: return "NCDHW";
     default: {
       std::string s;
       for (size_t i = 0; i < rank && i < 26; ++i) s += static_cast<char>('A' + i);
@@ -58,7 +52,8 @@ Tensor block_conv_weights(const Tensor& w, int64_t ib, int64_t ob) {
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x)
           for (int64_t ii = 0; ii < ib; ++ii)
-            for (int64_t oi = 0; oi < ob; ++oi) *dst++ = src[(((oo * ob + oi) * i + io * ib + ii) * kh + y) * kw + x];
+            for (int64_t oi = 0; oi < ob; ++oi)
+              *dst++ = src[(((oo * ob + oi) * i + io * ib + ii) * kh + y) * kw + x];
   return out;
 }
 
@@ -330,8 +325,7 @@ class LayoutRewriter {
   }
 
   // Pooling an NCHW{c}c tensor = pooling over (H, W, c) with a window of 1 along c.
-  template <class A>
-  static Attrs pool_attrs_3d(const Attrs& attrs) {
+  template <class A> static Attrs pool_attrs_3d(const Attrs& attrs) {
     A a = attrs_as<A>(attrs);
     a.kernel_shape.push_back(1);
     if (!a.strides.empty()) a.strides.push_back(1);
@@ -411,8 +405,8 @@ class LayoutRewriter {
       if (s[1] == out_shape[1] && out_shape[1] % block == 0) {
         if (g_.is_constant(nv)) {
           Tensor t = g_.value(nv).value.reshaped(s);
-          ValueId c =
-              g_.add_constant(fresh_name(g_.value(nv).name + "_" + target), convert_layout(t, Layout("NCHW"), l));
+          ValueId c = g_.add_constant(fresh_name(g_.value(nv).name + "_" + target),
+                                      convert_layout(t, Layout("NCHW"), l));
           g_.value(c).layout = target;
           inputs.push_back(c);
         } else if (logical_shape(nv).size() == 4) {

@@ -356,7 +356,7 @@ Stages conv2d_nchwc(BuildContext& c) {
                                  : "OIHW" + std::to_string(kl.factor('I')) + "i" + std::to_string(kl.factor('O')) + "o";
   if (dl.str() != "NCHW" + std::to_string(dl.factor('C')) + "c" ||
       ol.str() != "NCHW" + std::to_string(ol.factor('C')) + "c" || kl.str() != kernel ||
-      (depthwise ? dl.factor('C') : kl.factor('I')) != dl.factor('C') || kl.factor('O') != ol.factor('C') ||
+      (!depthwise && kl.factor('I') != dl.factor('C')) || kl.factor('O') != ol.factor('C') ||
       (depthwise && dl.factor('C') != ol.factor('C')))
     c.unsupported("layouts " + a.data_layout + " / " + a.kernel_layout + " / " + a.out_layout);
   auto geo = window(c, {x->shape[2], x->shape[3]}, {w->shape[2], w->shape[3]}, a.conv.auto_pad, a.conv.strides,
