@@ -2,7 +2,7 @@
 """Tessel against ONNX Runtime on the same ONNX files, through the path users take.
 
     tests/bench/compare_ort.py [--build build-check] [--threads 1,2] [--passes 15] [--only NAME ...]
-                               [--baseline OTHER_BUILD]
+                               [--baseline OTHER_BUILD] [--clock wall|thread]
 
 For each model: `tessel build` writes a shared library (what a user deploys), called here through
 its C entry point with ctypes; ONNX Runtime (PyPI `onnxruntime`, installed by this script into a
