@@ -108,10 +108,36 @@ Loop parallel_loop(const Stage& s) {
   return {s.name, s.leaf[0]};
 }
 
+// The number of iterations of loop `a` of a stage, from its root axis through the splits and fuses
+// that made it.
+int64_t loop_extent(const Stage& s, int a) {
+  const size_t data_axes = s.op->axes.size();
+  if (a < static_cast<int>(data_axes)) return s.op->axes[static_cast<size_t>(a)].extent;
+  const loopir::Reduce* red = s.op->reduction();
+  if (red && a < static_cast<int>(data_axes + red->axes.size()))
+    return red->axes[static_cast<size_t>(a) - data_axes].extent;
+  for (const Relation& r : s.relations) {
+    if (r.kind == Relation::Kind::kFuse && r.fused == a) return loop_extent(s, r.outer) * loop_extent(s, r.inner);
+    if (r.kind != Relation::Kind::kSplit || (r.outer != a && r.inner != a)) continue;
+    const int64_t parent = loop_extent(s, r.parent), parts = (parent + r.factor - 1) / r.factor;
+    return (r.outer == a) != r.by_nparts ? parts : r.factor;
+  }
+  return 1;
+}
+
+// The outermost data-parallel loop of a register-blocked reduction with more than one iteration,
+// a tile loop included: a (1, 128, 768) matmul output has only its tile loops to share, and its
+// leading batch axis of extent 1 would leave every thread but one idle.
+Loop parallel_tile_loop(const Stage& s) {
+  for (int a : s.leaf)
+    if (!s.axes[a].is_reduce && s.axes[a].kind == loopir::ForKind::kSerial && loop_extent(s, a) > 1) return {s.name, a};
+  return parallel_loop(s);
+}
+
 // Runs the outermost loop(s) of a stage in parallel: one loop, or with knobs.parallel_loops == 2
 // the two outermost fused into one (more iterations to share among threads) when both are
 // data-parallel serial loops.
-void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs) {
+void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool tiles = false) {
   const Stage& s = w.stage(name);
   if (knobs.parallel_loops.value_or(1) == 2 && s.leaf.size() >= 3) {
     const AxisState &a = s.axes[s.leaf[0]], &b = s.axes[s.leaf[1]];
@@ -120,7 +146,7 @@ void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs) {
       return;
     }
   }
-  w.parallel(parallel_loop(s));
+  w.parallel(tiles ? parallel_tile_loop(s) : parallel_loop(s));
 }
 
 // The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
@@ -213,7 +239,7 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     at = x_in_panel;
   }
   w.compute_at(red_name, at);
-  parallelize(w, out_name, knobs);
+  parallelize(w, out_name, knobs, /*tiles=*/true);
 
   const te::Tensor red = w.stage(red_name).op;
   Loop ry = w.root(red_name, rows_axis), rx = w.root(red_name, red->axes.size() - 1);

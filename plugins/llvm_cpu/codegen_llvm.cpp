@@ -782,7 +782,13 @@ class KernelEmitter {
   //
   //   for (i, lo, n) parallel { body }   ──▶   env = {every variable and buffer in scope}
   //                                             tessel_parallel_for(n, chunk, &env)
-  //   chunk(begin, end, env): unpack env; for (i = lo + begin; i < lo + end; ++i) body
+  //   chunk(begin, end, env): unpack env; chunk.body(lo + begin, end - begin, variables, buffers)
+  //   chunk.body(first, count, ...): for (i = first; i < first + count; ++i) body
+  //
+  // chunk.body takes the buffers as noalias, aligned parameters, as the kernel's body function
+  // does (it is inlined into chunk, keeping that as alias scopes). Pointers loaded from env carry
+  // no such facts: LLVM would assume that a store to a register tile's accumulators may change
+  // the operands it loaded, and keep the tile in memory, reloading every operand per row.
 
   void parallel_loop(const ir::For& n, llvm::Value* lo, llvm::Value* extent) {
     std::vector<const ir::Var*> var_keys;
@@ -821,7 +827,21 @@ class KernelEmitter {
         "tessel_parallel_for", b_.getVoidTy(), b_.getInt64Ty(), b_.getPtrTy(), b_.getPtrTy());
     b_.CreateCall(runtime, {extent, chunk, env});
 
-    // Chunk side: a fresh function with the same names bound to the unpacked environment.
+    // The body function: (first, count, variables..., buffers..., check record).
+    std::vector<llvm::Type*> body_params{b_.getInt64Ty(), b_.getInt64Ty()};
+    body_params.insert(body_params.end(), fields.begin(), fields.begin() + static_cast<long>(var_keys.size()));
+    const unsigned first_buffer = static_cast<unsigned>(body_params.size());
+    body_params.insert(body_params.end(), buffer_keys.size() + 1, b_.getPtrTy());
+    auto* body = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), body_params, false),
+                                        llvm::Function::InternalLinkage, chunk->getName() + ".body", module_);
+    body->addFnAttr(llvm::Attribute::AlwaysInline);
+    body->addFnAttr(llvm::Attribute::NoUnwind);
+    for (unsigned k = 0; k < buffer_keys.size(); ++k) {
+      body->addParamAttr(first_buffer + k, llvm::Attribute::NoAlias);
+      body->addParamAttr(first_buffer + k, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(kBufferAlignment)));
+    }
+
+    // Chunk side: unpack the environment, call the body.
     auto saved_vars = vars_;
     auto saved_buffers = buffers_;
     llvm::Function* saved_function = function_;
@@ -829,16 +849,24 @@ class KernelEmitter {
     llvm::IRBuilderBase::InsertPoint saved_ip = b_.saveIP();
     begin_function(chunk);
     llvm::Value* chunk_env = chunk->getArg(2);
-    f = 0;
-    for (const ir::Var* var : var_keys) vars_[var] = b_.CreateLoad(fields[f], b_.CreateStructGEP(env_ty, chunk_env, f)), ++f;
-    for (const std::string& name : buffer_keys) buffers_[name].ptr = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(env_ty, chunk_env, f++));
-    llvm::Value* saved_record = check_record_;
-    check_record_ = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(env_ty, chunk_env, f++));
+    std::vector<llvm::Value*> args(2);
+    for (f = 0; f < fields.size() - 1; ++f)
+      args.push_back(b_.CreateLoad(fields[f], b_.CreateStructGEP(env_ty, chunk_env, f)));
     llvm::Value* chunk_lo = b_.CreateLoad(b_.getInt64Ty(), b_.CreateStructGEP(env_ty, chunk_env, f));
-    llvm::Value* begin = b_.CreateAdd(chunk_lo, chunk->getArg(0));
-    llvm::Value* count = b_.CreateSub(chunk->getArg(1), chunk->getArg(0));
+    args[0] = b_.CreateAdd(chunk_lo, chunk->getArg(0));
+    args[1] = b_.CreateSub(chunk->getArg(1), chunk->getArg(0));
+    b_.CreateCall(body, args);
+    b_.CreateRetVoid();
+
+    // Body side: a fresh function with the same names bound to its parameters.
+    begin_function(body);
+    unsigned a = 2;
+    for (const ir::Var* var : var_keys) vars_[var] = body->getArg(a++);
+    for (const std::string& name : buffer_keys) buffers_[name].ptr = body->getArg(a++);
+    llvm::Value* saved_record = check_record_;
+    check_record_ = body->getArg(a);
     inside_parallel_ = true;
-    serial_loop(n.var.get(), begin, count, n.body, nullptr);
+    serial_loop(n.var.get(), body->getArg(0), body->getArg(1), n.body, nullptr);
     inside_parallel_ = false;
     b_.CreateRetVoid();
     function_ = saved_function;

@@ -2,12 +2,15 @@
 """Tessel against ONNX Runtime on the same ONNX files, through the path users take.
 
     tests/bench/compare_ort.py [--build build-check] [--threads 1,2] [--passes 15] [--only NAME ...]
+                               [--baseline OTHER_BUILD] [--clock wall|thread]
 
 For each model: `tessel build` writes a shared library (what a user deploys), called here through
 its C entry point with ctypes; ONNX Runtime (PyPI `onnxruntime`, installed by this script into a
 virtual environment under the build folder when missing) runs the same file. Both get the same
 inputs (seeded random), their outputs are compared before anything is timed, then the two are
 timed alternately, pass after pass, at each thread count; the figure is the best per-call time.
+With --baseline, the library that another build's `tessel` makes (the commit before a change) is
+timed in the same alternation, so a before/after comparison shares the machine's load.
 
     model.onnx ─ tessel build ─▶ model.so ─ ctypes: NAME_set_num_threads, NAME_run ─┐
          │                                                                           ├─ compare, time
@@ -109,16 +112,16 @@ def random_inputs(session, np):
     return arrays
 
 
-def best_per_call(call, seconds=0.25):
+def best_per_call(call, seconds=0.25, clock=time.perf_counter):
     """The mean time of one batch of calls lasting about `seconds` (calls counted on a first run)."""
-    start = time.perf_counter()
+    start = clock()
     call()
-    once = time.perf_counter() - start
+    once = clock() - start
     calls = max(1, int(seconds / max(once, 1e-6)))
-    start = time.perf_counter()
+    start = clock()
     for _ in range(calls):
         call()
-    return (time.perf_counter() - start) / calls * 1e3
+    return (clock() - start) / calls * 1e3
 
 
 def main():
@@ -127,6 +130,10 @@ def main():
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--passes", type=int, default=15)
     parser.add_argument("--only", nargs="*")
+    parser.add_argument("--baseline", help="another build folder whose tessel is timed beside (before/after)")
+    parser.add_argument("--clock", choices=["wall", "thread"], default="wall",
+                        help="thread: the calling thread's CPU time, for 1-thread runs on a loaded machine (time "
+                        "spent descheduled is not counted; both runtimes compute in the calling thread)")
     args = parser.parse_args()
     build_dir = os.path.abspath(args.build)
     ensure_venv(build_dir)
@@ -138,11 +145,21 @@ def main():
     libs_dir = os.path.join(build_dir, "bench_libraries")
     os.makedirs(libs_dir, exist_ok=True)
     threads = [int(t) for t in args.threads.split(",")]
-    print("onnxruntime %s; load average before: %s" % (ort.__version__, os.getloadavg()), flush=True)
-    print("%-18s %3s %11s %11s %8s  %s" % ("model", "thr", "ORT ms", "tessel ms", "ratio", "max |diff|"))
+    clock = time.thread_time if args.clock == "thread" else time.perf_counter
+    if args.clock == "thread" and threads != [1]:
+        parser.error("--clock thread measures one thread: use it with --threads 1")
+    print("onnxruntime %s; %s clock; load average before: %s" % (ort.__version__, args.clock, os.getloadavg()),
+          flush=True)
+    baseline_tessel = os.path.join(os.path.abspath(args.baseline), "app", "cli", "tessel") if args.baseline else None
+    baseline_dir = os.path.join(libs_dir, "baseline")
+    if baseline_tessel:
+        os.makedirs(baseline_dir, exist_ok=True)
+    print("%-18s %3s %11s %11s %8s  %s" % ("model", "thr", "ORT ms", "tessel ms", "ratio", "max |diff|") +
+          ("  %11s %8s" % ("baseline ms", "ratio") if baseline_tessel else ""))
     failures = 0
     for name, path in model_files(build_dir, args.only):
         library = Library(tessel, path, libs_dir)
+        baseline = Library(baseline_tessel, path, baseline_dir, name="baseline") if baseline_tessel else None
         for t in threads:
             options = ort.SessionOptions()
             options.intra_op_num_threads = t
@@ -162,12 +179,22 @@ def main():
                 print("%-18s %3d  outputs differ: max |diff| %.3g (scale %.3g)" % (name, t, diff, scale))
                 failures += 1
                 continue
-            best_ort = best_tessel = float("inf")
+            run_baseline = None
+            if baseline:
+                baseline_outputs = [aligned(np.zeros_like(e), np) for e in expected]
+                baseline.set_threads(t)
+                run_baseline = baseline.bind(inputs, baseline_outputs)
+                run_baseline()
+            best_ort = best_tessel = best_baseline = float("inf")
             for _ in range(args.passes):
-                best_ort = min(best_ort, best_per_call(lambda: session.run(None, feeds)))
-                best_tessel = min(best_tessel, best_per_call(run_tessel))
-            print("%-18s %3d %11.3f %11.3f %7.2fx  %.2g" % (name, t, best_ort, best_tessel, best_tessel / best_ort, diff),
-                  flush=True)
+                best_ort = min(best_ort, best_per_call(lambda: session.run(None, feeds), clock=clock))
+                best_tessel = min(best_tessel, best_per_call(run_tessel, clock=clock))
+                if run_baseline:
+                    best_baseline = min(best_baseline, best_per_call(run_baseline, clock=clock))
+            line = "%-18s %3d %11.3f %11.3f %7.2fx  %.2g" % (name, t, best_ort, best_tessel, best_tessel / best_ort, diff)
+            if run_baseline:
+                line += "  %11.3f %7.2fx" % (best_baseline, best_baseline / best_ort)
+            print(line, flush=True)
     print("load average after: %s  (ratio = tessel / ORT: below 1 is faster than ONNX Runtime)" % (os.getloadavg(),))
     return 1 if failures else 0
 

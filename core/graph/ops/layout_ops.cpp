@@ -44,7 +44,16 @@ void check_layouts(const Conv2dNchwcAttrs& a) {
   if (data.primal_axes() != "NCHW" || out.primal_axes() != "NCHW")
     throw Error("conv2d_nchwc: data_layout and out_layout must block NCHW, got " + a.data_layout + " and " + a.out_layout);
   if (kernel.primal_axes() != "OIHW") throw Error("conv2d_nchwc: kernel_layout must block OIHW, got " + a.kernel_layout);
-  if (a.conv.group != 1) throw Error("conv2d_nchwc: only group=1 is blocked, got group=" + std::to_string(a.conv.group));
+}
+
+// Blocked convolutions are dense (group 1) or depthwise: one input and one output channel per
+// group, the kernel OIHW{b}o (its I axis of extent 1 left unblocked).
+void check_groups(const Conv2dNchwcAttrs& a, const PlainTypes& t) {
+  if (a.conv.group == 1) return;
+  const int64_t group = a.conv.group;
+  if (t.x.shape[1] != group || t.w.shape[0] != group || t.w.shape[1] != 1 || Layout(a.kernel_layout).factor('I') != 1)
+    throw Error("conv2d_nchwc: only dense (group=1) and depthwise convolutions are blocked, got group=" +
+                std::to_string(group) + " on " + std::to_string(t.x.shape[1]) + " channels");
 }
 
 }  // namespace
@@ -54,6 +63,7 @@ void Conv2dNchwcOp::infer(const Attrs& a, InferContext& ctx) {
   std::vector<const TensorType*> in;
   for (int i = 0; i < ctx.num_inputs(); ++i) in.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
   PlainTypes t = plain_types(a, in);
+  check_groups(a, t);
   InferContext plain({&t.x, &t.w, t.has_bias ? &t.b : nullptr}, {nullptr, nullptr, nullptr}, 1);
   ConvOp::infer(a.conv, plain);
   const TensorType& y = plain.outputs()[0];

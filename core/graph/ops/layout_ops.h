@@ -5,6 +5,7 @@
 //
 //   conv2d_nchwc(X: NCHW{i}c, W: OIHW{i}i{o}o, B?: C{o}c) → Y: NCHW{o}c
 //   X [N, C/i, H, W, i] ─▶ NCHW ─▶ Conv ─▶ NCHW ─▶ Y [N, M/o, H', W', o]
+//   depthwise (group = C = M): W: OIHW{o}o [M/o, 1, R, S, o], X in NCHW{o}c
 #include "core/graph/ops/common.h"
 #include "core/graph/ops/nn_conv.h"
 

@@ -7,6 +7,7 @@
 #include "core/graph/layout.h"
 #include "core/graph/op_table.h"
 #include "core/graph/ops/layout_ops.h"
+#include "core/graph/ops/nn_matmul.h"
 #include "core/graph/ops/nn_pool.h"
 #include "core/graph/ops/shape_ops.h"
 
@@ -65,6 +66,7 @@ class LayoutRewriter {
     g_.name = old_.name;
     for (const Value& v : old_.values) used_names_.insert(v.name);
     for (const Node& n : old_.nodes) used_names_.insert(n.name);
+    mark_concatenated();
     for (ValueId v : old_.inputs) {
       const Value& ov = old_.value(v);
       ValueId nv = g_.add_input(ov.name, ov.type);
@@ -194,6 +196,7 @@ class LayoutRewriter {
         return;
       }
     }
+    if (op == "Gemm" && try_gemm_k_major(n)) return;
     if ((op == "MaxPool" || op == "AveragePool") && try_blocked_pool(n)) return;
     if (op == "Concat" && try_blocked_concat(n)) return;
     if (n.op->pattern <= PatternKind::kBroadcast && n.op->shape_inputs.empty() && op != "BatchNormalization" &&
@@ -211,14 +214,45 @@ class LayoutRewriter {
     bind_outputs(n, emit(n.name, *n.op, n.attrs, inputs, output_names(n), ""));
   }
 
+  // Values that reach a Concat, directly or through element-wise ops: convs producing them keep
+  // one-vector blocks, the block their siblings in the Concat most likely have.
+  void mark_concatenated() {
+    concatenated_.assign(old_.values.size(), false);
+    for (auto it = old_.nodes.rbegin(); it != old_.nodes.rend(); ++it) {
+      bool feeds = it->op->name == "Concat";
+      for (ValueId v : it->outputs) feeds = feeds || concatenated_[v];
+      if (!feeds || (it->op->name != "Concat" && it->op->pattern > PatternKind::kBroadcast)) continue;
+      for (ValueId v : it->inputs)
+        if (v != kNoValue) concatenated_[v] = true;
+    }
+  }
+
+  // The channel block of a conv's output: two vectors when the channels allow, so that the
+  // register tile holds rows x 2 vectors of accumulators (a 7-wide row of ResNet's last stage
+  // otherwise keeps only 7, too few to hide the FMA latency); else at most one vector.
+  int64_t conv_block(int64_t channels, bool concatenated = false) const {
+    return !concatenated && channels % (2 * vec_) == 0 ? 2 * vec_ : channel_block(channels, vec_);
+  }
+
+  // The input's block when it is blocked already and the block divides the channels (no
+  // layout_transform), else conv_block.
+  int64_t input_block(ValueId x, int64_t channels) const {
+    if (is_blocked(x) && Layout(layout(x)).primal_axes() == "NCHW") {
+      const int64_t current = Layout(layout(x)).factor('C');
+      if (current > 1 && channels % current == 0) return current;
+    }
+    return conv_block(channels);
+  }
+
   bool try_blocked_conv(const Node& n) {
     if (vec_ <= 1) return false;
     const auto& a = attrs_as<ops::ConvAttrs>(n.attrs);
     ValueId x = get(n.inputs[0]), w = get(n.inputs[1]);
-    if (a.group != 1 || !g_.is_constant(w) || logical_shape(x).size() != 4 || shape(w).size() != 4) return false;
+    if (!g_.is_constant(w) || logical_shape(x).size() != 4 || shape(w).size() != 4) return false;
     if (g_.value(w).type.dtype != DataType::kFloat32) return false;
+    if (a.group != 1) return try_blocked_depthwise(n, x, w);
     const int64_t out_channels = shape(w)[0], in_channels = shape(w)[1];
-    const int64_t ib = channel_block(in_channels, vec_), ob = channel_block(out_channels, vec_);
+    const int64_t ib = input_block(x, in_channels), ob = conv_block(out_channels, concatenated_[n.outputs[0]]);
     if (ob <= 1) return false;
     ops::Conv2dNchwcAttrs ca;
     ca.conv = a;
@@ -234,6 +268,59 @@ class LayoutRewriter {
       inputs.push_back(in_layout(b, "C" + std::to_string(ob) + "c"));
     }
     bind_outputs(n, emit(n.name, get_op("conv2d_nchwc"), make_attrs(ca), inputs, output_names(n), ca.out_layout));
+    return true;
+  }
+
+  // A depthwise conv (one input and one output channel per group) on NCHW{b}c: each block of b
+  // channels is its own vector, so it chains with the blocked convs around it (MobileNet's
+  // expand, depthwise, project) with no layout_transform between them. Only an input already
+  // blocked is worth it (an NCHW one would pay two transforms around a memory-bound kernel); the
+  // block follows the input's when it divides the channels.
+  bool try_blocked_depthwise(const Node& n, ValueId x, ValueId w) {
+    const auto& a = attrs_as<ops::ConvAttrs>(n.attrs);
+    const int64_t channels = logical_shape(x)[1];
+    if (a.group != channels || shape(w)[0] != channels || shape(w)[1] != 1 || !is_blocked(x)) return false;
+    const int64_t block = input_block(x, channels);
+    if (block <= 1) return false;
+    ops::Conv2dNchwcAttrs ca;
+    ca.conv = a;
+    ca.data_layout = blocked_nchw(block);
+    ca.kernel_layout = "OIHW" + std::to_string(block) + "o";
+    ca.out_layout = ca.data_layout;
+    ValueId wb = g_.add_constant(fresh_name(g_.value(w).name + "_" + ca.kernel_layout),
+                                 convert_layout(g_.value(w).value, Layout("OIHW"), Layout(ca.kernel_layout)));
+    g_.value(wb).layout = ca.kernel_layout;
+    std::vector<ValueId> inputs = {in_layout(x, ca.data_layout), wb};
+    if (n.inputs.size() > 2 && n.inputs[2] != kNoValue)
+      inputs.push_back(in_layout(get(n.inputs[2]), "C" + std::to_string(block) + "c"));
+    bind_outputs(n, emit(n.name, get_op("conv2d_nchwc"), make_attrs(ca), inputs, output_names(n), ca.out_layout));
+    return true;
+  }
+
+  // Gemm with transB and a constant B (a Linear layer: B is N×K) reads B along K for each output
+  // column, so a vectorized column loop gathers. Its weights stored K×N instead (transB=0) make the
+  // column loop a contiguous load.
+  bool try_gemm_k_major(const Node& n) {
+    if (vec_ <= 1 || n.inputs.size() < 2 || !old_.is_constant(n.inputs[1])) return false;
+    const auto& a = attrs_as<ops::GemmAttrs>(n.attrs);
+    const Tensor& b = old_.value(n.inputs[1]).value;
+    if (!a.transB || b.dtype() != DataType::kFloat32 || b.shape().size() != 2) return false;
+    const int64_t rows = b.shape()[0], cols = b.shape()[1];
+    Tensor t(DataType::kFloat32, {cols, rows});
+    const float* src = b.data<float>();
+    float* dst = t.data<float>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+    ValueId bt = g_.add_constant(fresh_name(old_.value(n.inputs[1]).name + "_KN"), t);
+    g_.value(bt).layout = default_layout(2);
+    std::vector<ValueId> inputs;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      ValueId nv = k == 1 ? bt : get(n.inputs[k]);
+      inputs.push_back(nv == kNoValue || k == 1 ? nv : in_layout(nv, default_layout(logical_shape(nv).size())));
+    }
+    ops::GemmAttrs ga = a;
+    ga.transB = 0;
+    bind_outputs(n, emit(n.name, *n.op, make_attrs(ga), inputs, output_names(n), ""));
     return true;
   }
 
@@ -346,6 +433,7 @@ class LayoutRewriter {
   std::vector<ValueId> map_;
   std::map<std::pair<ValueId, std::string>, ValueId> converted_;
   std::unordered_set<std::string> used_names_;
+  std::vector<bool> concatenated_;  // by old value
 };
 
 }  // namespace

@@ -7,9 +7,14 @@
 //                  ▲ inserted      ▲ W' = W in OIHW3i16o (constant, pre-transformed)               ▲ inserted
 //
 // 1. Each op says what layout it wants for the target: a 2-D Conv (group 1, constant weights)
-//    computes in NCHW{c}c with c = the target's vector width in floats (vector_bits / 32, so 16
-//    for AVX-512) — or the largest divisor of the channel count below it — and becomes
-//    conv2d_nchwc with weights pre-transformed to OIHW{i}i{o}o as constants.
+//    computes in NCHW{c}c with c = two vectors of the target (vector_bits / 32 floats each, so 32
+//    for AVX-512) when the channel count is a multiple of that, else one vector or the largest
+//    divisor of the channel count below it; its input keeps the block it has when that divides
+//    the channels. It becomes conv2d_nchwc with weights pre-transformed to OIHW{i}i{o}o as
+//    constants. A depthwise Conv
+//    (group = channels) whose input is already blocked stays in that block (weights OIHW{c}o),
+//    so MobileNet's expand → depthwise → project chain has no layout_transform inside.
+//    A Gemm with transB and constant weights gets them stored K×N instead (transB=0).
 // 2. Layout-agnostic ops take the layout of their input and pass it on: element-wise ops,
 //    broadcasts whose other operands are scalars or per-channel tensors (constants are
 //    transformed at compile time, other tensors through layout_transform), MaxPool/AveragePool

@@ -344,28 +344,43 @@ Stages conv2d(BuildContext& c) {
 }
 
 // conv2d_nchwc: X[N, C/b, H, W, b] * W[O/b, C/b, R, S, b(i), b(o)] -> Y[N, O/b, H', W', b].
+// Depthwise: X[N, C/b, H, W, b] * W[C/b, 1, R, S, b] -> Y[N, C/b, H', W', b], channel by channel.
 Stages conv2d_nchwc(BuildContext& c) {
   float_operand(c);
   const auto& a = c.attrs<ops::Conv2dNchwcAttrs>();
   const te::Tensor &x = c.input(0), &w = c.input(1);
   Layout dl(a.data_layout), kl(a.kernel_layout), ol(a.out_layout);
+  const bool depthwise = a.conv.group != 1;
+  const std::string kernel = depthwise
+                                 ? "OIHW" + std::to_string(kl.factor('O')) + "o"
+                                 : "OIHW" + std::to_string(kl.factor('I')) + "i" + std::to_string(kl.factor('O')) + "o";
   if (dl.str() != "NCHW" + std::to_string(dl.factor('C')) + "c" ||
-      ol.str() != "NCHW" + std::to_string(ol.factor('C')) + "c" ||
-      kl.str() != "OIHW" + std::to_string(kl.factor('I')) + "i" + std::to_string(kl.factor('O')) + "o" ||
-      kl.factor('I') != dl.factor('C') || kl.factor('O') != ol.factor('C'))
+      ol.str() != "NCHW" + std::to_string(ol.factor('C')) + "c" || kl.str() != kernel ||
+      (!depthwise && kl.factor('I') != dl.factor('C')) || kl.factor('O') != ol.factor('C') ||
+      (depthwise && dl.factor('C') != ol.factor('C')))
     c.unsupported("layouts " + a.data_layout + " / " + a.kernel_layout + " / " + a.out_layout);
   auto geo = window(c, {x->shape[2], x->shape[3]}, {w->shape[2], w->shape[3]}, a.conv.auto_pad, a.conv.strides,
                     a.conv.dilations, a.conv.pads, false);
   te::Tensor padded = pad_spatial(c, x, geo, 0.0, c.stage("pad"));
-  IterVar rcb = te::reduce_axis(x->shape[1], "rcb"), ry = te::reduce_axis(w->shape[2], "ry"),
-          rx = te::reduce_axis(w->shape[3], "rx"), rci = te::reduce_axis(x->shape[4], "rci");
-  te::Tensor conv = te::compute(c.has(2) ? c.stage("conv") : c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
-    Expr y = i[2] * geo.stride[0] + Expr(ry.var) * geo.dilation[0];
-    Expr xx = i[3] * geo.stride[1] + Expr(rx.var) * geo.dilation[1];
-    return te::sum(
-        te::at(padded, {i[0], rcb.var, y, xx, rci.var}) * te::at(w, {i[1], rcb.var, ry.var, rx.var, rci.var, i[4]}),
-        {rcb, ry, rx, rci});
-  });
+  IterVar ry = te::reduce_axis(w->shape[2], "ry"), rx = te::reduce_axis(w->shape[3], "rx");
+  te::Tensor conv;
+  if (depthwise) {
+    conv = te::compute(c.has(2) ? c.stage("conv") : c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
+      Expr y = i[2] * geo.stride[0] + Expr(ry.var) * geo.dilation[0];
+      Expr xx = i[3] * geo.stride[1] + Expr(rx.var) * geo.dilation[1];
+      return te::sum(te::at(padded, {i[0], i[1], y, xx, i[4]}) * te::at(w, {i[1], make_int(0), ry.var, rx.var, i[4]}),
+                     {ry, rx});
+    });
+  } else {
+    IterVar rcb = te::reduce_axis(x->shape[1], "rcb"), rci = te::reduce_axis(x->shape[4], "rci");
+    conv = te::compute(c.has(2) ? c.stage("conv") : c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
+      Expr y = i[2] * geo.stride[0] + Expr(ry.var) * geo.dilation[0];
+      Expr xx = i[3] * geo.stride[1] + Expr(rx.var) * geo.dilation[1];
+      return te::sum(
+          te::at(padded, {i[0], rcb.var, y, xx, rci.var}) * te::at(w, {i[1], rcb.var, ry.var, rx.var, rci.var, i[4]}),
+          {rcb, ry, rx, rci});
+    });
+  }
   if (!c.has(2)) return {conv};
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
     const te::Tensor& b = c.in[2];
