@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/graph/op_table.h"
+#include "core/graph/ops/elementwise.h"
 #include "core/graph/ops/quant_ops.h"
 #include "core/graph/passes/graph_rewrite.h"
 
@@ -29,6 +30,8 @@ class QdqRewriter {
     const auto n_nodes = static_cast<NodeId>(g_.nodes.size());
     for (NodeId id = 0; id < n_nodes; ++id)
       if (g_.nodes[id].op->name == "QuantizeLinear") rewrite(id);
+    for (NodeId id = 0; id < n_nodes; ++id)
+      if (!dead_[id] && g_.nodes[id].op->name == "Conv") integer_conv(id);
     if (!changed_) return false;
     compact(g_, dead_);
     infer_types(g_);
@@ -198,6 +201,51 @@ class QdqRewriter {
     recount_uses();
     for (NodeId d : dequantizers)
       if (uses_[g_.nodes[d].outputs[0]] == 0) dead_[d] = true;
+    recount_uses();
+    changed_ = true;
+  }
+
+  // A Conv of dequantized operands whose float result is not quantized again (it feeds a float
+  // residual Add, say): the products still accumulate exactly in int32, and one multiply per
+  // channel by x_scale·w_scale gives the float result.
+  //   %acc = ConvInteger(%xq, %wq, %zx, %zw);  %b = Add(%acc, %bq[M,1,1])
+  //   %c = Mul(Cast(%b, f32), (x_scale·w_scale)[M,1,1])
+  void integer_conv(NodeId id) {
+    const Node conv = g_.nodes[id];
+    const auto x = dequantized(conv.inputs[0]), w = dequantized(conv.inputs[1]);
+    if (!x || !w || !conv_operands_match(conv, *x, *w)) return;
+    const int64_t channels = type(w->q).shape[0];
+    std::optional<Dequantized> b;
+    if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue) {
+      b = dequantized(conv.inputs[2]);
+      if (!b || !constant(b->q) || !bias_matches(*b, *x, *w, channels)) return;
+    }
+    const Tensor &sx = *constant(x->scale), &sw = *constant(w->scale);
+    Tensor scale(DataType::kFloat32, Shape{channels, 1, 1});
+    for (int64_t c = 0; c < channels; ++c)
+      scale.set_double(
+          c, static_cast<float>(sx.get_double(0)) * static_cast<float>(sw.get_double(sw.numel() == 1 ? 0 : c)));
+    const std::string& base = conv.name;
+    ValueId acc = g_.add_node1(g_.unique_name(base + "_integer"), get_op("ConvInteger"), conv.attrs,
+                               {x->q, w->q, x->zero_point, w->zero_point});
+    if (b) {
+      const ValueId bias =
+          g_.add_constant(g_.unique_name(base + "_bias_i32"), constant(b->q)->reshaped(Shape{channels, 1, 1}));
+      acc = g_.add_node1(g_.unique_name(base + "_bias"), get_op("Add"), make_attrs(NoAttrs{}), {acc, bias});
+    }
+    ops::CastAttrs to_float;
+    to_float.to = DataType::kFloat32;
+    const ValueId f = g_.add_node1(g_.unique_name(base + "_float"), get_op("Cast"), make_attrs(to_float), {acc});
+    const ValueId scale_v = g_.add_constant(g_.unique_name(base + "_scale"), std::move(scale));
+    const ValueId out = g_.add_node1(base, get_op("Mul"), make_attrs(NoAttrs{}), {f, scale_v});
+    const std::string name = g_.value(conv.outputs[0]).name;
+    replace_uses(g_, conv.outputs[0], out);
+    if (g_.value(out).name != name) std::swap(g_.value(out).name, g_.value(conv.outputs[0]).name);
+    dead_.resize(g_.nodes.size(), false);
+    dead_[id] = true;
+    recount_uses();
+    for (NodeId d : {x->node, w->node, b ? b->node : NodeId{-1}})
+      if (d >= 0 && uses_[g_.nodes[d].outputs[0]] == 0) dead_[d] = true;
     recount_uses();
     changed_ = true;
   }
