@@ -227,7 +227,8 @@ class QdqRewriter {
           c, static_cast<float>(sx.get_double(0)) * static_cast<float>(sw.get_double(sw.numel() == 1 ? 0 : c)));
     const std::string& base = conv.name;
     ValueId acc = g_.add_node1(g_.unique_name(base + "_integer"), get_op("ConvInteger"), conv.attrs,
-                               {x->q, w->q, x->zero_point, w->zero_point});
+                               {x->q, w->q, zero_point_or_zero(x->zero_point, x->scale, type(x->q).dtype, base + "_x"),
+                                zero_point_or_zero(w->zero_point, w->scale, type(w->q).dtype, base + "_w")});
     if (b) {
       const ValueId bias =
           g_.add_constant(g_.unique_name(base + "_bias_i32"), constant(b->q)->reshaped(Shape{channels, 1, 1}));
