@@ -8,6 +8,7 @@
 #include "core/graph/passes/fuse_ops.h"
 #include "core/graph/passes/infer_shapes.h"
 #include "core/graph/passes/plan_memory.h"
+#include "core/graph/passes/quantize_qdq.h"
 #include "core/graph/passes/simplify_inference.h"
 #include "core/graph/passes/transform_layout.h"
 #include "core/graph/passes/verify_graph.h"
@@ -17,6 +18,7 @@ namespace tessel {
 std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
   std::vector<GraphPass> all = {
       {"infer_shapes", infer_shapes},                  // dtypes and shapes of every value
+      {"quantize_qdq", quantize_qdq},                  // DequantizeLinear → Conv/MatMul → QuantizeLinear → QLinear ops
       {"fold_constants", fold_constants},              // shape chains, constant subgraphs → constants
       {"simplify_inference", simplify_inference},      // batch norm into conv weights, no dropout/identity
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
