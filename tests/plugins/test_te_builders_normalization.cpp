@@ -7,10 +7,11 @@
 #include <random>
 
 #include "core/compile/compiled_model.h"
-#include "core/graph/ops/te/te_from_graph.h"
 #include "core/graph/op_table.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"
+#include "tests/plugins/compiled_vs_reference.h"
 
 using namespace tessel;
 
@@ -70,11 +71,9 @@ class TestTeBuildersNormalization : public QObject {
   void initTestCase() { PluginManager::global().load_all({TESSEL_BINARY_DIR "/plugins"}); }
 
   void compiles_and_matches_the_reference_data() {
-    QTest::addColumn<int>("index");
-    QTest::addColumn<QString>("target");
-    for (size_t i = 0; i < cases().size(); ++i)
-      for (const char* t : {"llvm", "c", "interp"})
-        QTest::newRow((std::string(cases()[i].name) + "@" + t).c_str()) << static_cast<int>(i) << t;
+    std::vector<std::string> names;
+    for (const Case& k : cases()) names.push_back(k.name);
+    testing::add_case_rows(names);
   }
   void compiles_and_matches_the_reference() {
     QFETCH(int, index);
@@ -93,24 +92,8 @@ class TestTeBuildersNormalization : public QObject {
     g.outputs = {g.add_node1("n", op, op.parse_attrs(k.op, k.attrs), in)};
     infer_types(g);
 
-    auto compiled =
-        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
-    QVERIFY(!compiled->kernels().empty());
-    for (const auto& kernel : compiled->kernels())
-      QVERIFY2(kernel.compiled,
-               qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
-
-    const Tensor got = compiled->run(values)[0], want = run_reference(g, values)[0];
-    QCOMPARE(got.shape(), want.shape());
-    // The reference computes in double and rounds once; the kernel computes in float32.
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      const double w = want.get_double(i), d = std::abs(got.get_double(i) - w);
-      QVERIFY2(d <= 1e-5 + 1e-4 * std::abs(w), qPrintable(QString("%1 on %2: element %3 is %4, expected %5")
-                                                              .arg(k.name, target)
-                                                              .arg(i)
-                                                              .arg(got.get_double(i))
-                                                              .arg(w)));
-    }
+    const QString failure = testing::compiled_vs_reference(g, values, target, testing::kFloat32Rounding);
+    QVERIFY2(failure.isEmpty(), qPrintable(QString("%1 on %2: %3").arg(k.name, target, failure)));
   }
 };
 

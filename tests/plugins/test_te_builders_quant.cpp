@@ -12,6 +12,7 @@
 #include "core/graph/ops/te/te_from_graph.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"
+#include "tests/plugins/compiled_vs_reference.h"
 
 using namespace tessel;
 
@@ -119,11 +120,9 @@ class TestTeBuildersQuant : public QObject {
   void initTestCase() { PluginManager::global().load_all({TESSEL_BINARY_DIR "/plugins"}); }
 
   void compiles_and_matches_the_reference_data() {
-    QTest::addColumn<int>("index");
-    QTest::addColumn<QString>("target");
-    for (size_t i = 0; i < cases().size(); ++i)
-      for (const char* t : {"llvm", "c", "interp"})
-        QTest::newRow((std::string(cases()[i].name) + "@" + t).c_str()) << static_cast<int>(i) << t;
+    std::vector<std::string> names;
+    for (const Case& k : cases()) names.push_back(k.name);
+    testing::add_case_rows(names);
   }
   void compiles_and_matches_the_reference() {
     QFETCH(int, index);
@@ -142,27 +141,9 @@ class TestTeBuildersQuant : public QObject {
     g.outputs = g.add_node("n", op, op.parse_attrs(k.op, k.attrs), in, k.outputs);
     infer_types(g);
 
-    auto compiled =
-        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
-    QVERIFY(!compiled->kernels().empty());
-    for (const auto& kernel : compiled->kernels())
-      QVERIFY2(kernel.compiled,
-               qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
-
-    const std::vector<Tensor> got = compiled->run(values), want = run_reference(g, values);
-    QCOMPARE(got.size(), want.size());
-    for (size_t o = 0; o < want.size(); ++o) {
-      QCOMPARE(got[o].dtype(), want[o].dtype());
-      QCOMPARE(got[o].shape(), want[o].shape());
-      for (int64_t i = 0; i < want[o].numel(); ++i)
-        QVERIFY2(got[o].get_double(i) == want[o].get_double(i),
-                 qPrintable(QString("%1 on %2: output %3 element %4 is %5, expected %6")
-                                .arg(k.name, target)
-                                .arg(o)
-                                .arg(i)
-                                .arg(got[o].get_double(i))
-                                .arg(want[o].get_double(i))));
-    }
+    // Compiled and reference kernels do the same integer and rounding arithmetic: equal bit for bit.
+    const QString failure = testing::compiled_vs_reference(g, values, target, testing::kExact);
+    QVERIFY2(failure.isEmpty(), qPrintable(QString("%1 on %2: %3").arg(k.name, target, failure)));
   }
 
   // resources/models/qdq_resnet: every kernel compiles (Q/DQ included) and the output is the

@@ -12,6 +12,7 @@
 #include "core/graph/ops/te/te_from_graph.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"
+#include "tests/plugins/compiled_vs_reference.h"
 
 using namespace tessel;
 
@@ -148,11 +149,9 @@ class TestTeBuildersRecurrent : public QObject {
   void initTestCase() { PluginManager::global().load_all({TESSEL_BINARY_DIR "/plugins"}); }
 
   void compiles_and_matches_the_reference_data() {
-    QTest::addColumn<int>("index");
-    QTest::addColumn<QString>("target");
-    for (size_t i = 0; i < cases().size(); ++i)
-      for (const char* t : {"llvm", "c", "interp"})
-        QTest::newRow((std::string(cases()[i].name) + "@" + t).c_str()) << static_cast<int>(i) << t;
+    std::vector<std::string> names;
+    for (const Case& k : cases()) names.push_back(k.name);
+    testing::add_case_rows(names);
   }
   void compiles_and_matches_the_reference() {
     QFETCH(int, index);
@@ -161,13 +160,8 @@ class TestTeBuildersRecurrent : public QObject {
     QVERIFY(compile::has_te_builder(k.op));
     std::vector<Tensor> values;
     const Graph g = case_graph(k, values);
-    auto compiled =
-        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
-    QVERIFY(!compiled->kernels().empty());
-    for (const auto& kernel : compiled->kernels())
-      QVERIFY2(kernel.compiled,
-               qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
-    expect_match(compiled->run(values), run_reference(g, values), QString("%1 on %2").arg(k.name, target));
+    const QString failure = testing::compiled_vs_reference(g, values, target, testing::kFloat32Rounding);
+    QVERIFY2(failure.isEmpty(), qPrintable(QString("%1 on %2: %3").arg(k.name, target, failure)));
   }
 
   // 40 steps in both directions: more than the builder unrolls, so the node runs its reference kernel.

@@ -9,6 +9,7 @@
 #include "core/graph/ops/te/te_from_graph.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"
+#include "tests/plugins/compiled_vs_reference.h"
 
 using namespace tessel;
 
@@ -62,29 +63,18 @@ class TestTeBuildersRoiAlign : public QObject {
   void initTestCase() { PluginManager::global().load_all({TESSEL_BINARY_DIR "/plugins"}); }
 
   void compiles_and_matches_the_reference_data() {
-    QTest::addColumn<int>("index");
-    QTest::addColumn<QString>("target");
-    for (size_t i = 0; i < cases().size(); ++i)
-      for (const char* t : {"llvm", "c", "interp"})
-        QTest::newRow((std::string(cases()[i].name) + "@" + t).c_str()) << static_cast<int>(i) << t;
+    std::vector<std::string> names;
+    for (const Case& k : cases()) names.push_back(k.name);
+    testing::add_case_rows(names);
   }
   void compiles_and_matches_the_reference() {
     QFETCH(int, index);
     QFETCH(QString, target);
     std::vector<Tensor> values;
-    const Graph g = case_graph(cases()[static_cast<size_t>(index)], values);
-    auto compiled =
-        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
-    for (const auto& kernel : compiled->kernels())
-      QVERIFY2(kernel.compiled,
-               qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
-    const Tensor got = compiled->run(values)[0], want = run_reference(g, values)[0];
-    QCOMPARE(got.shape(), want.shape());
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      const double w = want.get_double(i);
-      QVERIFY2(std::abs(got.get_double(i) - w) <= 1e-5 + 1e-4 * std::abs(w),
-               qPrintable(QString("element %1 is %2, expected %3").arg(i).arg(got.get_double(i)).arg(w)));
-    }
+    const Case& k = cases()[static_cast<size_t>(index)];
+    const Graph g = case_graph(k, values);
+    const QString failure = testing::compiled_vs_reference(g, values, target, testing::kFloat32Rounding);
+    QVERIFY2(failure.isEmpty(), qPrintable(QString("%1 on %2: %3").arg(k.name, target, failure)));
   }
 
   void adaptive_sampling_runs_the_reference_kernel() {

@@ -1,0 +1,65 @@
+#pragma once
+// What the tensor-expression builder tests check on each small graph: it compiles for the target
+// with no kernel falling back to the reference kernels, and the compiled outputs match the
+// reference executor's (the oracle) in dtype, shape and every element.
+//
+//   const QString failure = compiled_vs_reference(g, inputs, "llvm", kFloat32Rounding);
+//   QVERIFY2(failure.isEmpty(), qPrintable(name + " on llvm: " + failure));
+//
+// Each test file keeps its own cases (how it builds graphs and inputs); the rows of a data-driven
+// test, case × CPU backend, come from add_case_rows.
+#include <QString>
+#include <QtTest>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/compile/compiled_model.h"
+#include "core/runtime/reference_executor.h"
+#include "core/target/target.h"
+
+namespace tessel::testing {
+
+// |compiled − reference| ≤ abs + rel·|reference|; both 0: equal.
+struct Tolerance {
+  double abs = 0, rel = 0;
+};
+// The reference computes in double and rounds once; kernels compute in float32.
+inline constexpr Tolerance kFloat32Rounding{1e-5, 1e-4};
+inline constexpr Tolerance kExact{0, 0};
+
+// "" when the graph compiled without fallback and its outputs match; else what did not.
+inline QString compiled_vs_reference(const Graph& g, const std::vector<Tensor>& inputs, const QString& target,
+                                     Tolerance tolerance) {
+  auto compiled =
+      compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
+  if (compiled->kernels().empty()) return "no kernel was made";
+  for (const compile::CompiledKernel& kernel : compiled->kernels())
+    if (!kernel.compiled) return QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason);
+  const std::vector<Tensor> got = compiled->run(inputs), want = run_reference(g, inputs);
+  if (got.size() != want.size()) return QString("%1 outputs, the reference has %2").arg(got.size()).arg(want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    if (got[o].dtype() != want[o].dtype() || got[o].shape() != want[o].shape())
+      return QString::fromStdString("output " + std::to_string(o) + " is " + std::string(dtype_name(got[o].dtype())) +
+                                    shape_str(got[o].shape()) + ", the reference's is " +
+                                    std::string(dtype_name(want[o].dtype())) + shape_str(want[o].shape()));
+    for (int64_t i = 0; i < want[o].numel(); ++i) {
+      const double w = want[o].get_double(i), g_i = got[o].get_double(i);
+      if (!(std::abs(g_i - w) <= tolerance.abs + tolerance.rel * std::abs(w)))
+        return QString("output %1 element %2 is %3, expected %4").arg(o).arg(i).arg(g_i).arg(w);
+    }
+  }
+  return {};
+}
+
+// The rows "NAME@TARGET" (columns index, target) for every case on llvm, c and interp.
+inline void add_case_rows(const std::vector<std::string>& case_names) {
+  QTest::addColumn<int>("index");
+  QTest::addColumn<QString>("target");
+  for (size_t i = 0; i < case_names.size(); ++i)
+    for (const char* t : {"llvm", "c", "interp"})
+      QTest::newRow((case_names[i] + "@" + t).c_str()) << static_cast<int>(i) << QString(t);
+}
+
+}  // namespace tessel::testing
