@@ -115,15 +115,24 @@ class TokenInserter {
     if (q.size() <= 1) return s;
     if (auto* f = as<For>(s)) {
       // Buffers allocated in the body live in the same scratchpad every iteration: look through
-      // the allocations for the sequence whose statements may conflict across iterations.
+      // the allocations for the sequence whose statements may conflict across iterations. An
+      // allocation in the middle of the body (a reduction loop that vanished because it had one
+      // iteration leaves one there) is hoisted to its head and its statements joined to the
+      // sequence; otherwise its loads and computes would be one statement here, and the conflict
+      // between this iteration's compute and the next one's load inside it would get no token.
       std::vector<Buffer> allocs;
+      std::vector<Stmt> stmts;
       Stmt inner = f->body;
-      while (auto* a = as<Allocate>(inner)) {
-        allocs.push_back(a->buffer);
-        inner = a->body;
+      if (!hoist_allocations(f->body, allocs, stmts)) {
+        allocs.clear(), stmts.clear();
+        while (auto* a = as<Allocate>(inner)) {
+          allocs.push_back(a->buffer);
+          inner = a->body;
+        }
+        stmts = as<Seq>(inner) ? as<Seq>(inner)->stmts : std::vector<Stmt>{inner};
       }
       std::vector<Stmt> pre, post;
-      Stmt body = sync_seq(as<Seq>(inner) ? as<Seq>(inner)->stmts : std::vector<Stmt>{inner}, &pre, &post);
+      Stmt body = sync_seq(stmts, &pre, &post);
       for (auto it = allocs.rbegin(); it != allocs.rend(); ++it) body = make_allocate(*it, body);
       pre.push_back(make_for(f->var, f->min, f->extent, body, f->for_kind, f->thread_tag, f->pragmas));
       pre.insert(pre.end(), post.begin(), post.end());
@@ -138,6 +147,25 @@ class TokenInserter {
   }
 
  private:
+  // The statements of a loop body with every allocation among them (through sequences and
+  // allocations, not into loops or branches) taken out: false when a buffer name is allocated
+  // twice, where hoisting would merge two buffers.
+  static bool hoist_allocations(const Stmt& s, std::vector<Buffer>& allocs, std::vector<Stmt>& stmts) {
+    if (auto* a = as<Allocate>(s)) {
+      for (const Buffer& b : allocs)
+        if (b->name == a->buffer->name) return false;
+      allocs.push_back(a->buffer);
+      return hoist_allocations(a->body, allocs, stmts);
+    }
+    if (auto* q = as<Seq>(s)) {
+      for (const Stmt& c : q->stmts)
+        if (!hoist_allocations(c, allocs, stmts)) return false;
+      return true;
+    }
+    stmts.push_back(s);
+    return true;
+  }
+
   // `pre`/`post` non-null: the sequence is a loop body; loop-carried tokens go there.
   Stmt sync_seq(const std::vector<Stmt>& in, std::vector<Stmt>* pre, std::vector<Stmt>* post) {
     std::vector<Stmt> parts;
