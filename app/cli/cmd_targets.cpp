@@ -56,7 +56,12 @@ int run_targets_command(std::span<const std::string> argv) {
                                  {"doc", o.doc}});
     j["target_kinds"].push_back(kind);
   }
+  j["no_devices"] = nlohmann::json::array();  // device types whose API found none, with why
   for (DeviceAPI* api : DeviceAPIRegistry::global().all()) {
+    if (api->device_count() == 0)
+      j["no_devices"].push_back({{"type", std::string(device_type_name(api->type()))},
+                                 {"provider", DeviceAPIRegistry::global().provider(api->type())},
+                                 {"why", api->why_no_device()}});
     for (int id = 0; id < api->device_count(); ++id) {
       nlohmann::json d{{"device", device_str(Device{api->type(), id})},
                        {"provider", DeviceAPIRegistry::global().provider(api->type())}};
@@ -88,6 +93,11 @@ int run_targets_command(std::span<const std::string> argv) {
     std::printf("  %s (from %s)\n", d["device"].get<std::string>().c_str(), d["provider"].get<std::string>().c_str());
     for (const auto& [name, value] : d["attributes"].items())
       std::printf("      %-28s %s\n", name.c_str(), value.get<std::string>().c_str());
+  }
+  for (const auto& d : j["no_devices"]) {
+    const std::string why = d["why"].get<std::string>();
+    std::printf("  %s: no device (from %s)%s\n", d["type"].get<std::string>().c_str(),
+                d["provider"].get<std::string>().c_str(), why.empty() ? "" : (": " + why).c_str());
   }
   return 0;
 }

@@ -42,14 +42,16 @@ std::vector<DeviceAttr> all_device_attrs();
 using DeviceAttrValue = std::variant<std::monostate, int64_t, std::string, std::vector<int64_t>>;
 std::string device_attr_value_str(const DeviceAttrValue& v);  // "none" for monostate
 
-using DataSpace = void*;   // opaque
-using Stream = void*;      // opaque; nullptr is the default queue
+using DataSpace = void*;  // opaque
+using Stream = void*;     // opaque; nullptr is the default queue
 
 class DeviceAPI {
  public:
   virtual ~DeviceAPI() = default;
   virtual DeviceType type() const = 0;
   virtual int device_count() const = 0;
+  // When device_count() is 0: why ("no OpenCL platform: ..."), for `tessel targets`; else "".
+  virtual std::string why_no_device() const { return {}; }
   virtual DeviceAttrValue attribute(int device_id, DeviceAttr attr) const = 0;
   virtual void set_device(int device_id) = 0;
 
@@ -63,8 +65,8 @@ class DeviceAPI {
                                    Stream stream) = 0;
   virtual void copy_device_to_host(DataSpace src, size_t src_offset, void* host, size_t nbytes, Device dev,
                                    Stream stream) = 0;
-  virtual void copy_device_to_device(DataSpace src, size_t src_offset, DataSpace dst, size_t dst_offset,
-                                     size_t nbytes, Device dev, Stream stream) = 0;
+  virtual void copy_device_to_device(DataSpace src, size_t src_offset, DataSpace dst, size_t dst_offset, size_t nbytes,
+                                     Device dev, Stream stream) = 0;
 
   virtual Stream create_stream(int /*device_id*/) { return nullptr; }
   virtual void free_stream(int /*device_id*/, Stream /*stream*/) {}

@@ -53,7 +53,7 @@ class OpenClDeviceAPI final : public DeviceAPI {
   cl_command_queue queue(int device_id, Stream stream) const;  // nullptr: the default queue
   cl_command_queue kernel_queue(int device_id) const;          // the queue set_stream chose
   // Why there is no device ("no OpenCL platform: clGetPlatformIDs ..."); "" when there is one.
-  std::string why_no_device() const;
+  std::string why_no_device() const override;
 
  private:
   struct DeviceState {

@@ -426,6 +426,7 @@ class TestOpenCl : public QObject {
     QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, qPrintable(out + p.readAllStandardError()));
     QVERIFY2(out.contains("opencl   on opencl"), qPrintable(out));
     QVERIFY2(!out.contains("opencl:0 (from opencl)"), qPrintable(out));
+    QVERIFY2(out.contains("  opencl: no device (from opencl)"), qPrintable(out));  // and why, when known
   }
 };
 
