@@ -153,25 +153,28 @@ void tensor_infos(std::ostringstream& c, const Graph& g, const std::vector<Value
 
 // The part of the entry source that does not depend on the model: tessel_parallel_for, which the
 // llvm backend's kernels call for parallel loops. The same design as core/runtime/thread_pool.h
-// (what `tessel run` and `profile` use): chunk(begin, end, env) over [0, extent), one contiguous
-// chunk per thread, the caller takes the first, nested loops run serially; worker threads are
-// started once (on the first parallel loop) and live until the library is unloaded.
+// (what `tessel run` and `profile` use): chunk(begin, end, env) over [0, extent) in up to 4
+// contiguous chunks per thread, each thread (the caller too) claiming the next unclaimed chunk
+// until none is left, so a worker that gets its core late does not hold the loop up; nested loops
+// run serially; worker threads are started once (on the first parallel loop) and live until the
+// library is unloaded.
 //
 //   caller                                   worker k (k = 1 .. workers)
 //   ──────                                   ───────────────────────────
 //   lock the pool (busy: run serially)       wait for a new generation: spin briefly, then
-//   tasks[0..n) = chunks; pending = workers    sleep on the condition variable
-//   generation++ ; broadcast  ────────────▶  run tasks[k] when k < n
-//   run tasks[0]                             pending-- (every worker acknowledges, so none can
-//   spin, then sleep, until pending == 0 ◀─    mistake the next loop's tasks for this one's;
+//   loop = chunk, env, extent, chunks;          sleep on the condition variable
+//   next = 0; pending = workers
+//   generation++ ; broadcast  ────────────▶  claim chunks (next++) until none is left
+//   claim chunks (next++) until none         pending-- (every worker acknowledges, so none can
+//   spin, then sleep, until pending == 0 ◀─    mistake the next loop for this one;
 //                                               the last one wakes a sleeping caller)
 //   unlock the pool
 //
 // A second thread calling the library while a loop runs finds the pool busy and runs its loops
 // serially: correct, never blocked. A destructor stops and joins the workers before dlclose.
 const char* kParallelFor = R"(typedef void (*tessel_chunk_fn)(int64_t begin, int64_t end, void* env);
-struct tessel_task { tessel_chunk_fn chunk; void* env; int64_t begin, end; };
 #define TESSEL_MAX_WORKERS 255
+#define TESSEL_CHUNKS_PER_THREAD 4
 static _Thread_local int tessel_inside_parallel_loop;
 static pthread_mutex_t tessel_pool_lock = PTHREAD_MUTEX_INITIALIZER;  /* one parallel loop at a time */
 static pthread_mutex_t tessel_wake_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -182,8 +185,11 @@ static int tessel_worker_count;
 static atomic_long tessel_generation;
 static atomic_int tessel_pending;
 static atomic_int tessel_stopping;
-static struct tessel_task tessel_tasks[TESSEL_MAX_WORKERS + 1];
-static int64_t tessel_task_count;
+/* The loop in flight, written before the generation is bumped (release), read after it is seen. */
+static tessel_chunk_fn tessel_loop_chunk;
+static void* tessel_loop_env;
+static int64_t tessel_loop_extent, tessel_loop_chunks;
+static atomic_llong tessel_next_chunk;  /* the first unclaimed chunk */
 
 static void tessel_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -209,17 +215,26 @@ static long tessel_wait_for_generation(long seen) {
   return g;
 }
 
+/* Claims and runs chunks of the loop in flight until none is left. */
+static void tessel_run_chunks(void) {
+  const int64_t extent = tessel_loop_extent, parts = tessel_loop_chunks;
+  const int64_t base = extent / parts, extra = extent % parts;
+  for (;;) {
+    const int64_t i = atomic_fetch_add_explicit(&tessel_next_chunk, 1, memory_order_relaxed);
+    if (i >= parts) return;
+    const int64_t begin = i * base + (i < extra ? i : extra);
+    tessel_loop_chunk(begin, begin + base + (i < extra ? 1 : 0), tessel_loop_env);
+  }
+}
+
 static void* tessel_worker(void* arg) {
-  const int k = (int)(intptr_t)arg;  /* runs tasks[k + 1] */
+  const int k = (int)(intptr_t)arg;
   long seen = tessel_worker_start[k];
   tessel_inside_parallel_loop = 1;
   for (;;) {
     seen = tessel_wait_for_generation(seen);
     if (atomic_load_explicit(&tessel_stopping, memory_order_acquire)) return 0;
-    if (k + 1 < tessel_task_count) {
-      struct tessel_task* t = &tessel_tasks[k + 1];
-      t->chunk(t->begin, t->end, t->env);
-    }
+    tessel_run_chunks();
     if (atomic_fetch_sub_explicit(&tessel_pending, 1, memory_order_acq_rel) == 1) {  /* the last one */
       pthread_mutex_lock(&tessel_wake_lock);
       pthread_cond_signal(&tessel_done);
@@ -259,21 +274,16 @@ __attribute__((visibility("hidden"))) void tessel_parallel_for(int64_t extent, t
   }
   tessel_start_workers((int)(n - 1));
   if (n > tessel_worker_count + 1) n = tessel_worker_count + 1;
-  int64_t base = extent / n, extra = extent % n, begin = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t size = base + (i < extra ? 1 : 0);
-    tessel_tasks[i].chunk = chunk, tessel_tasks[i].env = env, tessel_tasks[i].begin = begin;
-    tessel_tasks[i].end = begin + size;
-    begin += size;
-  }
-  tessel_task_count = n;
+  tessel_loop_chunk = chunk, tessel_loop_env = env, tessel_loop_extent = extent;
+  tessel_loop_chunks = extent < TESSEL_CHUNKS_PER_THREAD * n ? extent : TESSEL_CHUNKS_PER_THREAD * n;
+  atomic_store_explicit(&tessel_next_chunk, 0, memory_order_relaxed);
   atomic_store_explicit(&tessel_pending, tessel_worker_count, memory_order_relaxed);
   pthread_mutex_lock(&tessel_wake_lock);
   atomic_fetch_add_explicit(&tessel_generation, 1, memory_order_release);
   pthread_cond_broadcast(&tessel_wake);
   pthread_mutex_unlock(&tessel_wake_lock);
   tessel_inside_parallel_loop = 1;
-  chunk(tessel_tasks[0].begin, tessel_tasks[0].end, env);
+  tessel_run_chunks();
   tessel_inside_parallel_loop = 0;
   for (int spin = 0; spin < 2048 && atomic_load_explicit(&tessel_pending, memory_order_acquire) != 0; ++spin)
     tessel_relax(spin);

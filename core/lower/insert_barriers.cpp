@@ -1,7 +1,9 @@
 #include "core/lower/insert_barriers.h"
 
+#include <map>
 #include <set>
 
+#include "core/loopir/equal.h"
 #include "core/loopir/functor.h"
 
 namespace tessel::lower {
@@ -17,6 +19,39 @@ bool touches(const Stmt& s, const std::set<std::string>& names, bool want_store)
   return found;
 }
 
+// Shared buffers that every thread of `loop` (bound to threadIdx) touches only at its own
+// elements: all accesses inside the loop use one index, which depends on the loop's variable.
+// Inside that loop they need no barrier (a GPU reduction's partial results, where each thread
+// initializes and then updates its own element); outside it they do.
+std::set<std::string> private_to_each_thread(const For& loop, const std::set<std::string>& shared) {
+  std::map<std::string, std::vector<Expr>> index;
+  std::set<std::string> mixed;
+  for_each_access(loop.body, [&](const Buffer& b, const std::vector<Expr>& idx, bool) {
+    if (!shared.count(b->name) || mixed.count(b->name)) return;
+    auto [it, first] = index.emplace(b->name, idx);
+    if (first) return;
+    bool same = it->second.size() == idx.size();
+    for (size_t d = 0; same && d < idx.size(); ++d) same = same_value(it->second[d], idx[d]);
+    if (!same) mixed.insert(b->name);
+  });
+  std::set<std::string> out;
+  for (auto& [name, idx] : index) {
+    if (mixed.count(name)) continue;
+    bool by_thread = false;
+    for (const Expr& e : idx) by_thread = by_thread || uses_var(e, [&](const Var* v) { return v == loop.var.get(); });
+    if (by_thread) out.insert(name);
+  }
+  return out;
+}
+
+// A statement whose last act is a barrier (a double-buffer pipeline's loop) leaves nothing unordered.
+bool ends_with_barrier(const Stmt& s) {
+  if (as<Barrier>(s)) return true;
+  if (auto* f = as<For>(s)) return ends_with_barrier(f->body);
+  if (auto* q = as<Seq>(s)) return !q->stmts.empty() && ends_with_barrier(q->stmts.back());
+  return false;
+}
+
 class BarrierInserter : public IRMutator {
  protected:
   Stmt mutate_Allocate(const Allocate& n, const Stmt& self) override {
@@ -30,7 +65,11 @@ class BarrierInserter : public IRMutator {
     ++loop_depth_;
     const StmtNode* saved = loop_body_;
     loop_body_ = n.body.get();
+    const std::set<std::string> saved_shared = shared_;
+    if (n.for_kind == ForKind::kThreadBound && n.thread_tag.rfind("threadIdx", 0) == 0)
+      for (const std::string& b : private_to_each_thread(n, shared_)) shared_.erase(b);
     Stmt s = IRMutator::mutate_For(n, self);
+    shared_ = saved_shared;
     loop_body_ = saved;
     --loop_depth_;
     return s;
@@ -62,7 +101,9 @@ class BarrierInserter : public IRMutator {
         pending_write = false;
         inserted = true;
       }
-      if (w && !r) pending_write = true;
+      // A statement that updates a shared buffer (reads and writes it, as a reduction's partial
+      // results) is a write for the statements after it too.
+      if (w) pending_write = !ends_with_barrier(c);
       out.push_back(c);
     }
     return inserted ? make_seq(std::move(out)) : s;

@@ -8,7 +8,11 @@ namespace tessel {
 namespace {
 thread_local bool t_inside_parallel = false;
 
-void chunk_bounds(int64_t extent, int parts, int index, int64_t* begin, int64_t* end) {
+// Enough chunks per thread that a late thread's share is taken by the others in pieces, few enough
+// that claiming (one atomic add) and the chunk call cost nothing next to a kernel's loop body.
+constexpr int64_t kChunksPerThread = 4;
+
+void chunk_bounds(int64_t extent, int64_t parts, int64_t index, int64_t* begin, int64_t* end) {
   int64_t base = extent / parts, extra = extent % parts;
   *begin = index * base + std::min<int64_t>(index, extra);
   *end = *begin + base + (index < extra ? 1 : 0);
@@ -64,7 +68,7 @@ void ThreadPool::worker_loop(int index) {
   while (true) {
     seen = wait_for_generation(seen);
     if (stop_.load(std::memory_order_acquire)) return;
-    run_chunk(index, extent_, *body_);
+    run_chunks(index, *body_);
     // Every worker acknowledges every loop; the last one wakes the caller if it went to sleep.
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard lock(mutex_);
@@ -73,20 +77,23 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::run_chunk(int thread, int64_t extent, const std::function<void(int64_t, int64_t)>& body) {
-  int64_t begin, end;
-  chunk_bounds(extent, num_threads(), thread, &begin, &end);
-  if (begin >= end) return;
+void ThreadPool::run_chunks(int thread, const std::function<void(int64_t, int64_t)>& body) {
   const bool tracing = tracing_.load(std::memory_order_relaxed);
-  const auto start = tracing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   t_inside_parallel = true;
-  body(begin, end);
-  t_inside_parallel = false;
-  if (tracing) {
-    const auto stop = std::chrono::steady_clock::now();
-    std::lock_guard lock(trace_mutex_);
-    trace_.push_back({thread, start, stop});
+  for (;;) {
+    const int64_t chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+    if (chunk >= chunk_count_) break;
+    int64_t begin, end;
+    chunk_bounds(extent_, chunk_count_, chunk, &begin, &end);
+    const auto start = tracing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    body(begin, end);
+    if (tracing) {
+      const auto stop = std::chrono::steady_clock::now();
+      std::lock_guard lock(trace_mutex_);
+      trace_.push_back({thread, start, stop});
+    }
   }
+  t_inside_parallel = false;
 }
 
 std::vector<ThreadPool::ChunkSpan> ThreadPool::take_trace() {
@@ -108,13 +115,15 @@ void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, 
   }
   body_ = &body;  // published to the workers by the release below
   extent_ = extent;
+  chunk_count_ = std::min(extent, kChunksPerThread * num_threads());
+  next_chunk_.store(0, std::memory_order_relaxed);
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
     std::lock_guard lock(mutex_);  // a worker about to sleep either sees the new generation or is woken
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  run_chunk(0, extent, body);
+  run_chunks(0, body);
   for (int spin = 0; spin < kSpins; ++spin) {
     if (pending_.load(std::memory_order_acquire) == 0) return;
     relax(spin);

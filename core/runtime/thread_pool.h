@@ -1,16 +1,22 @@
 #pragma once
 // A fixed pool of worker threads for parallel loops. Generated code calls the C entry point
-// tessel_parallel_for (below) with a chunk function; the pool splits [0, extent) into one
-// contiguous chunk per thread:
+// tessel_parallel_for (below) with a chunk function; the pool splits [0, extent) into up to
+// kChunksPerThread contiguous chunks per thread, and every thread (the caller too) claims the next
+// unclaimed chunk until none is left:
 //
-//   extent = 10, threads = 3:   [0..4) → caller   [4..7) → worker 1   [7..10) → worker 2
+//   extent = 12, threads = 2:  chunks [0..2) [2..4) [4..6) [6..8) [8..10) [10..12)
+//                              caller claims 0, 2, 3, 5 …   worker claims 1, 4 …  (whoever is free)
 //
-// The calling thread takes the first chunk, so a pool of N threads starts N-1 workers. Nested
-// parallel loops run serially inside the outer one, and so does a loop started by a second thread
-// while one is in flight.
+// Claiming rather than assigning: on a busy machine a worker may get its core late, and with one
+// fixed half per thread the caller waited for it; now the caller takes the late worker's chunks,
+// and the worker finds none left. On an idle machine the threads claim about equal shares.
+// The calling thread works too, so a pool of N threads starts N-1 workers. Nested parallel loops
+// run serially inside the outer one, and so does a loop started by a second thread while one is in
+// flight.
 //
-//   caller: body/extent; pending = workers; generation++ ─▶ workers (spinning briefly, then asleep)
-//           run chunk 0; spin (then sleep) until pending == 0 ◀── each worker: its chunk; pending--
+//   caller: body/extent/chunks; next = 0; pending = workers; generation++ ─▶ workers (spinning
+//           claim chunks (next++) until none; spin (then sleep)     briefly, then asleep)
+//           until pending == 0 ◀── each worker: claim chunks until none; pending--
 //
 // The libraries `tessel build` writes carry the same design in C (core/aot/model_library.cpp).
 //
@@ -53,7 +59,8 @@ class ThreadPool {
  private:
   void worker_loop(int index);
   uint64_t wait_for_generation(uint64_t seen);  // spins, then sleeps on wake_
-  void run_chunk(int thread, int64_t extent, const std::function<void(int64_t, int64_t)>& body);
+  // Claims and runs chunks of the loop in flight until none is left.
+  void run_chunks(int thread, const std::function<void(int64_t, int64_t)>& body);
   std::vector<std::thread> workers_;
   std::mutex busy_;   // held by the loop in flight
   std::mutex mutex_;  // with wake_: sleeping workers; with done_: a sleeping caller
@@ -61,6 +68,8 @@ class ThreadPool {
   // The loop in flight, written before generation_ is bumped (release) and read after it is seen.
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t extent_ = 0;
+  int64_t chunk_count_ = 0;
+  std::atomic<int64_t> next_chunk_{0};   // the first unclaimed chunk
   std::atomic<uint64_t> generation_{0};  // one per loop (and one to stop)
   std::atomic<int> pending_{0};          // workers that have not yet acknowledged the loop
   std::atomic<bool> stop_{false};

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/loopir/functor.h"
+#include "core/support/error.h"
 
 namespace tessel::schedule {
 
@@ -62,6 +63,7 @@ class Writer {
   void bind(const Loop& l, const char* tag) { add(step("bind", {name(l), arg(tag)})); }
   void compute_at(const std::string& producer, const Loop& at) { add(step("compute_at", {arg(producer), name(at)})); }
   void compute_inline(const std::string& s) { add(step("compute_inline", {arg(s)})); }
+  void set_scope(const std::string& s, const char* scope) { add(step("set_scope", {arg(s), arg(scope)})); }
   // Both insert their new stage just before the one they serve; they return its name.
   std::string cache_write(const std::string& s, const char* scope) {
     add(step("cache_write", {arg(s), arg(scope)}));
@@ -606,6 +608,72 @@ void gpu_reduction_output(Writer& w, const std::string& name, int64_t tile) {
   for (auto& c : cached) w.compute_at(c, k);
 }
 
+// Row reductions feeding an element-wise output (softmax, layernorm): one block per row, each
+// reduction computed cooperatively by the block's T threads. rfactor splits a reduction into T
+// partial results (in shared memory, one per thread); every thread then combines the T partials
+// into its own register (scope local), so no thread waits on another for the final value and no
+// two threads write one location. The lowering puts the barrier between the partials' writes and
+// their reads.
+//
+//   for row bind(blockIdx.x) {
+//     for t bind(threadIdx.x): max_rf[t] = max(X[row, t], X[row, t + T], ...)      shared [T]
+//     barrier
+//     max = max(max_rf[0], ..., max_rf[T-1])                                       local, each thread
+//     for t bind(threadIdx.x): sum_rf[t] = Σ exp(X[row, t + jT] - max)             shared [T]
+//     barrier
+//     sum = Σ sum_rf[0..T)                                                          local
+//     for j.outer: for t bind(threadIdx.x): out[row, j.outer·T + t] = exp(X[...] - max) / sum
+//   }
+//
+// Applies when the output is element-wise of rank >= 2 and every other stage left (after inlining)
+// is a reduction over one axis whose result is indexed by the output's leading axes (shape
+// out[:-1], or out[:-1] + [1]); returns false and changes nothing otherwise or when a step is
+// refused.
+bool gpu_cooperative_rows(ScheduleState& st, Schedule& out, const std::string& output, int64_t threads) {
+  const Stage& o = *st.find(output);
+  const std::vector<int64_t>& shape = o.op->shape;
+  if (o.op->reduction() || shape.size() < 2) return false;
+  const std::vector<int64_t> rows(shape.begin(), shape.end() - 1);
+  std::vector<int64_t> rows_kept = rows;
+  rows_kept.push_back(1);
+  std::vector<std::string> reductions;
+  int64_t t = std::min(threads, shape.back());
+  for (const Stage& s : st.stages) {
+    if (s.name == output || s.attach == Attach::kInline) continue;
+    const loopir::Reduce* red = s.op->reduction();
+    if (!red || red->axes.size() != 1 || (s.op->shape != rows && s.op->shape != rows_kept)) return false;
+    reductions.push_back(s.name);
+    t = std::min(t, red->axes[0].extent);
+  }
+  if (reductions.empty() || t < 2) return false;
+  ScheduleState trial = st;
+  Schedule trial_out = out;
+  Writer w(trial, trial_out);
+  try {
+    std::vector<std::string> partials;
+    for (const std::string& r : reductions) {
+      partials.push_back(w.rfactor(w.split(w.reduce_root(r, 0), t).second));
+      w.set_scope(partials.back(), "shared");
+      w.set_scope(r, "local");
+    }
+    Loop row = w.root(output, 0);
+    for (size_t d = 1; d + 1 < shape.size(); ++d) row = w.fuse(row, w.root(output, d));
+    w.bind(row, "blockIdx.x");
+    w.bind(w.split(w.root(output, shape.size() - 1), t).second, "threadIdx.x");
+    // Consumers first: a stage can only move to the row loop once all its readers are there.
+    for (size_t i = reductions.size(); i-- > 0;) {
+      w.compute_at(reductions[i], row);
+      w.compute_at(partials[i], row);
+      w.bind(w.root(partials[i], 0), "threadIdx.x");
+    }
+  } catch (const tessel::Error&) {
+    return false;
+  }
+  st = std::move(trial);
+  out = std::move(trial_out);
+  return true;
+}
+
 void gpu_injective(Writer& w, const std::string& name, int64_t threads) {
   const size_t rank = w.stage(name).op->axes.size();
   if (rank == 0) return;  // a scalar: no loop to bind
@@ -628,6 +696,9 @@ Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile, int64_t t
     Stage* s = st.find(n);
     if (!s->is_output && !s->op->reduction() && !st.consumers(n).empty()) w.compute_inline(n);
   }
+  // An output that reads row reductions: one block per row when that applies.
+  for (auto& n : names)
+    if (st.find(n)->is_output && gpu_cooperative_rows(st, out, n, threads)) return out;
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (!s->is_output) {

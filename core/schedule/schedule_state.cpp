@@ -475,6 +475,19 @@ void apply_storage_align(ScheduleState& st, const StepArgs& a) {
   s.align.push_back(StorageAlign{axis, factor, offset});
 }
 
+// set_scope(stage, scope): where a computed intermediate lives (TVM's set_scope). A GPU
+// reduction's partial results in `shared` are written by every thread of the block and read by
+// all of them; its final value in `local` is a register each thread computes for itself.
+void apply_set_scope(ScheduleState& st, const StepArgs& a) {
+  Stage& s = stage_by_name(st, a.name(0, "stage"));
+  const std::string& scope = a.name(1, "scope");
+  if (!is_known_scope(scope))
+    throw Error("argument 2: unknown memory scope '" + scope +
+                "' (global, shared, local, or a target's dotted scope such as accel.scratchpad)");
+  if (s.is_output) throw Error(s.name + " is an output of the kernel: it lives where the caller's buffer is");
+  s.scope = scope;
+}
+
 void apply_double_buffer(ScheduleState& st, const StepArgs& a) {
   Stage& s = stage_by_name(st, a.name(0, "stage"));
   if (s.attach != Attach::kAt)
@@ -709,6 +722,8 @@ const std::vector<StepKindInfo>& step_kinds() {
        2, 2, apply_cache_write},
       {"storage_align", "storage_align(axis, factor, offset)", "pads the stride of a root axis to factor*k + offset", 3,
        3, apply_storage_align},
+      {"set_scope", "set_scope(stage, scope)", "sets the memory scope an intermediate stage is stored in", 2, 2,
+       apply_set_scope},
       {"double_buffer", "double_buffer(stage)", "gives a compute_at stage two buffers used alternately", 1, 1,
        apply_double_buffer},
       {"pragma", "pragma(axis, auto_unroll_max_step=N)",

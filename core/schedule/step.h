@@ -6,7 +6,7 @@
 //   vectorize(C.j.inner)   unroll(C.k.inner)          parallel(C.i.outer)
 //   bind(C.i.outer, blockIdx.x)   vthread(C.i.outer)
 //   compute_at(P, C.j.outer)      compute_inline(P)    compute_root(P)
-//   cache_read(A, shared, C)      cache_write(C, local)
+//   cache_read(A, shared, C)      cache_write(C, local)      set_scope(C_rf, shared)
 //   storage_align(A_shared.i, 16, 1)   double_buffer(A_shared)
 //   pragma(C.k.outer, auto_unroll_max_step=16)    rfactor(C.k.inner)
 //   tensorize(C.i.inner, gemm_16x16x16_f32)

@@ -103,8 +103,6 @@ class LaunchAnalysis {
     for (int mask : store_masks_)
       if ((mask & launched) != launched)
         return p.why_serial = "a store outside the loops of some bound tag (every work-item would make it)", p;
-    for (int mask : barrier_masks_)
-      if ((mask & launched) != launched) return p.why_serial = "a barrier outside the thread-bound loops", p;
     int64_t threads =
         std::max<int64_t>(extent_[3], 1) * std::max<int64_t>(extent_[4], 1) * std::max<int64_t>(extent_[5], 1);
     if (threads > options_.max_work_group_size)
@@ -172,14 +170,15 @@ class LaunchAnalysis {
       walk(n->then_case, mask, true);
       walk(n->else_case, mask, true);
     } else if (ir::as<ir::Barrier>(s)) {
+      // Outside the thread-bound loops every work-item runs the code, so an unconditional
+      // barrier there is reached by all of them (a GPU reduction's partials, then their reader).
       if (conditional) refuse("a barrier under a condition");
-      barrier_masks_.push_back(mask);
     }
   }
 
   const EmitOptions& options_;
   std::array<int64_t, 6> extent_{0, 0, 0, 0, 0, 0};
-  std::vector<int> store_masks_, barrier_masks_;
+  std::vector<int> store_masks_;
   int64_t shared_bytes_ = 0;
   std::string why_;
 };

@@ -49,6 +49,13 @@ const GoldenCase kCases[] = {
      "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
     {"pragma", "matmul M=4 N=4 K=4", "split(C.k, 2)\npragma(C.j, auto_unroll_max_step=4)"},
     {"rfactor", "matmul M=4 N=4 K=8", "split(C.k, 4)\nrfactor(C.k.inner)"},
+    // The GPU default for a row reduction: partial results per thread in shared memory, the final
+    // value in each thread's registers; the barrier goes between the partials and their reader.
+    {"set_scope", "softmax M=2 N=8",
+     "split(row_max.k, 4)\nrfactor(row_max.k.inner)\nset_scope(row_max_rf, shared)\nset_scope(row_max, local)\n"
+     "bind(softmax.i, blockIdx.x)\nsplit(softmax.j, 4)\nbind(softmax.j.inner, threadIdx.x)\n"
+     "compute_at(exp_sum, softmax.i)\ncompute_at(row_max, softmax.i)\ncompute_at(row_max_rf, softmax.i)\n"
+     "bind(row_max_rf.k.inner, threadIdx.x)"},
     {"tensorize", "matmul M=32 N=16 K=32",
      "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
      "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)"},

@@ -92,9 +92,11 @@ class TestCompiledModel : public QObject {
     Graph g = import_onnx(dir + ".onnx");
     Tensor input = read_tensor_pb(dir + "/input_0.pb");
     Tensor expected = read_tensor_pb(dir + "/output_0.pb");
-    auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
+    auto compiled =
+        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
     for (const auto& k : compiled->kernels())
-      QVERIFY2(k.compiled, qPrintable(QString::fromStdString(k.name + " ran on the reference kernels: " + k.fallback_reason)));
+      QVERIFY2(k.compiled,
+               qPrintable(QString::fromStdString(k.name + " ran on the reference kernels: " + k.fallback_reason)));
     compile::RunTimes times;
     auto out = compiled->run({input}, &times);
     expect_close(out[0], expected, 1e-4, 1e-5, model + " on " + target);
@@ -108,7 +110,8 @@ class TestCompiledModel : public QObject {
     // so its kernel runs on the reference kernels, says why, and still computes the right values.
     Graph g;
     ValueId x = g.add_input("x", {DataType::kFloat32, {1, 2, 2, 2}});
-    ValueId pads = g.add_constant("pads", Tensor::from_values<int64_t>({8}, std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1}));
+    ValueId pads =
+        g.add_constant("pads", Tensor::from_values<int64_t>({8}, std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1}));
     const OpDef& pad = get_op("Pad");
     ValueId y = g.add_node1("pad", pad, pad.parse_attrs("Pad", {{"mode", std::string("reflect")}}), {x, pads});
     ValueId z = g.add_node1("relu", get_op("Relu"), get_op("Relu").parse_attrs("Relu", {}), {y});
@@ -119,7 +122,8 @@ class TestCompiledModel : public QObject {
     for (const auto& k : compiled->kernels())
       if (!k.compiled) reported = QString::fromStdString(k.fallback_reason).contains("Pad: mode reflect");
     QVERIFY(reported);
-    Tensor in = Tensor::from_values<float>({1, 2, 2, 2}, std::vector<float>{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f});
+    Tensor in = Tensor::from_values<float>({1, 2, 2, 2},
+                                           std::vector<float>{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f});
     expect_close(compiled->run({in})[0], run_reference(g, {in})[0], 0, 0, "reflect pad+relu");
   }
 
@@ -127,8 +131,9 @@ class TestCompiledModel : public QObject {
   // halves (Round goes to even), negatives, values past 2^23 and infinities match the reference
   // exactly on every backend.
   void rounding_ops_compile_exactly() {
-    const std::vector<float> values{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f, 0.49999997f, -0.49999997f,
-                                    8388609.0f, -16777218.0f, 3.0e9f, -3.0e9f, INFINITY, -INFINITY};
+    const std::vector<float> values{-2.5f,  -1.5f,   -0.5f,       0.5f,         1.5f,       2.5f,
+                                    3.7f,   -3.7f,   0.49999997f, -0.49999997f, 8388609.0f, -16777218.0f,
+                                    3.0e9f, -3.0e9f, INFINITY,    -INFINITY};
     for (const char* op : {"Floor", "Ceil", "Round"}) {
       Graph g;
       ValueId x = g.add_input("x", {DataType::kFloat32, {static_cast<int64_t>(values.size())}});
@@ -140,28 +145,36 @@ class TestCompiledModel : public QObject {
         QCOMPARE(compiled->compiled_count(), 1);
         const Tensor got = compiled->run({in})[0], want = run_reference(g, {in})[0];
         for (int64_t i = 0; i < want.numel(); ++i)  // == so that an infinity must come back as itself
-          QVERIFY2(got.get_double(i) == want.get_double(i),
-                   qPrintable(QString("%1 on %2: %3 gives %4, expected %5").arg(op, target).arg(values[i]).arg(got.get_double(i)).arg(want.get_double(i))));
+          QVERIFY2(got.get_double(i) == want.get_double(i), qPrintable(QString("%1 on %2: %3 gives %4, expected %5")
+                                                                           .arg(op, target)
+                                                                           .arg(values[i])
+                                                                           .arg(got.get_double(i))
+                                                                           .arg(want.get_double(i))));
       }
     }
   }
 
   // The profiler's per-thread timeline: with a pool of two threads, the parallel loops of the
-  // kernels leave chunk spans on both, inside their kernel's span.
+  // kernels leave chunk spans inside their kernel's span, naming the pool thread that ran them.
+  // Chunks are claimed by whichever thread is free, so on a busy machine the caller may run a whole
+  // run's chunks itself (which thread ran what is checked in test_thread_pool).
   void a_timed_run_records_what_each_pool_thread_did() {
     std::string dir = std::string(TESSEL_SOURCE_DIR) + "/resources/models/resnet_block";
     Graph g = import_onnx(dir + ".onnx");
-    auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("llvm -num_threads=2"));
+    auto compiled =
+        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("llvm -num_threads=2"));
     compile::RunTimes times;
     compiled->run({read_tensor_pb(dir + "/input_0.pb")}, &times);
-    std::set<int> threads;
+    QVERIFY(!times.thread_spans.empty());
+    std::set<int> kernels;
     for (const compile::RunTimes::ThreadSpan& t : times.thread_spans) {
-      threads.insert(t.thread);
+      QVERIFY(t.thread == 0 || t.thread == 1);
       QVERIFY(t.kernel >= 0 && static_cast<size_t>(t.kernel) < times.kernel_spans_ms.size());
+      kernels.insert(t.kernel);
       auto [begin, end] = times.kernel_spans_ms[static_cast<size_t>(t.kernel)];
       QVERIFY(t.begin_ms >= begin - 1e-3 && t.end_ms <= end + 1e-3 && t.begin_ms <= t.end_ms);
     }
-    QCOMPARE(threads, (std::set<int>{0, 1}));
+    QVERIFY2(kernels.size() >= 3, "the convolutions' parallel loops left no spans");
     compiled->run({read_tensor_pb(dir + "/input_0.pb")});  // no times: nothing is traced
     QVERIFY(ThreadPool::global().take_trace().empty());
   }

@@ -252,11 +252,14 @@ class TestOpenCl : public QObject {
     check_against_interpreter(g, "opencl -local_memory_bytes=16");
   }
 
-  // Softmax's reductions and its output are root nests side by side: one __kernel each, launched
-  // in order (the end of a launch is the barrier between blocks that one kernel cannot have).
+  // Root nests side by side (reductions bound to blocks, then the output): one __kernel each,
+  // launched in order (the end of a launch is the barrier between blocks that one kernel cannot have).
   void root_nests_are_launched_in_order() {
     te::ComputeDag dag = te::dag_from_spec("softmax M=6 N=70");
-    loopir::Func f = lowered("softmax M=6 N=70", schedule::default_gpu_schedule(dag), "sm");
+    schedule::Schedule s = schedule::parse_schedule(
+        "bind(row_max.i, blockIdx.x)\nbind(exp_sum.i, blockIdx.x)\nsplit(softmax.j, 32)\n"
+        "bind(softmax.i, blockIdx.x)\nbind(softmax.j.inner, threadIdx.x)");
+    loopir::Func f = lowered("softmax M=6 N=70", s, "sm");
     auto module = build_module({f}, Target::parse("opencl"));
     const std::string launch = module->artifacts().at("launch");
     QVERIFY2(launch.find("sm: grid of") != std::string::npos && launch.find("; grid of") != std::string::npos,
@@ -264,6 +267,25 @@ class TestOpenCl : public QObject {
     const std::string source = module->artifacts().at("opencl");
     QVERIFY2(source.find("__kernel void sm_0(") != std::string::npos, source.c_str());
     QVERIFY2(source.find("__kernel void sm_1(") != std::string::npos, source.c_str());
+    check_against_interpreter(f, "opencl");
+  }
+
+  // The default GPU schedule of a row reduction (softmax, layernorm): one work-group per row, each
+  // reduction computed cooperatively (every work-item's partial result in __local memory, a barrier,
+  // then each work-item combines them), one __kernel.
+  void row_reductions_are_cooperative_on_one_work_group_per_row() {
+    for (const char* spec : {"softmax M=6 N=70", "layernorm M=5 N=48"}) {
+      te::ComputeDag dag = te::dag_from_spec(spec);
+      loopir::Func f = lowered(spec, schedule::default_gpu_schedule(dag), "rows");
+      auto module = build_module({f}, Target::parse("opencl"));
+      const std::string launch = module->artifacts().at("launch");
+      QVERIFY2(launch.find("rows: grid of") != std::string::npos && launch.find("; grid of") == std::string::npos,
+               launch.c_str());
+      const std::string source = module->artifacts().at("opencl");
+      QVERIFY2(source.find("__local float") != std::string::npos, source.c_str());
+      QVERIFY2(source.find("barrier(CLK_LOCAL_MEM_FENCE") != std::string::npos, source.c_str());
+      check_against_interpreter(f, "opencl");
+    }
   }
 
   void cpu_schedules_run_on_one_work_item_data() {

@@ -20,15 +20,15 @@ struct StepForm::Arg {
     kSameStageAxis,  // a loop axis of the stage of argument `ref` (fuse, tile)
     kConsumerAxis,   // a loop axis of a stage reading the stage of argument `ref` (compute_at)
     kStage,
-    kInnerStage,     // a stage that is not an output (compute_at, compute_inline)
+    kInnerStage,  // a stage that is not an output (compute_at, compute_inline)
     kTensor,
     kScope,
     kTag,
     kIntrinsic,
-    kReaders,   // checkable stages reading the tensor of argument `ref` (cache_read)
-    kAxisList,  // checkable, draggable loops of the stage of argument `ref` (reorder)
-    kInt,       // bounded by the extent of the axis of argument `ref`, if any
-    kSplitMode, // split by factor or by nparts
+    kReaders,    // checkable stages reading the tensor of argument `ref` (cache_read)
+    kAxisList,   // checkable, draggable loops of the stage of argument `ref` (reorder)
+    kInt,        // bounded by the extent of the axis of argument `ref`, if any
+    kSplitMode,  // split by factor or by nparts
   };
   const char* label;
   Kind kind;
@@ -56,9 +56,11 @@ std::vector<Arg> args_of(const std::string& kind) {
   if (kind == "compute_root" || kind == "double_buffer") return {{"stage", Arg::kStage}};
   if (kind == "cache_read") return {{"tensor", Arg::kTensor}, {"scope", Arg::kScope}, {"readers", Arg::kReaders, 0}};
   if (kind == "cache_write") return {{"stage", Arg::kStage}, {"scope", Arg::kScope}};
+  if (kind == "set_scope") return {{"stage", Arg::kInnerStage}, {"scope", Arg::kScope}};
   if (kind == "storage_align")
     return {{"axis", Arg::kRootAxis}, {"factor", Arg::kInt, -1, "", 1, 16}, {"offset", Arg::kInt, -1, "", 0, 1}};
-  if (kind == "pragma") return {{"axis", Arg::kAxis}, {"auto_unroll_max_step", Arg::kInt, -1, "auto_unroll_max_step", 0, 16}};
+  if (kind == "pragma")
+    return {{"axis", Arg::kAxis}, {"auto_unroll_max_step", Arg::kInt, -1, "auto_unroll_max_step", 0, 16}};
   if (kind == "rfactor") return {{"axis", Arg::kReduceAxis}};
   if (kind == "tensorize") return {{"axis", Arg::kAxis}, {"intrinsic", Arg::kIntrinsic}};
   return {{"axis", Arg::kAxis}};  // vectorize, unroll, parallel, vthread
@@ -260,8 +262,7 @@ void StepForm::refill(size_t i) {
     case Arg::kStage:
     case Arg::kInnerStage:
       for (const StageChoice& st : choices_.stages)
-        if (a.kind == Arg::kStage || !st.is_output)
-          combo->addItem(q(st.name + "  (" + st.attach + ")"), q(st.name));
+        if (a.kind == Arg::kStage || !st.is_output) combo->addItem(q(st.name + "  (" + st.attach + ")"), q(st.name));
       break;
     case Arg::kTensor:
       for (const std::string& t : choices_.tensors) combo->addItem(q(t), q(t));
