@@ -105,6 +105,7 @@ class LaunchAnalysis {
       for (const auto& x : n->stmts) walk(x, mask, conditional);
     } else if (auto* n = ir::as<ir::For>(s)) {
       int inner = mask;
+      bool cooperative = false;
       bool varying = !ir::is_const_int(n->min) || !ir::is_const_int(n->extent);
       if (n->for_kind == ir::ForKind::kThreadBound) {
         int k = tag_index(n->thread_tag);
@@ -113,22 +114,28 @@ class LaunchAnalysis {
           refuse("loop bound to '" + n->thread_tag + "', which is not a blockIdx or threadIdx tag");
         } else if (!ir::is_const_int(n->extent, &e) || e < 1) {
           refuse("the extent of the loop bound to " + n->thread_tag + " is not a positive constant");
-        } else if (mask & (1 << k)) {
+        } else if (k < 3 && (mask & (1 << k))) {
           refuse("loops bound to " + n->thread_tag + " nested in each other");
         } else if (extent_[k] != 0 && extent_[k] != e) {
           refuse("loops bound to " + n->thread_tag + " with different extents (" + std::to_string(extent_[k]) +
                  " and " + std::to_string(e) + ")");
         } else if (k < 3 && extent_[k] != 0) {
           refuse("two loops bound to " + n->thread_tag);
+        } else if (mask & (1 << k)) {
+          cooperative = true;  // the same thread index as the loop around it
         } else {
           extent_[k] = e;
           inner |= 1 << k;
         }
         varying = false;  // its bounds are the grid's
       }
+      cooperative_depth_ += cooperative;
       walk(n->body, inner, conditional || varying);
+      cooperative_depth_ -= cooperative;
     } else if (auto* n = ir::as<ir::Store>(s)) {
       if (n->buffer->scope != "local") store_masks_.push_back(mask);
+      if (cooperative_depth_ > 0 && n->buffer->scope != "shared")
+        refuse("a store to " + n->buffer->name + " in a threadIdx loop inside one bound to the same tag");
     } else if (auto* n = ir::as<ir::Allocate>(s)) {
       const int64_t bytes =
           std::max<int64_t>(ir::buffer_span(*n->buffer), 1) * static_cast<int64_t>(dtype_size(n->buffer->dtype));
@@ -155,6 +162,7 @@ class LaunchAnalysis {
   std::array<int64_t, 6> extent_{0, 0, 0, 0, 0, 0};
   std::vector<int> store_masks_, barrier_masks_;
   int64_t shared_bytes_ = 0;
+  int cooperative_depth_ = 0;  // threadIdx loops inside loops bound to the same tag around the walk
   std::string why_;
 };
 

@@ -14,7 +14,10 @@
 // allocations workspaces they share. A nest runs on a grid when its thread-bound loops describe
 // one the device can run: every loop bound to a tag with the same constant extent, every store
 // to memory other than `local` (private) made inside the loops of every launched tag, barriers
-// outside conditions, shared buffers within the shared memory. Any other nest (the CPU
+// outside conditions, shared buffers within the shared memory. A threadIdx loop inside one bound
+// to the same tag is the same thread index, which is how a shared tile is fetched cooperatively
+// (each thread copies its element): run in order, every thread would copy the whole tile, with
+// the same result, so such a loop may store only to shared buffers. Any other nest (the CPU
 // schedules, two loops bound to one block index) runs as one thread that executes it in order:
 // slower, never wrong. The reason is in the launch note and above each kernel.
 //
