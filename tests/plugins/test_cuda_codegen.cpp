@@ -11,18 +11,15 @@
 #include "core/runtime/codegen.h"
 #include "core/runtime/device_api.h"
 #include "core/schedule/default_schedule.h"
+#include "core/schedule/schedule.h"
 #include "core/target/target.h"
 #include "core/te/op_spec.h"
+#include "tests/plugins/device_api_checks.h"
 
 using namespace tessel;
+using tessel::testing::lowered;
 
 namespace {
-
-loopir::Func lowered(const std::string& spec, const schedule::Schedule& s, const std::string& name) {
-  loopir::Func f = lower::lower(te::dag_from_spec(spec), s).func;
-  f.name = name;
-  return f;
-}
 
 loopir::Func gpu_kernel(const std::string& spec, const std::string& name) {
   return lowered(spec, schedule::default_gpu_schedule(te::dag_from_spec(spec)), name);
@@ -117,6 +114,25 @@ class TestCudaCodegen : public QObject {
     QVERIFY2(contains(serial->artifacts().at("launch"), "one thread runs the loop program in order"),
              serial->artifacts().at("launch").c_str());
     QVERIFY(!contains(serial->artifacts().at("cuda"), "__shared__"));
+  }
+
+  // Figure 7's pair: both run on the grid of the block's threads, the cooperative one with the
+  // tile copies bound to those threads (each copies one element) instead of a loop in every one.
+  void figure_7_schedules_run_on_a_grid() {
+    const std::string spec = "matmul M=32 N=32 K=32";
+    for (const char* file : {"matmul_gpu_shared.sched", "matmul_gpu_cooperative.sched"}) {
+      QFile text(QString(TESSEL_SOURCE_DIR "/resources/schedules/") + file);
+      QVERIFY2(text.open(QIODevice::ReadOnly), file);
+      const schedule::Schedule s = schedule::parse_schedule(text.readAll().toStdString());
+      auto module = build_module({lowered(spec, s, "fig7")}, Target::parse("cuda"));
+      const std::string launch = module->artifacts().at("launch");
+      QVERIFY2(contains(launch, "fig7: grid of 2x2x1 blocks, 16x16x1 threads each"), launch.c_str());
+      const std::string source = module->artifacts().at("cuda");
+      const bool cooperative = std::string(file) == "matmul_gpu_cooperative.sched";
+      // The copy loop over a tile's columns: a loop in every thread, or the thread's own index.
+      QVERIFY2(contains(source, "for (long v_ax1") != cooperative, source.c_str());
+      QVERIFY(contains(module->artifacts().at("ptx"), ".entry fig7"));
+    }
   }
 
   void root_nests_are_separate_kernels() {
