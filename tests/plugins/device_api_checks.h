@@ -73,6 +73,35 @@ inline void check_against_interpreter(const loopir::Func& f, const std::string& 
   }
 }
 
+// An id that does not exist and an allocation no device has are errors naming the device
+// ("opencl:99 does not exist") and the failed call (`alloc_failure`, e.g. "cuMemAlloc failed: ").
+inline void check_bad_ids_and_sizes_are_errors(DeviceAPI& api, const std::string& kind,
+                                               const std::string& alloc_failure) {
+  try {
+    api.set_device(99);
+    QFAIL("set_device(99) did not throw");
+  } catch (const Error& e) {
+    QVERIFY2(std::string(e.what()).find(kind + ":99 does not exist") != std::string::npos, e.what());
+  }
+  try {
+    api.alloc_data_space(0, size_t{1} << 62, 64);
+    QFAIL("a 4 EiB allocation did not throw");
+  } catch (const Error& e) {
+    QVERIFY2(std::string(e.what()).find(alloc_failure) != std::string::npos, e.what());
+  }
+}
+
+// The rows (column `spec`) of a test that runs each op family's default GPU schedule.
+inline void add_gpu_schedule_rows() {
+  QTest::addColumn<QString>("spec");
+  QTest::newRow("matmul") << "matmul M=64 N=48 K=40";
+  QTest::newRow("matmul_tail") << "matmul M=30 N=20 K=9";
+  QTest::newRow("add") << "add shape=40x25";
+  QTest::newRow("conv") << "conv2d N=1 C=3 H=10 W=10 K=4 R=3 S=3 stride=1 pad=1";
+  QTest::newRow("softmax") << "softmax M=6 N=70";
+  QTest::newRow("layernorm") << "layernorm M=5 N=33";
+}
+
 inline void check_copies_in_every_direction(DeviceAPI& api, Device dev) {
   const size_t n = 1000;
   std::vector<float> host = iota_floats(n, 1);

@@ -61,18 +61,7 @@ class TestCuda : public QObject {
   }
 
   void bad_ids_and_sizes_are_errors() {
-    try {
-      api_->set_device(99);
-      QFAIL("set_device(99) did not throw");
-    } catch (const Error& e) {
-      QVERIFY2(std::string(e.what()).find("cuda:99 does not exist") != std::string::npos, e.what());
-    }
-    try {
-      api_->alloc_data_space(0, size_t{1} << 62, 64);
-      QFAIL("a 4 EiB allocation did not throw");
-    } catch (const Error& e) {
-      QVERIFY2(std::string(e.what()).find("cuMemAlloc failed: CUDA_ERROR_") != std::string::npos, e.what());
-    }
+    check_bad_ids_and_sizes_are_errors(*api_, "cuda", "cuMemAlloc failed: CUDA_ERROR_");
   }
 
   void copies_in_every_direction() { check_copies_in_every_direction(*api_, kDevice); }
@@ -89,15 +78,8 @@ class TestCuda : public QObject {
 
   void kernels_run_on_the_chosen_stream() { check_kernels_run_on_the_chosen_stream(*api_, kDevice, "cuda"); }
 
-  void gpu_schedules_run_on_a_grid_data() {
-    QTest::addColumn<QString>("spec");
-    QTest::newRow("matmul") << "matmul M=64 N=48 K=40";
-    QTest::newRow("matmul_tail") << "matmul M=30 N=20 K=9";
-    QTest::newRow("add") << "add shape=40x25";
-    QTest::newRow("conv") << "conv2d N=1 C=3 H=10 W=10 K=4 R=3 S=3 stride=1 pad=1";
-    QTest::newRow("softmax") << "softmax M=6 N=70";
-    QTest::newRow("layernorm") << "layernorm M=5 N=33";
-  }
+  void gpu_schedules_run_on_a_grid_data() { add_gpu_schedule_rows(); }
+
   void gpu_schedules_run_on_a_grid() {
     QFETCH(QString, spec);
     te::ComputeDag dag = te::dag_from_spec(spec.toStdString());

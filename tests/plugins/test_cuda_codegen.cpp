@@ -78,15 +78,8 @@ class TestCudaCodegen : public QObject {
     }
   }
 
-  void gpu_schedules_compile_to_ptx_data() {
-    QTest::addColumn<QString>("spec");
-    QTest::newRow("matmul") << "matmul M=64 N=48 K=40";
-    QTest::newRow("matmul_tail") << "matmul M=30 N=20 K=9";
-    QTest::newRow("add") << "add shape=40x25";
-    QTest::newRow("conv") << "conv2d N=1 C=3 H=10 W=10 K=4 R=3 S=3 stride=1 pad=1";
-    QTest::newRow("softmax") << "softmax M=6 N=70";
-    QTest::newRow("layernorm") << "layernorm M=5 N=33";
-  }
+  void gpu_schedules_compile_to_ptx_data() { tessel::testing::add_gpu_schedule_rows(); }
+
   void gpu_schedules_compile_to_ptx() {
     QFETCH(QString, spec);
     auto module = build_module({gpu_kernel(spec.toStdString(), "gpu_kernel")}, Target::parse("cuda"));
