@@ -78,6 +78,17 @@ class LaunchAnalysis {
                p;
     for (int mask : barrier_masks_)
       if ((mask & launched) != launched) return p.why_serial = "a barrier outside the thread-bound loops", p;
+    for (int d = 0; d < 3; ++d) {
+      const char* axis[3] = {"x", "y", "z"};
+      if (extent_[d] > limits_.max_blocks[d])
+        return p.why_serial = std::to_string(extent_[d]) + " blocks along " + axis[d] + " exceed the grid's " +
+                              std::to_string(limits_.max_blocks[d]),
+               p;
+      if (extent_[d + 3] > limits_.max_threads[d])
+        return p.why_serial = std::to_string(extent_[d + 3]) + " threads along " + axis[d] + " exceed the block's " +
+                              std::to_string(limits_.max_threads[d]),
+               p;
+    }
     int64_t threads =
         std::max<int64_t>(extent_[3], 1) * std::max<int64_t>(extent_[4], 1) * std::max<int64_t>(extent_[5], 1);
     if (threads > limits_.max_threads_per_block)

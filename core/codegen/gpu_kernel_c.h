@@ -28,6 +28,7 @@
 // bits. Vectorized loops are emitted as loops, unrolled loops carry `#pragma unroll`. Tensor
 // intrinsics have no implementation here: they are refused.
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ struct GpuDialect {
 struct GpuLimits {
   int64_t max_threads_per_block = 256;  // the most threads a block may have
   int64_t shared_memory_bytes = 32768;  // the shared bytes a block may use
+  // Per dimension x, y, z: the most blocks in the grid and threads in a block.
+  std::array<int64_t, 3> max_blocks{INT64_MAX, INT64_MAX, INT64_MAX};
+  std::array<int64_t, 3> max_threads{INT64_MAX, INT64_MAX, INT64_MAX};
 };
 
 // One kernel of a lowered function: a root loop nest, launched on its own grid.

@@ -97,9 +97,13 @@ std::string build_failure(const std::string& log, const codegen::GpuProgram& pro
 }  // namespace
 
 codegen::GpuProgram emit_cuda(const std::vector<loopir::Func>& kernels, const EmitOptions& options) {
-  return codegen::emit_gpu_kernels(
-      kernels, cuda_dialect(),
-      {.max_threads_per_block = options.max_threads_per_block, .shared_memory_bytes = options.shared_memory_bytes});
+  // Every GPU since compute capability 3.0: 2^31 - 1 x 65535 x 65535 blocks of at most
+  // 1024 x 1024 x 64 threads.
+  return codegen::emit_gpu_kernels(kernels, cuda_dialect(),
+                                   {.max_threads_per_block = options.max_threads_per_block,
+                                    .shared_memory_bytes = options.shared_memory_bytes,
+                                    .max_blocks = {2147483647, 65535, 65535},
+                                    .max_threads = {1024, 1024, 64}});
 }
 
 std::string nvrtc_version(std::string* why) {

@@ -128,6 +128,15 @@ class TestCudaCodegen : public QObject {
     }
   }
 
+  // A grid CUDA cannot launch (more than 65535 blocks along y) runs as one thread instead.
+  void grids_beyond_the_limits_run_as_one_thread() {
+    auto module = build_module({gpu_kernel("matmul M=524296 N=8 K=1", "tall")}, Target::parse("cuda"));
+    const std::string launch = module->artifacts().at("launch");
+    QVERIFY2(
+        contains(launch, "one thread runs the loop program in order (65537 blocks along y exceed the grid's 65535)"),
+        launch.c_str());
+  }
+
   void root_nests_are_separate_kernels() {
     auto module = build_module({gpu_kernel("softmax M=6 N=70", "sm")}, Target::parse("cuda"));
     const std::string ptx = module->artifacts().at("ptx");
