@@ -114,8 +114,14 @@ class CudaModule final : public Module {
 
   void load(const std::vector<loopir::Func>& kernels) {
     const cuda::Driver& d = g_api->bind(device_id_);
-    cu_check(d.module_load_data(&module_, ptx_.c_str()), "cuModuleLoadData",
-             "the PTX of kernel '" + (kernels.empty() ? std::string("?") : kernels[0].name) + "' and the rest");
+    const std::string first = kernels.empty() ? std::string("?") : kernels[0].name;
+    const CUresult loaded = d.module_load_data(&module_, ptx_.c_str());
+    if (loaded == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+      throw Error("kernel '" + first + "': cuda: the driver (" +
+                  device_attr_value_str(g_api->attribute(device_id_, DeviceAttr::kDriverVersion)) +
+                  ") cannot load the PTX of NVRTC " + cuda::nvrtc_version() +
+                  ": a driver at least as new as the toolkit the plugin was built with is needed");
+    cu_check(loaded, "cuModuleLoadData", "the PTX of kernel '" + first + "' and the rest");
     for (size_t k = 0; k < program_.functions.size(); ++k) {
       std::vector<CUfunction> launches;
       for (const codegen::GpuLaunch& l : program_.functions[k].launches) {
