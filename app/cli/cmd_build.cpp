@@ -1,4 +1,4 @@
-// tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c|opencl]
+// tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c|opencl|cuda|ptx]
 //                    [--shape NAME=DIMS]...
 //
 // Compiles MODEL and writes either a shared library that runs the whole model without Tessel
@@ -25,7 +25,8 @@ namespace {
 
 const ArgSpec kSpec{
     .usage =
-        "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit so|llvm|asm|obj|c|opencl] "
+        "tessel build MODEL -o FILE [--target SPEC] [--header FILE] [--name NAME] [--emit "
+        "so|llvm|asm|obj|c|opencl|cuda|ptx] "
         "[--shape NAME=DIMS]... [--memory-limit SIZE] [--records LOG]",
     .value_options = {"-o", "--target", "--header", "--name", "--emit", "--memory-limit", "--records"},
     .repeatable_options = {"--shape"},
@@ -44,6 +45,7 @@ constexpr const char* kDetails =
     "  --emit llvm|asm|obj   the optimized LLVM IR, assembly, or an object file of every kernel\n"
     "  --emit c              the C source (--target c)\n"
     "  --emit opencl         the OpenCL C of every kernel (--target opencl)\n"
+    "  --emit cuda|ptx       the CUDA C or NVRTC's PTX of every kernel (--target cuda)\n"
     "  --header FILE         also write the C header declaring the entry points, names, dtypes, shapes\n"
     "  --name NAME           prefix of the entry points (default: the model's file name)\n"
     "  --target SPEC         'llvm' (default) or 'c'; e.g. 'llvm -mcpu=znver4 -num_threads=4'\n"
@@ -54,8 +56,8 @@ constexpr const char* kDetails =
     "                        tuned on this target (the others keep their default schedules)\n";
 
 // Text artifacts by --emit value, and the backend's name for each.
-const std::map<std::string, std::string> kTextArtifacts = {
-    {"llvm", "llvm_ir"}, {"asm", "asm"}, {"c", "c"}, {"opencl", "opencl"}};
+const std::map<std::string, std::string> kTextArtifacts = {{"llvm", "llvm_ir"},  {"asm", "asm"},   {"c", "c"},
+                                                           {"opencl", "opencl"}, {"cuda", "cuda"}, {"ptx", "ptx"}};
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

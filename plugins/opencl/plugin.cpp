@@ -10,9 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
-#include <unordered_set>
 
-#include "core/loopir/functor.h"
 #include "core/plugin/plugin_api.h"
 #include "plugins/opencl/cl_device_api.h"
 #include "plugins/opencl/emit_opencl.h"
@@ -24,32 +22,6 @@ using opencl::cl_check;
 using opencl::OpenClDeviceAPI;
 
 OpenClDeviceAPI* g_api = nullptr;  // owned by the DeviceAPI registry, which outlives every module
-
-// The parameters a kernel stores to: what call_host copies back.
-std::vector<bool> written_params(const loopir::Func& f) {
-  std::unordered_set<std::string> stored;
-  std::vector<loopir::Stmt> work{f.body};
-  while (!work.empty()) {
-    loopir::Stmt s = work.back();
-    work.pop_back();
-    if (!s) continue;
-    if (auto* n = loopir::as<loopir::Seq>(s))
-      work.insert(work.end(), n->stmts.begin(), n->stmts.end());
-    else if (auto* n = loopir::as<loopir::For>(s))
-      work.push_back(n->body);
-    else if (auto* n = loopir::as<loopir::Allocate>(s))
-      work.push_back(n->body);
-    else if (auto* n = loopir::as<loopir::LetStmt>(s))
-      work.push_back(n->body);
-    else if (auto* n = loopir::as<loopir::IfThenElse>(s))
-      work.insert(work.end(), {n->then_case, n->else_case});
-    else if (auto* n = loopir::as<loopir::Store>(s))
-      stored.insert(n->buffer->name);
-  }
-  std::vector<bool> written;
-  for (const auto& p : f.params) written.push_back(stored.count(p->name) > 0);
-  return written;
-}
 
 // The first line of the build log that names an error, and the kernel whose source holds it.
 std::string build_failure(const std::string& log, const std::vector<size_t>& first_lines,
@@ -70,12 +42,9 @@ std::string build_failure(const std::string& log, const std::vector<size_t>& fir
 
 class OpenClModule final : public Module {
  public:
-  OpenClModule(const std::vector<loopir::Func>& kernels, opencl::OpenClProgram program, int device_id)
+  OpenClModule(const std::vector<loopir::Func>& kernels, codegen::GpuProgram program, int device_id)
       : program_(std::move(program)), device_id_(device_id) {
-    for (const auto& f : kernels) {
-      add_kernel(kernel_signature(f));
-      written_.push_back(written_params(f));
-    }
+    for (const auto& f : kernels) add_kernel(kernel_signature(f));
     if (g_api->device_count() > device_id_) build(kernels);
   }
 
@@ -98,7 +67,7 @@ class OpenClModule final : public Module {
   std::map<std::string, std::string> artifacts() const override {
     std::string launches;
     for (size_t k = 0; k < kernels().size(); ++k)
-      launches += kernels()[k].name + ": " + program_.kernels[k].note() + "\n";
+      launches += kernels()[k].name + ": " + program_.functions[k].note() + "\n";
     return {{"opencl", program_.source}, {"launch", launches}};
   }
 
@@ -123,7 +92,7 @@ class OpenClModule final : public Module {
     launch(kernel_index, device_args.data());
     cl_command_queue q = g_api->kernel_queue(device_id_);
     for (size_t k = 0; k < sig.params.size(); ++k)
-      if (written_[kernel_index][k] && bytes_of(sig.params[k]) > 0)
+      if (program_.functions[kernel_index].written[k] && bytes_of(sig.params[k]) > 0)
         cl_check(clEnqueueReadBuffer(q, static_cast<cl_mem>(buffers[k]), CL_TRUE, 0, bytes_of(sig.params[k]), args[k],
                                      0, nullptr, nullptr),
                  "clEnqueueReadBuffer", "kernel '" + sig.name + "' output " + sig.params[k].name);
@@ -158,7 +127,7 @@ class OpenClModule final : public Module {
       std::string log(size, '\0');
       clGetProgramBuildInfo(cl_program_, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
       std::vector<size_t> first_lines;  // the source line of each kernel's opening comment
-      for (const auto& k : program_.kernels) {
+      for (const auto& k : program_.functions) {
         const auto at =
             static_cast<std::ptrdiff_t>(program_.source.find("__kernel void " + k.launches.front().symbol + "("));
         first_lines.push_back(
@@ -167,20 +136,20 @@ class OpenClModule final : public Module {
       throw Error(build_failure(log, first_lines, kernels) + " (clBuildProgram: " + opencl::cl_error_name(status) +
                   ")");
     }
-    for (size_t k = 0; k < program_.kernels.size(); ++k) {
+    for (size_t k = 0; k < program_.functions.size(); ++k) {
       std::vector<cl_kernel> launches;
-      for (const opencl::Launch& l : program_.kernels[k].launches) {
+      for (const codegen::GpuLaunch& l : program_.functions[k].launches) {
         cl_kernel kernel = clCreateKernel(cl_program_, l.symbol.c_str(), &status);
         cl_check(status, "clCreateKernel", "kernel '" + kernels[k].name + "' (" + l.symbol + ")");
         launches.push_back(kernel);
       }
       cl_kernels_.push_back(std::move(launches));
       std::vector<DataSpace> spaces;
-      for (int64_t bytes : program_.kernels[k].workspace_bytes)
+      for (int64_t bytes : program_.functions[k].workspace_bytes)
         spaces.push_back(g_api->alloc_workspace(device_id_, static_cast<size_t>(bytes)));
       workspaces_.push_back(std::move(spaces));
     }
-    host_buffers_.resize(program_.kernels.size());
+    host_buffers_.resize(program_.functions.size());
     record_ = g_api->alloc_data_space(device_id_, sizeof(DeviceCheckRecord), 16);
   }
 
@@ -194,7 +163,7 @@ class OpenClModule final : public Module {
   // nests in order on one in-order queue and waits for the last.
   void launch(size_t kernel_index, void* const* args) const {
     require_device(kernel_index);
-    const opencl::KernelLaunch& kl = program_.kernels[kernel_index];
+    const codegen::GpuFunction& kl = program_.functions[kernel_index];
     const std::string where = "kernel '" + kernels()[kernel_index].name + "'";
     cl_command_queue q = g_api->kernel_queue(device_id_);
     const DeviceCheckRecord zero;
@@ -209,7 +178,7 @@ class OpenClModule final : public Module {
       }
     } release{events};
     for (size_t n = 0; n < kl.launches.size(); ++n) {
-      const opencl::Launch& l = kl.launches[n];
+      const codegen::GpuLaunch& l = kl.launches[n];
       cl_kernel kernel = cl_kernels_[kernel_index][n];
       cl_uint arg = 0;
       auto set_buffer = [&](DataSpace d) {
@@ -223,8 +192,8 @@ class OpenClModule final : public Module {
       set_buffer(record_);
       size_t global[3], local[3];
       for (int d = 0; d < 3; ++d) {
-        local[d] = static_cast<size_t>(l.local[d]);
-        global[d] = static_cast<size_t>(l.groups[d] * l.local[d]);
+        local[d] = static_cast<size_t>(l.threads[d]);
+        global[d] = static_cast<size_t>(l.blocks[d] * l.threads[d]);
       }
       cl_check(clEnqueueNDRangeKernel(q, kernel, 3, nullptr, global, local, 0, nullptr, &events[n]),
                "clEnqueueNDRangeKernel", where + " (" + l.symbol + ")");
@@ -259,9 +228,8 @@ class OpenClModule final : public Module {
     return LaunchTimes{ms(*submit), ms(*start), ms(*end)};
   }
 
-  opencl::OpenClProgram program_;
+  codegen::GpuProgram program_;
   int device_id_;
-  std::vector<std::vector<bool>> written_;
   cl_program cl_program_ = nullptr;
   std::vector<std::vector<cl_kernel>> cl_kernels_;            // per kernel: one per root nest, launched in order
   std::vector<std::vector<DataSpace>> workspaces_;            // per kernel, kept for the module's life
@@ -275,7 +243,7 @@ std::unique_ptr<Module> generate(const std::vector<loopir::Func>& kernels, const
   opencl::EmitOptions options;
   options.max_work_group_size = target.get_int("max_work_group_size");
   options.local_memory_bytes = target.get_int("local_memory_bytes");
-  opencl::OpenClProgram program = opencl::emit_opencl(kernels, options);
+  codegen::GpuProgram program = opencl::emit_opencl(kernels, options);
   return std::make_unique<OpenClModule>(kernels, std::move(program), static_cast<int>(target.get_int("device")));
 }
 

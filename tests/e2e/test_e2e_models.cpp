@@ -27,6 +27,13 @@ namespace {
 const QString kModels = TESSEL_SOURCE_DIR "/resources/models";
 const QStringList kSamples = {"resnet_block", "mlp", "mobilenet_block", "attention_block"};
 
+// What run_matches_numpy_reference runs the models on: ref, or $TESSEL_E2E_TARGET (the ctests
+// e2e_models_opencl and e2e_models_cuda run only that function, on their device).
+QString run_target() {
+  const QByteArray target = qgetenv("TESSEL_E2E_TARGET");
+  return target.isEmpty() ? QString("ref") : QString::fromUtf8(target);
+}
+
 QString tessel() { return QString::fromStdString(tessel_binary_path(TESSEL_BINARY_DIR "/app/cli/tessel")); }
 
 struct Finished {
@@ -82,7 +89,7 @@ class EndToEndModels : public QObject {
     QFETCH(QString, name);
     QTemporaryDir out;
     const Finished f = run_tessel({"run", kModels + "/" + name + ".onnx", "--inputs", kModels + "/" + name, "--out-dir",
-                                   out.path(), "--target", "ref"});
+                                   out.path(), "--target", run_target()});
     QVERIFY2(f.exit_code == 0, qPrintable("tessel run failed: " + f.err.trimmed()));
     const std::string difference =
         compare_output_files((kModels + "/" + name).toStdString(), out.path().toStdString(), 1);

@@ -1,0 +1,99 @@
+#pragma once
+// Loop IR → C-family GPU kernels (OpenCL C, CUDA C): one kernel per root loop nest of a lowered
+// function, and how to launch it. The two languages differ only in what a GpuDialect lists:
+// qualifiers, the index builtins, the barrier, address spaces and a prelude of helpers; the
+// statements, expressions and the launch analysis are written once, here.
+//
+//   for b in blockIdx.x (16)          KERNEL void k(GLOBAL const float* A, ..., rec* r) {
+//     for t in threadIdx.x (64)   ->    long b = BLOCK_ID(0);  long t = THREAD_ID(0);
+//       C[b*64 + t] = A[...] + 1          C[b*64 + t] = A[...] + 1; }
+//                                      launch: 16 blocks of 64 threads
+//
+// A function whose body is a sequence of root loop nests under global allocations (a reduction
+// stage, then the output that reads it) becomes one kernel per nest, launched in order, the
+// allocations workspaces they share. A nest runs on a grid when its thread-bound loops describe
+// one the device can run: every loop bound to a tag with the same constant extent, every store
+// to memory other than `local` (private) made inside the loops of every launched tag, barriers
+// outside conditions, shared buffers within the shared memory. A threadIdx loop inside one bound
+// to the same tag is the same thread index, which is how a shared tile is fetched cooperatively
+// (each thread copies its element): run in order, every thread would copy the whole tile, with
+// the same result, so such a loop may store only to shared buffers. Any other nest (the CPU
+// schedules, two loops bound to one block index) runs as one thread that executes it in order:
+// slower, never wrong. The reason is in the launch note and above each kernel.
+//
+// Scopes: `global` buffers are the parameters, and allocations become workspace buffers the
+// module allocates once and passes after the parameters; `shared` is the dialect's shared
+// qualifier (one thread: a workspace); `local` is private memory. f16 values are computed in
+// float, read and written through the prelude's vload_half/vstore_half_rte; bf16 is kept as raw
+// bits. Vectorized loops are emitted as loops, unrolled loops carry `#pragma unroll`. Tensor
+// intrinsics have no implementation here: they are refused.
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/loopir/ir.h"
+
+namespace tessel::codegen {
+
+// What one C-family GPU language spells differently. The prelude must define: the types uchar,
+// ushort, uint, half (as storage); tessel_floordiv, tessel_floormod, tessel_fmod_floor,
+// tessel_round_half, tessel_bf16_to_float, tessel_float_to_bf16, vload_half(i, p),
+// vstore_half_rte(v, i, p), NAN, INFINITY, the struct tessel_check_record {int claimed; int check;
+// long value;} and tessel_check_failed(record, check, value), which returns 0.
+struct GpuDialect {
+  std::string language;                     // "OpenCL", "CUDA": in error messages
+  std::string codegen;                      // "opencl", "cuda": "kernel 'K': <codegen> codegen: ..."
+  std::string prelude;                      // placed once at the top of the program
+  std::string kernel_signature;             // before the kernel's name: "__kernel void"
+  std::string global_pointer;               // before a parameter's element type: "__global "
+  std::string restrict_pointer;             // after the '*' of a parameter: "restrict"
+  std::string check_record_type;            // the last parameter's type: "volatile __global tessel_check_record*"
+  std::string shared_array;                 // before a shared array's declaration: "__local "
+  std::string shared_pointer;               // before a pointer into a shared array: "__local "
+  std::array<std::string, 3> block_index;   // an expression per dimension: "get_group_id(0)"
+  std::array<std::string, 3> thread_index;  // "get_local_id(0)"
+  std::string barrier;                      // a statement: "barrier(CLK_LOCAL_MEM_FENCE | ...);"
+  std::string block, thread;                // the words launch notes use: "work-group", "work-item"
+  std::string threads_limit_option;         // the target options named by a refusal to use a grid
+  std::string shared_limit_option;
+};
+
+struct GpuLimits {
+  int64_t max_threads_per_block = 256;  // the most threads a block may have
+  int64_t shared_memory_bytes = 32768;  // the shared bytes a block may use
+  // Per dimension x, y, z: the most blocks in the grid and threads in a block.
+  std::array<int64_t, 3> max_blocks{INT64_MAX, INT64_MAX, INT64_MAX};
+  std::array<int64_t, 3> max_threads{INT64_MAX, INT64_MAX, INT64_MAX};
+};
+
+// One kernel of a lowered function: a root loop nest, launched on its own grid.
+struct GpuLaunch {
+  std::string symbol;                       // the kernel's name (an identifier made from the function's)
+  std::array<int64_t, 3> blocks{1, 1, 1};   // blocks per dimension (blockIdx.x/y/z)
+  std::array<int64_t, 3> threads{1, 1, 1};  // threads per block (threadIdx.x/y/z)
+  std::string note;                         // "grid ..." or "one thread (why)"
+};
+
+// A lowered function as the device runs it: its root loop nests one after the other on one
+// in-order stream (the end of one launch is the grid-wide barrier between them), all taking the
+// same arguments.
+struct GpuFunction {
+  size_t params = 0;                     // buffers, as the lowered function lists them
+  std::vector<bool> written;             // per parameter: stored to (what a host call copies back)
+  std::vector<int64_t> workspace_bytes;  // then one buffer per workspace, then the check record
+  std::vector<GpuLaunch> launches;
+  std::string note() const;  // every launch's note, "; " between them
+};
+
+struct GpuProgram {
+  std::string source;
+  std::vector<GpuFunction> functions;  // in the order of the lowered functions
+};
+
+// Throws Error "kernel 'K': <codegen> codegen: ..." for what the language cannot express here.
+GpuProgram emit_gpu_kernels(const std::vector<loopir::Func>& kernels, const GpuDialect& dialect,
+                            const GpuLimits& limits);
+
+}  // namespace tessel::codegen
