@@ -10,6 +10,7 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -39,41 +40,50 @@ QString duration_text(double s) {
 
 TuningPane::TuningPane(QWidget* parent) : QWidget(parent) {
   setObjectName("tuning");
+  // The pane docks in the bottom row, beside the profile: narrow and short, so the chart and the
+  // kernel table share one place as tabs rather than growing the window.
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
 
   auto* controls = new QHBoxLayout;
-  controls->addWidget(new QLabel(tr("Tune"), this));
   scope_ = new QComboBox(this);
   scope_->setObjectName("tuning_scope");
-  scope_->addItem(tr("the selected kernel"));
-  scope_->addItem(tr("every kernel of the model"));
-  controls->addWidget(scope_);
-  controls->addWidget(new QLabel(tr("trials per kernel"), this));
-  trials_ = new QSpinBox(this);
-  trials_->setObjectName("tuning_trials");
-  trials_->setRange(1, 100000);
-  trials_->setValue(32);
-  controls->addWidget(trials_);
-  controls->addWidget(new QLabel(tr("time budget"), this));
-  budget_ = new QSpinBox(this);
-  budget_->setObjectName("tuning_budget");
-  budget_->setRange(0, 7 * 24 * 3600);
-  budget_->setSuffix(" s");
-  budget_->setSpecialValueText(tr("none"));
-  controls->addWidget(budget_);
+  scope_->setToolTip(tr("What to tune: the kernel selected in the graph, or every kernel of the model"));
+  scope_->addItem(tr("Selected kernel"));
+  scope_->addItem(tr("Whole model"));
+  scope_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  scope_->setMinimumContentsLength(8);
+  controls->addWidget(scope_, 1);
   start_ = new QPushButton(tr("Start"), this);
   start_->setObjectName("tuning_start");
   stop_ = new QPushButton(tr("Stop"), this);
   stop_->setObjectName("tuning_stop");
   controls->addWidget(start_);
   controls->addWidget(stop_);
-  controls->addStretch(1);
   layout->addLayout(controls);
+  auto* budgets = new QHBoxLayout;
+  budgets->addWidget(new QLabel(tr("trials"), this));
+  trials_ = new QSpinBox(this);
+  trials_->setObjectName("tuning_trials");
+  trials_->setRange(1, 100000);
+  trials_->setValue(32);
+  trials_->setToolTip(tr("Candidates measured per kernel, the default schedule's included"));
+  budgets->addWidget(trials_);
+  budgets->addWidget(new QLabel(tr("budget"), this));
+  budget_ = new QSpinBox(this);
+  budget_->setObjectName("tuning_budget");
+  budget_->setRange(0, 7 * 24 * 3600);
+  budget_->setSuffix(" s");
+  budget_->setSpecialValueText(tr("none"));
+  budget_->setToolTip(tr("Time for the whole search, shared among the kernels left; none: the trials decide"));
+  budgets->addWidget(budget_);
+  budgets->addStretch(1);
+  layout->addLayout(budgets);
 
   status_ = new QLabel(tr("Select a kernel, or tune every kernel of the model."), this);
   status_->setObjectName("tuning_status");
   status_->setWordWrap(true);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   layout->addWidget(status_);
 
   chart_ = new QChart;
@@ -90,8 +100,11 @@ TuningPane::TuningPane(QWidget* parent) : QWidget(parent) {
   chart_->addAxis(y_axis_, Qt::AlignLeft);
   view_ = new QChartView(chart_, this);
   view_->setRenderHint(QPainter::Antialiasing);
-  view_->setMinimumHeight(220);
-  layout->addWidget(view_, 1);
+  view_->setMinimumSize(200, 120);
+  tabs_ = new QTabWidget(this);
+  tabs_->setObjectName("tuning_tabs");
+  tabs_->addTab(view_, tr("Curve"));
+  layout->addWidget(tabs_, 1);
 
   table_ = new QTreeWidget(this);
   table_->setObjectName("tuning_kernels");
@@ -99,20 +112,25 @@ TuningPane::TuningPane(QWidget* parent) : QWidget(parent) {
   table_->setColumnCount(kColumns);
   table_->setHeaderLabels({tr("kernel"), tr("trials"), tr("failed"), tr("default"), tr("best"), tr("speed-up")});
   table_->header()->setSectionResizeMode(kKernel, QHeaderView::Stretch);
-  table_->setMaximumHeight(140);
-  layout->addWidget(table_);
+  table_->setMinimumHeight(60);
+  auto* kernels_tab = new QWidget(this);
+  auto* kernels_layout = new QVBoxLayout(kernels_tab);
+  kernels_layout->setContentsMargins(0, 0, 0, 0);
+  kernels_layout->addWidget(table_, 1);
+  tabs_->addTab(kernels_tab, tr("Kernels"));
 
   auto* footer = new QHBoxLayout;
   records_ = new QLabel(this);
   records_->setObjectName("tuning_records");
   records_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   records_->setStyleSheet("color: gray;");
+  records_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long path is clipped; the tooltip has it
   footer->addWidget(records_, 1);
   load_best_ = new QPushButton(tr("Load best schedule"), this);
   load_best_->setObjectName("tuning_load_best");
   load_best_->setToolTip(tr("Open the selected kernel's fastest correct schedule in the schedule editor"));
   footer->addWidget(load_best_);
-  layout->addLayout(footer);
+  kernels_layout->addLayout(footer);
 
   QObject::connect(start_, &QPushButton::clicked, this, [this] {
     if (!on_start) return;

@@ -2,16 +2,15 @@
 // The Tuning pane: start and stop a search of the selected kernel's schedules or of every kernel
 // of the model (trials per kernel, a time budget), and watch it.
 //
-//   ┌ Tune [selected kernel ▾] trials [32] budget [none] [Start] [Stop] ───────────────────────┐
-//   │ fused_dense_relu_0 (1/3): 12/96 trials, 1 failed · about 40 s left                       │
-//   │  ms ▲ ─ ─ ─ ─ ─ ─ ─ ─ default (dashed, one per kernel)                                   │
-//   │     │‾‾‾‾‾|____                best so far, one series per kernel                      │
-//   │     │          |_________                                                               │
-//   │     └──────────────────────▶ trial                                                      │
-//   │ kernel             trials failed default  best   speed-up                               │
-//   │ fused_dense_relu_0     12      1  0.055   0.041  1.34x     [Load best schedule]          │
-//   │ records: /home/u/mlp.records.jsonl                                                       │
-//   └──────────────────────────────────────────────────────────────────────────────────────────┘
+//   ┌ [Selected kernel ▾] [Start] [Stop] ──────────────┐   Kernels tab:
+//   │ trials [32]  budget [none]                       │   kernel         trials failed default best speed-up
+//   │ fused_dense_relu_0 (1/3): 12/96 trials, 1 failed │   fused_dense_0      12      1  0.055  0.041  1.34x
+//   │ · 20 s elapsed, about 40 s left                  │   records: /home/u/mlp.records.jsonl
+//   │ [Curve] [Kernels]                                │                          [Load best schedule]
+//   │  ms ▲ ─ ─ ─ ─ ─ ─ ─ default (dashed, per kernel) │
+//   │     │‾‾‾‾|____      best so far, per kernel      │
+//   │     └────────────▶ trial                         │
+//   └──────────────────────────────────────────────────┘
 //
 // The pane only shows what the TuningRunner reports and says what the user asked for; the
 // mediator runs the job, logs it in the session and loads a best schedule into the editor. No
@@ -30,6 +29,7 @@ class QLabel;
 class QLineSeries;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
 class QTreeWidget;
 class QTreeWidgetItem;
 class QValueAxis;
@@ -114,6 +114,7 @@ class TuningPane : public QWidget {
   QLabel* records_ = nullptr;
   QChart* chart_ = nullptr;
   QChartView* view_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
   QValueAxis* x_axis_ = nullptr;
   QValueAxis* y_axis_ = nullptr;
   QTreeWidget* table_ = nullptr;
