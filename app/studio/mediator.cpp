@@ -102,6 +102,7 @@ void StudioMediator::connect_kernel_panes() {
   connect(loop_, &views::KernelEditLoop::profiled, this, [this](const views::ModelProfilePtr& p) {
     panes_.profile->set_profile(p);
     panes_.roofline->set_profile(p);
+    panes_.graph->set_device_crossings(views::device_crossings(p->profile));
     on_profiled(*p);
   });
   connect(loop_, &views::KernelEditLoop::ceilings_ready, this, [this](const views::CeilingsResultPtr& c) {
@@ -227,6 +228,7 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
   selection_->set_pass(snap->last_pass());
   distributing_ = false;
   panes_.passes->show_snapshot(snap);
+  panes_.graph->set_device_crossings({});  // they were the old compile's
   panes_.graph->show_snapshot(snap);
   panes_.memory->show_snapshot(snap);
   panes_.memory->highlight_node({});
