@@ -10,7 +10,7 @@
 //   schedule editor ──edit──▶ KernelEditLoop ──lowered──▶ schedule editor, program
 //                                  │        ──measured──▶ schedule editor (badge), program (artifacts),
 //                                  │                      roofline (the point moves)
-//                                  └────────  ──profiled──▶ profile, roofline
+//                                  └────────  ──profiled──▶ profile, roofline, graph (host↔device edges)
 //   every edit ──▶ SessionController::set_schedules (autosaved, saved with the session)
 //   tuning pane ──start/stop──▶ TuningRunner ──trial, progress, finished──▶ tuning pane
 //                                    └──improved──▶ tuning pane, roofline (the point moves)

@@ -5,6 +5,7 @@
 // program; Stop in the middle of a run keeps every trial measured so far.
 #include <QComboBox>
 #include <QFileInfo>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QtTest>
@@ -128,6 +129,16 @@ class TuningPaneTest : public QObject {
     const tune::TuningRecord* logged_best = best_records.best(records[0].kernel_key, records[0].target);
     QVERIFY(logged_best);
     QCOMPARE(logged_best->schedule, best->schedule);
+
+    // `tessel build --records LOG` takes the best schedule from it, as from `tessel tune`'s log.
+    QProcess build;
+    build.start(QStringLiteral(TESSEL_BINARY_DIR "/app/cli/tessel"),
+                {"build", mlp_model(), "-o", QDir(home_.path()).filePath("mlp.so"), "--target",
+                 w->edit_loop()->target(), "--records", log});
+    QVERIFY(build.waitForFinished(kWaitMs));
+    const QString build_report = QString::fromUtf8(build.readAllStandardError());
+    QVERIFY2(build.exitCode() == 0, qPrintable(build_report));
+    QVERIFY2(build_report.contains("1 of 3 compiled kernels use tuned schedules"), qPrintable(build_report));
 
     // Saved with the session.
     w->controller()->save();

@@ -7,6 +7,7 @@
 
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
+#include "core/target/target.h"
 #include "core/tune/process_measurer.h"
 #include "core/tune/records.h"
 #include "core/tune/search.h"
@@ -86,6 +87,9 @@ void TuningRunner::run(const TuningJob& job) {
 
   try {
     const int64_t lanes = compile::vector_lanes_of_spec(job.model.target);
+    // Records name the target in its full form, as `tessel tune` writes and `tessel build --records`
+    // looks it up ("llvm" → "llvm -fast_math=false … -vector_bits=512").
+    const std::string target = Target::parse(job.model.target).str();
     // Kernels that run on the reference kernels (no tensor expression) have nothing to schedule.
     std::vector<std::pair<std::string, te::ComputeDag>> kernels;
     for (const std::string& kernel : job.kernels) {
@@ -121,8 +125,8 @@ void TuningRunner::run(const TuningJob& job) {
       int index = 0;
       double best = 0, default_ms = 0;
       auto on_trial = [&](const tune::Trial& t) {
-        tune::append_record(job.records_log, {key, kernel, job.model.target, t.schedule, t.result.ms_min,
-                                              t.result.ms_median, t.result.error});
+        tune::append_record(job.records_log,
+                            {key, kernel, target, t.schedule, t.result.ms_min, t.result.ms_median, t.result.error});
         const bool ok = t.result.error.empty();
         if (index == 0 && ok) default_ms = t.result.ms_min;
         const bool better = ok && (best == 0 || t.result.ms_min < best);
