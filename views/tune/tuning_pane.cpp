@@ -87,15 +87,18 @@ TuningPane::TuningPane(QWidget* parent) : QWidget(parent) {
   layout->addWidget(status_);
 
   chart_ = new QChart;
-  chart_->setTitle(tr("Best time so far"));
-  chart_->setMargins(QMargins(4, 4, 4, 4));
-  chart_->legend()->setAlignment(Qt::AlignBottom);
+  // No title (the tab names it) and the legend at the side: the bottom dock is short.
+  chart_->setMargins(QMargins(2, 2, 2, 2));
+  chart_->setBackgroundRoundness(0);
+  chart_->legend()->setAlignment(Qt::AlignRight);
   x_axis_ = new QValueAxis;
   x_axis_->setTitleText(tr("trial"));
   x_axis_->setLabelFormat("%d");
+  x_axis_->setTitleVisible(false);  // "trial" is in the tab's tooltip: the labels need the height
   y_axis_ = new QValueAxis;
-  y_axis_->setTitleText(tr("ms"));
-  y_axis_->setLabelFormat("%.3g");
+  y_axis_->setTitleText(tr("best ms"));
+  y_axis_->setLabelFormat("%.2g");
+  y_axis_->setTickCount(3);
   chart_->addAxis(x_axis_, Qt::AlignBottom);
   chart_->addAxis(y_axis_, Qt::AlignLeft);
   view_ = new QChartView(chart_, this);
@@ -104,6 +107,7 @@ TuningPane::TuningPane(QWidget* parent) : QWidget(parent) {
   tabs_ = new QTabWidget(this);
   tabs_->setObjectName("tuning_tabs");
   tabs_->addTab(view_, tr("Curve"));
+  tabs_->setTabToolTip(0, tr("Best time so far per kernel (solid) against its default schedule's (dashed), by trial"));
   layout->addWidget(tabs_, 1);
 
   table_ = new QTreeWidget(this);
@@ -313,7 +317,14 @@ void TuningPane::update_row(const QString& kernel) {
 void TuningPane::update_axes() {
   for (auto& [kernel, c] : curves_)
     if (c.reference->count() == 2) c.reference->replace(1, x_max_, c.default_ms);
+  // Whole trials on the axis: one tick each while few, else round numbers.
   x_axis_->setRange(0, std::max(1, x_max_));
+  if (x_max_ <= 8) {
+    x_axis_->setTickCount(std::max(1, x_max_) + 1);
+  } else {
+    x_axis_->setTickCount(6);
+    x_axis_->applyNiceNumbers();
+  }
   y_axis_->setRange(0, y_max_ > 0 ? y_max_ * 1.1 : 1.0);
 }
 
