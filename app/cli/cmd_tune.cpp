@@ -15,10 +15,10 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
-#include "app/cli/tune_measurer.h"
 #include "core/compile/kernel_compiler.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
+#include "core/tune/process_measurer.h"
 #include "core/tune/records.h"
 #include "core/tune/search.h"
 
@@ -104,7 +104,7 @@ int run_tune_command(std::span<const std::string> argv) {
   std::signal(SIGINT, on_interrupt);
   options.stop = [] { return g_interrupted.load(); };
   const int64_t lanes = compile::vector_lanes_of_spec(target.str());
-  const std::filesystem::path program = TuneMeasurer::default_program();
+  const std::filesystem::path program = tune::ProcessMeasurer::default_program();
   const bool interactive = ::isatty(STDERR_FILENO) != 0;
   std::printf("%-44s %8s %12s %12s %8s\n", "kernel", "trials", "default", "tuned", "speedup");
   for (const FusionGroup& group : pipeline.fusion->groups) {
@@ -113,9 +113,9 @@ int run_tune_command(std::span<const std::string> argv) {
     std::optional<te::ComputeDag> dag = compile::kernel_dag(graph, group, &why);
     if (!dag) continue;  // runs with the reference kernels: nothing to schedule
     tune::SearchSpace space(*dag, lanes);
-    TuneMeasurer measurer(program,
-                          measure::ModelRef{model, target.str(), nlohmann::json::object(), import.input_shapes},
-                          group.kernel_name, min_time_ms);
+    tune::ProcessMeasurer measurer(
+        program, measure::ModelRef{model, target.str(), nlohmann::json::object(), import.input_shapes},
+        group.kernel_name, min_time_ms);
     const std::string key = tune::kernel_key(*dag);
     auto on_trial = [&](const tune::Trial& t) {
       tune::append_record(

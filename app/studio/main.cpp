@@ -57,7 +57,7 @@ int take_screenshot(tessel::studio::MainWindow& w, const QString& pane_name, con
   if (!target) {
     std::fprintf(stderr,
                  "tessel-studio: unknown pane '%s' (graph, passes, inspector, memory, diagnostics, welcome, "
-                 "schedule, program, roofline, profile, lesson)\n",
+                 "schedule, program, roofline, profile, lesson, tuning)\n",
                  qPrintable(pane_name));
     return 2;
   }

@@ -88,9 +88,11 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   panes_.roofline->setObjectName("roofline");
   panes_.profile = new views::ProfilePane(this);
   panes_.profile->setObjectName("profile");
+  panes_.tuning = new views::TuningPane(this);
   lesson_pane_ = new views::LessonPane(this);
   lesson_pane_->setObjectName("lesson");
   edit_loop_ = new views::KernelEditLoop({}, this);
+  tuner_ = new views::TuningRunner(this);
   welcome_ = new views::WelcomePane(this);
   welcome_->set_samples_dir(options_.models_dir);
   welcome_->on_open = [this](const QString& path) { open_file(path); };
@@ -140,6 +142,7 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
   add_dock(panes_.memory, tr("Memory"), Qt::BottomDockWidgetArea);
   add_dock(panes_.diagnostics, tr("Diagnostics"), Qt::BottomDockWidgetArea);
   add_dock(panes_.profile, tr("Profile"), Qt::BottomDockWidgetArea);
+  add_dock(panes_.tuning, tr("Tuning"), Qt::BottomDockWidgetArea);
   // The right column runs the full height (the program and the roofline need it); the bottom
   // row sits under the graph and the left column.
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
@@ -170,7 +173,7 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent) : QMainWindow
     if (calibration_job_->running() && !edit_loop_->is_calibrating()) calibration_job_->finish();
   });
 
-  mediator_ = new StudioMediator(selection_, controller_, edit_loop_, panes_, this);
+  mediator_ = new StudioMediator(selection_, controller_, edit_loop_, tuner_, panes_, this);
   mediator_->on_calibrate_requested = [this] { start_calibration(); };
   mediator_->on_errors = [this](const QString& message) {
     show_banner(message, true, {{tr("Show Diagnostics"), [this] {
@@ -271,7 +274,7 @@ void MainWindow::reset_layout() {
   const std::vector<std::pair<Qt::DockWidgetArea, QStringList>> groups = {
       {Qt::LeftDockWidgetArea, {"passes", "schedule"}},
       {Qt::RightDockWidgetArea, {"inspector", "program", "roofline", "lesson"}},
-      {Qt::BottomDockWidgetArea, {"memory", "diagnostics", "profile"}},
+      {Qt::BottomDockWidgetArea, {"memory", "diagnostics", "profile", "tuning"}},
   };
   std::vector<QDockWidget*> firsts;
   for (const auto& [area, names] : groups) {
@@ -365,8 +368,8 @@ void MainWindow::build_actions_and_menus() {
   // One entry per pane, checked while it is open; choosing it opens the pane and brings it to the
   // front with the focus (a pane open behind another tab is raised, never closed: its ✕ closes
   // it). Alt+1…9 are the same entries.
-  const QStringList order = {"graph",    "passes",  "schedule", "inspector",   "program",
-                             "roofline", "profile", "memory",   "diagnostics", "lesson"};
+  const QStringList order = {"graph",   "passes", "schedule",    "inspector", "program", "roofline",
+                             "profile", "memory", "diagnostics", "lesson",    "tuning"};
   for (int i = 0; i < order.size(); ++i) {
     const QString name = order[i];
     auto* dock = findChild<QDockWidget*>("dock_" + name);
@@ -585,6 +588,7 @@ QWidget* MainWindow::pane_by_name(const QString& name) const {
   if (name == "roofline") return panes_.roofline;
   if (name == "profile") return panes_.profile;
   if (name == "lesson") return lesson_pane_;
+  if (name == "tuning") return panes_.tuning;
   return nullptr;
 }
 

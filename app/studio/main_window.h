@@ -52,11 +52,13 @@ class MainWindow final : public QMainWindow {
   views::SessionController* controller() const { return controller_; }
   views::Selection* selection() const { return selection_; }
   views::KernelEditLoop* edit_loop() const { return edit_loop_; }
+  views::TuningRunner* tuner() const { return tuner_; }
   StudioMediator* mediator() const { return mediator_; }
   const StudioPanes& panes() const { return panes_; }
   views::WelcomePane* welcome() const { return welcome_; }
   CommandPalette* command_palette() const { return palette_; }
-  // graph, passes, inspector, memory, diagnostics, welcome, schedule, program, roofline, profile, lesson
+  // graph, passes, inspector, memory, diagnostics, welcome, schedule, program, roofline, profile, lesson,
+  // tuning
   QWidget* pane_by_name(const QString& name) const;
   // Brings a pane to the front: its dock shown and raised, or the centre page switched to it.
   void reveal_pane(const QString& name);
@@ -121,6 +123,7 @@ class MainWindow final : public QMainWindow {
   views::Selection* selection_;
   views::SessionController* controller_;
   views::KernelEditLoop* edit_loop_;
+  views::TuningRunner* tuner_;
   StudioPanes panes_;
   views::LessonPane* lesson_pane_;
   std::unique_ptr<views::LessonRunner> lesson_runner_;

@@ -1,5 +1,8 @@
 #include "app/studio/mediator.h"
 
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
 #include <QUndoGroup>
 
 #include "core/compile/kernel_compiler.h"
@@ -30,8 +33,9 @@ bool has_kernel(const views::StudioSnapshot& snap, const QString& kernel) {
 }  // namespace
 
 StudioMediator::StudioMediator(views::Selection* selection, views::SessionController* controller,
-                               views::KernelEditLoop* loop, StudioPanes panes, QObject* parent)
-    : QObject(parent), selection_(selection), controller_(controller), loop_(loop), panes_(panes) {
+                               views::KernelEditLoop* loop, views::TuningRunner* tuner, StudioPanes panes,
+                               QObject* parent)
+    : QObject(parent), selection_(selection), controller_(controller), loop_(loop), tuner_(tuner), panes_(panes) {
   connect(controller, &views::SessionController::compiled, this,
           [this](const views::StudioSnapshotPtr& snap) { show_snapshot(snap); });
   connect(selection, &views::Selection::pass_changed, this, [this](int pass) {
@@ -52,6 +56,7 @@ StudioMediator::StudioMediator(views::Selection* selection, views::SessionContro
     show_kernel(kernel);
   });
   connect_kernel_panes();
+  connect_tuning();
 }
 
 void StudioMediator::connect_kernel_panes() {
@@ -97,6 +102,7 @@ void StudioMediator::connect_kernel_panes() {
   connect(loop_, &views::KernelEditLoop::profiled, this, [this](const views::ModelProfilePtr& p) {
     panes_.profile->set_profile(p);
     panes_.roofline->set_profile(p);
+    panes_.graph->set_device_crossings(views::device_crossings(p->profile));
     on_profiled(*p);
   });
   connect(loop_, &views::KernelEditLoop::ceilings_ready, this, [this](const views::CeilingsResultPtr& c) {
@@ -104,6 +110,80 @@ void StudioMediator::connect_kernel_panes() {
     panes_.profile->set_ceilings(c->ceilings);
     if (!c->error.empty()) panes_.roofline->set_calibration_error(QString::fromStdString(c->error));
   });
+}
+
+void StudioMediator::connect_tuning() {
+  panes_.tuning->on_start = [this](const views::TuningRequest& r) { start_tuning(r); };
+  panes_.tuning->on_stop = [this] { tuner_->stop(); };
+  panes_.tuning->on_load_best = [this](const QString& kernel, const QString& text) {
+    load_tuned_schedule(kernel, text);
+  };
+  connect(tuner_, &views::TuningRunner::started, this,
+          [this](const QStringList& kernels) { panes_.tuning->show_started(kernels); });
+  connect(tuner_, &views::TuningRunner::trial_measured, this,
+          [this](const views::TuningTrialPtr& t) { panes_.tuning->show_trial(t); });
+  connect(tuner_, &views::TuningRunner::improved, this, [this](const views::TuningBestPtr& best) {
+    panes_.tuning->show_best(best);
+    panes_.roofline->set_measurement(std::make_shared<const views::KernelMeasurement>(best->measurement));
+  });
+  connect(tuner_, &views::TuningRunner::progress, this,
+          [this](const views::TuningProgressPtr& p) { panes_.tuning->show_progress(p); });
+  connect(tuner_, &views::TuningRunner::finished, this,
+          [this](const views::TuningSummaryPtr& s) { panes_.tuning->show_finished(s); });
+}
+
+QString StudioMediator::tuning_records_path() const {
+  const views::SessionDocument& doc = controller_->document();
+  if (!doc.tuning_records.empty()) return QString::fromStdString(doc.tuning_records);
+  const QString model = QFileInfo(QString::fromStdString(doc.model_path)).completeBaseName();
+  const QString session = controller_->session_path();
+  if (!session.isEmpty()) {
+    const QFileInfo info(session);
+    return info.dir().filePath(info.completeBaseName() + ".records.jsonl");
+  }
+  const QDir data(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/tuning");
+  return data.filePath(model + ".records.jsonl");
+}
+
+void StudioMediator::start_tuning(const views::TuningRequest& request) {
+  if (!snapshot_ || !snapshot_->fusion) return panes_.tuning->show_error(tr("Open a model to tune first."));
+  views::TuningJob job = tuning_defaults;
+  job.snapshot = snapshot_;
+  job.model =
+      measure::ModelRef{snapshot_->model_path, loop_->target().toStdString(), controller_->document().pass_options, {}};
+  job.kernels.clear();
+  if (request.whole_model) {
+    for (const FusionGroup& g : snapshot_->fusion->groups) job.kernels.push_back(g.kernel_name);
+  } else if (has_kernel(*snapshot_, selection_->kernel())) {
+    job.kernels.push_back(selection_->kernel().toStdString());
+  } else {
+    return panes_.tuning->show_error(tr("Select a kernel to tune (click one in the graph)."));
+  }
+  job.trials = request.trials;
+  job.time_budget_s = request.time_budget_s;
+  const QString log = tuning_records_path();
+  if (!QDir().mkpath(QFileInfo(log).absolutePath()))
+    return panes_.tuning->show_error(tr("Cannot create the folder of the records log %1").arg(log));
+  job.records_log = log.toStdString();
+  controller_->set_tuning_records(log);  // saved with the session
+  panes_.tuning->set_records_path(log);
+  if (tuner_->start(std::move(job)))
+    panes_.tuning->show_starting();
+  else
+    panes_.tuning->show_error(tr("A search is running already: stop it first."));
+}
+
+void StudioMediator::load_tuned_schedule(const QString& kernel, const QString& text) {
+  if (!snapshot_ || !has_kernel(*snapshot_, kernel))
+    return panes_.tuning->show_error(tr("Kernel %1 is not in the model as compiled now.").arg(kernel));
+  schedule::Schedule s;
+  try {
+    s = schedule::parse_schedule(text.toStdString());
+  } catch (const Error& e) {
+    return panes_.tuning->show_error(tr("The tuned schedule of %1 does not parse: %2").arg(kernel, e.what()));
+  }
+  if (selection_->kernel() != kernel) selection_->set_kernel(kernel);
+  apply_schedule(kernel, s);
 }
 
 void StudioMediator::after_compile(std::function<void()> action) {
@@ -130,6 +210,11 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
   // name (every model has a fused_conv2d_0). The same model recompiled keeps the kernel shown.
   const bool other_model = !snapshot_ || snapshot_->model_path != snap->model_path;
   snapshot_ = snap;
+  if (other_model) {
+    tuner_->stop();  // its trials are logged as they are measured; its kernels are not this model's
+    panes_.tuning->clear();
+  }
+  panes_.tuning->set_records_path(QString::fromStdString(controller_->document().tuning_records));
   const QString kept_kernel =
       other_model || !has_kernel(*snap, selection_->kernel()) ? QString() : selection_->kernel();
   if (kept_kernel.isEmpty()) {
@@ -143,6 +228,7 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
   selection_->set_pass(snap->last_pass());
   distributing_ = false;
   panes_.passes->show_snapshot(snap);
+  panes_.graph->set_device_crossings({});  // they were the old compile's
   panes_.graph->show_snapshot(snap);
   panes_.memory->show_snapshot(snap);
   panes_.memory->highlight_node({});
@@ -173,6 +259,7 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
 void StudioMediator::show_kernel(const QString& kernel) {
   panes_.roofline->set_selected_kernel(kernel);
   panes_.profile->set_selected_kernel(kernel);
+  panes_.tuning->set_selected_kernel(kernel);
   if (kernel.isEmpty() || !snapshot_) return;
   std::string why;
   std::optional<te::ComputeDag> dag = views::kernel_dag(*snapshot_, kernel.toStdString(), &why);

@@ -10,8 +10,11 @@
 //   schedule editor ──edit──▶ KernelEditLoop ──lowered──▶ schedule editor, program
 //                                  │        ──measured──▶ schedule editor (badge), program (artifacts),
 //                                  │                      roofline (the point moves)
-//                                  └────────  ──profiled──▶ profile, roofline
+//                                  └────────  ──profiled──▶ profile, roofline, graph (host↔device edges)
 //   every edit ──▶ SessionController::set_schedules (autosaved, saved with the session)
+//   tuning pane ──start/stop──▶ TuningRunner ──trial, progress, finished──▶ tuning pane
+//                                    └──improved──▶ tuning pane, roofline (the point moves)
+//   tuning pane ──load best──▶ the kernel selected, its schedule applied as an edit
 #include <QObject>
 #include <functional>
 
@@ -27,6 +30,8 @@
 #include "views/roofline/roofline_pane.h"
 #include "views/schedule/schedule_editor_pane.h"
 #include "views/session/session_controller.h"
+#include "views/tune/tuning_pane.h"
+#include "views/tune/tuning_runner.h"
 
 namespace tessel::studio {
 
@@ -40,12 +45,13 @@ struct StudioPanes {
   views::ProgramPane* program = nullptr;
   views::RooflinePane* roofline = nullptr;
   views::ProfilePane* profile = nullptr;
+  views::TuningPane* tuning = nullptr;
 };
 
 class StudioMediator final : public QObject {
  public:
   StudioMediator(views::Selection* selection, views::SessionController* controller, views::KernelEditLoop* loop,
-                 StudioPanes panes, QObject* parent = nullptr);
+                 views::TuningRunner* tuner, StudioPanes panes, QObject* parent = nullptr);
   views::StudioSnapshotPtr snapshot() const { return snapshot_; }
   // Runs `action` now when the session has an up-to-date snapshot, else after the compile that is
   // running delivers it (lessons open a model, then select a kernel in it).
@@ -63,11 +69,20 @@ class StudioMediator final : public QObject {
   std::function<void(const views::ModelProfile&)> on_profiled = [](const views::ModelProfile&) {};
   // The roofline's Calibrate button (the window shows the job's progress and a Cancel).
   std::function<void()> on_calibrate_requested = [this] { loop_->calibrate(); };
+  // What every tuning job starts from (the pane's request fills in the kernels and budgets); tests
+  // shorten the timing.
+  views::TuningJob tuning_defaults;
+  // The session's records log, or where a new one goes: beside the saved session, else in the
+  // studio's data folder, named after the model.
+  QString tuning_records_path() const;
 
  private:
   void show_snapshot(const views::StudioSnapshotPtr& snapshot);
   void refresh_inspector();
   void connect_kernel_panes();
+  void connect_tuning();
+  void start_tuning(const views::TuningRequest& request);
+  void load_tuned_schedule(const QString& kernel, const QString& text);
   void show_kernel(const QString& kernel);
   void load_session_schedules();
   void save_session_schedules();
@@ -75,6 +90,7 @@ class StudioMediator final : public QObject {
   views::Selection* selection_;
   views::SessionController* controller_;
   views::KernelEditLoop* loop_;
+  views::TuningRunner* tuner_;
   StudioPanes panes_;
   views::StudioSnapshotPtr snapshot_;
   std::vector<std::function<void()>> after_compile_;

@@ -36,12 +36,14 @@ class SessionTest : public QObject {
     doc.model_sha256 = file_sha256(doc.model_path);
     doc.target = "ref -vector_bits=256";
     doc.pass_options = {{"fuse", false}};
+    doc.tuning_records = dir.filePath("sessions/s.records.jsonl").toStdString();
     QDir().mkpath(dir.filePath("sessions"));
     QString path = dir.filePath("sessions/s.tessel");
     save_session(doc, path.toStdString());
     std::ifstream in(path.toStdString());
     nlohmann::json j = nlohmann::json::parse(in);
     QCOMPARE(QString::fromStdString(j["model"]["path"]), QString("../models/m.onnx"));
+    QCOMPARE(QString::fromStdString(j["tuning_records"]), QString("s.records.jsonl"));
     QCOMPARE(j["model"]["sha256"].get<std::string>().size(), size_t{64});
     SessionDocument back = load_session(path.toStdString());
     QCOMPARE(QString::fromStdString(back.model_path), QFileInfo(model).absoluteFilePath());

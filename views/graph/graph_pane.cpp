@@ -284,12 +284,15 @@ void GraphPane::draw(const Shown& shown) {
     item->setData(0, QString::fromStdString(node.name));
     scene_->addItem(item);
   }
+  std::vector<EdgeItem*> edges;
   for (size_t i = 0; i < g.edges.size(); ++i) {
     auto* item = new EdgeItem(g.edges[i], l.edges[i], &colors_);
     item->setToolTip(edge_tip(g.edges[i]));
     scene_->addItem(item);
+    edges.push_back(item);
   }
   if (edge_labels_) add_edge_labels();
+  mark_device_crossings(g, edges);
   if (fusion_) add_group_labels(g, l);
   content_ = QRectF(-20, -20, l.width + 40, l.height + 40);
   const bool with_minimap = g.nodes.size() > kMinimapNodeThreshold;
@@ -397,6 +400,49 @@ void GraphPane::add_group_labels(const DisplayGraph& g, const GraphLayout& l) {
           moved = true;
         }
     }
+}
+
+void GraphPane::set_device_crossings(std::vector<DeviceCrossing> crossings) {
+  if (crossings.empty() && crossings_.empty()) return;
+  crossings_ = std::move(crossings);
+  if (shown_) draw(*shown_);
+}
+
+// A distinct pen (dash-dot, a colour no other overlay uses), a label under the edge's own, and one
+// tooltip line per copy: direction, bytes, the kernel it was made for.
+void GraphPane::mark_device_crossings(const DisplayGraph& g, const std::vector<EdgeItem*>& edges) {
+  if (crossings_.empty()) return;
+  const QColor color = colors_.dark ? QColor(200, 150, 255) : QColor(120, 50, 170);
+  QFont f = font();
+  f.setPointSizeF(7);
+  f.setBold(true);
+  for (const auto& [index, on_edge] : crossing_edges(g, crossings_)) {
+    EdgeItem* item = edges[static_cast<size_t>(index)];
+    item->setPen(QPen(color, 2.4, Qt::DashDotLine));
+    item->setZValue(1.2);
+    item->setData(3, QStringLiteral("host-device"));
+    QString tip = item->toolTip();
+    for (const DeviceCrossing& c : on_edge) tip += "\n" + tr("host↔device: %1").arg(QString::fromStdString(c.text()));
+    item->setToolTip(tip);
+    auto* label = scene_->addSimpleText(tr("host↔device"), f);
+    label->setBrush(color);
+    label->setPos(item->label_anchor() + QPointF(4, 6));
+    label->setZValue(1.5);
+    label->setData(1, QStringLiteral("host-device-label"));
+  }
+}
+
+QStringList GraphPane::host_device_edges() const {
+  QStringList out;
+  const DisplayGraph* g = display_graph();
+  for (QGraphicsItem* item : scene_->items())
+    if (item->type() == EdgeItem::kType && item->data(3).toString() == QLatin1String("host-device") && g) {
+      const DisplayEdge& e = static_cast<EdgeItem*>(item)->edge();
+      out << QString::fromStdString(g->nodes[static_cast<size_t>(e.from)].name + "→" +
+                                    g->nodes[static_cast<size_t>(e.to)].name);
+    }
+  out.sort();
+  return out;
 }
 
 QString GraphPane::edge_tip(const DisplayEdge& e) const {

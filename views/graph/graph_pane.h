@@ -18,6 +18,7 @@
 
 #include "views/common/selection.h"
 #include "views/common/snapshot.h"
+#include "views/graph/device_crossings.h"
 #include "views/graph/graph_items.h"
 #include "views/graph/graph_layout.h"
 
@@ -41,6 +42,10 @@ class GraphPane final : public QWidget {
   void show_pass(int pass);
   void select_node(const QString& name);  // highlights and centres it; empty clears
   void refresh_colors();                  // after a theme change
+  // Host↔device edges of the last run or profile on a device target (device_crossings.h): drawn
+  // with their own pen, a "host↔device" label and the direction and bytes in the tooltip. Empty:
+  // none (a CPU target, or a new compile).
+  void set_device_crossings(std::vector<DeviceCrossing> crossings);
 
   // Find: nodes whose name or op contains `text` (case-insensitive). Returns the match count and
   // selects the first.
@@ -66,6 +71,7 @@ class GraphPane final : public QWidget {
   int shown_pass() const { return pass_; }
   const DisplayGraph* display_graph() const { return shown_ ? shown_->display.get() : nullptr; }
   QString edge_tooltip(const QString& value_name) const;  // "" when no such edge is drawn
+  QStringList host_device_edges() const;                  // "from→to" node names of the marked edges
   QString status_text() const;
   QGraphicsScene* scene() const { return scene_; }
   QGraphicsView* view() const;
@@ -83,6 +89,7 @@ class GraphPane final : public QWidget {
   void place(bool keep_scale, bool follow_selection = true);
   void place_minimap();
   void add_edge_labels();
+  void mark_device_crossings(const DisplayGraph& g, const std::vector<EdgeItem*>& edges);
   void add_group_labels(const DisplayGraph& g, const GraphLayout& l);
   QString edge_tip(const DisplayEdge& e) const;
   void update_status();
@@ -108,6 +115,7 @@ class GraphPane final : public QWidget {
   QLabel* status_;
   QList<QAction*> actions_;
   bool edge_labels_ = true, fusion_ = true, layouts_ = true;
+  std::vector<DeviceCrossing> crossings_;
   QStringList matches_;
   int match_index_ = -1;
   bool syncing_selection_ = false;

@@ -92,6 +92,12 @@ void SessionController::set_schedules(std::map<std::string, std::string> schedul
   changed(true);
 }
 
+void SessionController::set_tuning_records(const QString& path) {
+  if (path.toStdString() == doc_.tuning_records) return;
+  doc_.tuning_records = path.toStdString();
+  changed(true);
+}
+
 void SessionController::recompile() {
   if (has_document()) start_compile();
 }

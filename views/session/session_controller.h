@@ -45,6 +45,8 @@ class SessionController : public QObject {
   // The kernels' hand schedules (text form): an edit that is autosaved at once but needs no new
   // graph compile (the edit loop lowers the one kernel).
   void set_schedules(std::map<std::string, std::string> schedules);
+  // The Tuning pane's records log (an absolute path), saved with the session.
+  void set_tuning_records(const QString& path);
   void recompile();
   void cancel();
   // Throws Error when the file cannot be written.

@@ -26,6 +26,20 @@ std::string non_empty_string(const JsonField& field) {
   return s;
 }
 
+// Relative to the session's folder when that is inside or near it; a path climbing to / is no
+// better than absolute.
+std::string path_for_session_file(const std::string& path, const std::string& session_dir) {
+  if (session_dir.empty()) return path;
+  const std::string relative = fs::path(path).lexically_relative(session_dir).generic_string();
+  return !relative.empty() && relative.rfind("../../..", 0) != 0 ? relative : path;
+}
+
+std::string path_from_session_file(const std::string& path, const std::string& session_dir) {
+  fs::path p = path;
+  if (p.is_relative() && !session_dir.empty()) p = fs::path(session_dir) / p;
+  return p.lexically_normal().string();
+}
+
 SessionDocument read_session(const JsonField& root, const std::string& session_dir) {
   root.expect_object();
   const JsonField format = root["format"];
@@ -35,9 +49,7 @@ SessionDocument read_session(const JsonField& root, const std::string& session_d
 
   SessionDocument doc;
   const JsonField model = root["model"].expect_object();
-  fs::path path = non_empty_string(model["path"]);
-  if (path.is_relative() && !session_dir.empty()) path = fs::path(session_dir) / path;
-  doc.model_path = path.lexically_normal().string();
+  doc.model_path = path_from_session_file(non_empty_string(model["path"]), session_dir);
   if (auto sha = model.find("sha256")) {
     doc.model_sha256 = sha->string();
     if (!doc.model_sha256.empty() && !is_sha256_hex(doc.model_sha256)) sha->fail("must be 64 hexadecimal digits");
@@ -63,24 +75,22 @@ SessionDocument read_session(const JsonField& root, const std::string& session_d
       doc.schedules[kernel] = std::move(text);
     });
   }
+  if (auto records = root.find("tuning_records"))
+    doc.tuning_records = path_from_session_file(non_empty_string(*records), session_dir);
   return doc;
 }
 
 }  // namespace
 
 nlohmann::json session_to_json(const SessionDocument& doc, const std::string& session_dir) {
-  std::string model = doc.model_path;
-  if (!session_dir.empty()) {
-    const std::string relative = fs::path(doc.model_path).lexically_relative(session_dir).generic_string();
-    // Only inside-or-near the session's folder; a path climbing to / is no better than absolute.
-    if (!relative.empty() && relative.rfind("../../..", 0) != 0) model = relative;
-  }
+  const std::string model = path_for_session_file(doc.model_path, session_dir);
   nlohmann::json j = {{"format", "tessel-session"},
                       {"version", 1},
                       {"model", {{"path", model}, {"sha256", doc.model_sha256}}},
                       {"target", doc.target},
                       {"pass_options", doc.pass_options}};
   if (!doc.schedules.empty()) j["schedules"] = doc.schedules;  // older readers never see an empty member
+  if (!doc.tuning_records.empty()) j["tuning_records"] = path_for_session_file(doc.tuning_records, session_dir);
   return j;
 }
 

@@ -6,10 +6,11 @@
 //   {"format": "tessel-session", "version": 1,
 //    "model": {"path": "../resources/models/mlp.onnx", "sha256": "9f2c…"},
 //    "target": "ref", "pass_options": {"opt_level": 3},
-//    "schedules": {"fused_matmul_add_2": "split(C.i, 8)\nparallel(C.i.outer)\n"}}
+//    "schedules": {"fused_matmul_add_2": "split(C.i, 8)\nparallel(C.i.outer)\n"},
+//    "tuning_records": "mlp.records.jsonl"}
 //
-// The model path is written relative to the session file when possible, so a checkout that moves
-// keeps working; it is absolute in memory.
+// The model and tuning-log paths are written relative to the session file when possible, so a
+// checkout that moves keeps working; they are absolute in memory.
 //
 // A session file may come from anywhere: reading one checks every field's type and range, and an
 // error names the file and the field ("s.tessel: field 'schedules.k' must be a string, got
@@ -33,6 +34,9 @@ struct SessionDocument {
   // Kernel name -> schedule text (schedule::to_text form; "#" comment lines such as the schedule
   // editor's "# disabled: STEP" are kept as written). Checked to parse when a session is loaded.
   std::map<std::string, std::string> schedules;
+  // The Tuning pane's records log (absolute; core/tune/records.h's JSON lines, what `tessel tune
+  // --records` writes, so `tessel build --records` applies it); empty: never tuned.
+  std::string tuning_records;
 
   bool operator==(const SessionDocument&) const = default;
 };

@@ -1,4 +1,4 @@
-#include "app/cli/tune_measurer.h"
+#include "core/tune/process_measurer.h"
 
 #include <unistd.h>
 
@@ -10,14 +10,14 @@
 #include "core/support/error.h"
 #include "core/support/subprocess.h"
 
-namespace tessel::cli {
+namespace tessel::tune {
 
 namespace fs = std::filesystem;
 
-TuneMeasurer::TuneMeasurer(fs::path program, measure::ModelRef model, std::string kernel, double min_time_ms)
+ProcessMeasurer::ProcessMeasurer(fs::path program, measure::ModelRef model, std::string kernel, double min_time_ms)
     : program_(std::move(program)), model_(std::move(model)), kernel_(std::move(kernel)), min_time_ms_(min_time_ms) {}
 
-fs::path TuneMeasurer::default_program() {
+fs::path ProcessMeasurer::default_program() {
   if (const char* env = std::getenv("TESSEL_MEASURE"); env && *env) return env;
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -28,8 +28,8 @@ fs::path TuneMeasurer::default_program() {
   return "tessel-measure";
 }
 
-std::vector<tune::Measurement> TuneMeasurer::measure(const std::vector<std::string>& schedules) {
-  std::vector<tune::Measurement> out(schedules.size());
+std::vector<Measurement> ProcessMeasurer::measure(const std::vector<std::string>& schedules) {
+  std::vector<Measurement> out(schedules.size());
   size_t next = 0;  // the first schedule not answered yet
   while (next < schedules.size()) {
     TempDir dir("tessel-tune");
@@ -51,7 +51,7 @@ std::vector<tune::Measurement> TuneMeasurer::measure(const std::vector<std::stri
     const auto timeout = std::chrono::seconds(60 + 30 * static_cast<int>(schedules.size() - next));
     const ProgramRun run = run_program({program_.string()}, {.timeout = timeout, .stdin_file = requests});
     if (!run.started) throw Error("tune: cannot start the measuring process: " + run.error);
-    std::map<size_t, tune::Measurement> answered;
+    std::map<size_t, Measurement> answered;
     std::istringstream lines(run.out);
     for (std::string line; std::getline(lines, line);) {
       if (line.empty()) continue;
@@ -62,11 +62,12 @@ std::vector<tune::Measurement> TuneMeasurer::measure(const std::vector<std::stri
         continue;  // a line cut off by the crash
       }
       if (reply.id < 1 || static_cast<size_t>(reply.id) > schedules.size()) continue;
-      tune::Measurement m;
+      Measurement m;
       if (const measure::Failed* f = reply.failed()) {
         m.error = f->error;
       } else if (const auto* k = std::get_if<measure::KernelMeasured>(&reply.body)) {
         m.ms_min = k->ms_min, m.ms_median = k->ms_median;
+        if (on_measured) on_measured(static_cast<size_t>(reply.id) - 1, *k);
         if (!k->correct)
           m.error = "wrong result: max |error| " + std::to_string(k->max_abs_error) + " above the tolerance " +
                     std::to_string(k->tolerance);
@@ -83,4 +84,4 @@ std::vector<tune::Measurement> TuneMeasurer::measure(const std::vector<std::stri
   return out;
 }
 
-}  // namespace tessel::cli
+}  // namespace tessel::tune

@@ -1,0 +1,188 @@
+// The Tuning pane through the real main window, with real measurements: a short tune of one of the
+// mlp sample's dense kernels in tessel-measure draws its best-so-far curve against the default's
+// time, logs every trial in the session's records log (core/tune/records reads it back), moves the
+// kernel's roofline point, and its best schedule loads into the schedule editor and changes the
+// program; Stop in the middle of a run keeps every trial measured so far.
+#include <QComboBox>
+#include <QFileInfo>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "app/studio/main_window.h"
+#include "core/plugin/plugin_manager.h"
+#include "core/schedule/schedule.h"
+#include "core/tune/records.h"
+#include "studio_fixtures.h"
+#include "studio_window_fixtures.h"
+#include "views/edit/kernel_lowering.h"
+#include "views/session/session_document.h"
+
+using namespace tessel;
+using namespace tessel::views;
+using tessel::studio::MainWindow;
+
+namespace {
+
+constexpr int kWaitMs = 240000;  // a loaded 2-core machine compiles a candidate in seconds
+const QString kKernel = "fused_dense_2";
+
+QString mlp_model() { return QFileInfo(test::sample_model()).absolutePath() + "/mlp.onnx"; }
+
+std::string final_program(const ProgramPane& program) {
+  const KernelLoweringPtr l = program.lowering();
+  if (!l || l->passes.empty()) return {};
+  return l->passes.back().record.text();
+}
+
+}  // namespace
+
+class TuningPaneTest : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir home_;
+
+  // The mlp sample saved as a session in `name` (so its records log goes beside it), its dense
+  // kernel selected and measured on its default schedule, tuning timed briefly.
+  std::unique_ptr<MainWindow> open_mlp(const QString& name) {
+    auto w = test::show_window(test::window_options(home_.path()));
+    if (!test::open_and_wait(*w, mlp_model())) return nullptr;
+    w->controller()->save_as(QDir(home_.path()).filePath(name));
+    w->selection()->set_kernel(kKernel);
+    if (!w->edit_loop()->wait_until_idle(kWaitMs)) return nullptr;
+    w->mediator()->tuning_defaults.min_time_ms = 2;
+    w->mediator()->tuning_defaults.batch = 2;
+    return w;
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    test::isolate_studio("tuning_pane_test", home_.path());
+    PluginManager::global().load_all();  // the search space asks the llvm target for its vector width
+  }
+
+  void a_short_tune_draws_logs_moves_the_roofline_and_loads_the_best() {
+    auto w = open_mlp("tune.tessel");
+    QVERIFY(w);
+    TuningPane* pane = static_cast<TuningPane*>(w->pane_by_name("tuning"));
+    QVERIFY(pane);
+    QVERIFY(pane->start_button()->isEnabled());
+
+    // The user's own starting point: the naive loops. Loading the tuned schedule must change them.
+    QVERIFY(w->panes().schedule->apply_text(""));
+    QVERIFY(w->edit_loop()->wait_until_idle(kWaitMs));
+    const std::string naive_program = final_program(*w->panes().program);
+    QVERIFY(!naive_program.empty());
+
+    QSignalSpy improved(w->tuner(), &TuningRunner::improved);
+    QSignalSpy finished(w->tuner(), &TuningRunner::finished);
+    pane->scope_box()->setCurrentIndex(0);  // the selected kernel
+    pane->trials_box()->setValue(6);
+    pane->start_button()->click();
+    QVERIFY(pane->is_running());
+    QVERIFY(!pane->start_button()->isEnabled());
+    QVERIFY(pane->stop_button()->isEnabled());
+    QVERIFY(finished.wait(kWaitMs));
+    const TuningSummaryPtr summary = finished.at(0).at(0).value<TuningSummaryPtr>();
+    QVERIFY2(summary->error.empty(), summary->error.c_str());
+    QVERIFY(!summary->stopped);
+    QCOMPARE(summary->trials, 6);
+    QVERIFY(!pane->is_running());
+    QVERIFY(pane->start_button()->isEnabled());
+
+    // The curve and the table.
+    QCOMPARE(pane->trials(kKernel), 6);
+    QVERIFY(pane->curve_points(kKernel) > 0);
+    if (pane->default_ms(kKernel) > 0) {
+      QVERIFY(pane->best_ms(kKernel) > 0);
+      QVERIFY(pane->best_ms(kKernel) <= pane->default_ms(kKernel));
+    } else {
+      QVERIFY(pane->failed(kKernel) > 0);  // the default failed: the pane says how many did
+    }
+    QVERIFY(pane->status_text().startsWith("Done: 6 trials"));
+
+    // The roofline shows the best schedule's point for the kernel.
+    QVERIFY(improved.count() >= 1);
+    const TuningBestPtr best = improved.last().at(0).value<TuningBestPtr>();
+    QCOMPARE(QString::fromStdString(best->kernel), kKernel);
+    QCOMPARE(best->measurement.verdict, KernelMeasurement::Verdict::kCorrect);
+    QVERIFY(best->measurement.flops > 0);
+    QVERIFY(!w->panes().roofline->tooltip(kKernel).isEmpty());
+
+    // The log: every trial, in core/tune's format, beside the session and named in it.
+    const QString log = pane->records_path();
+    QCOMPARE(log, QDir(home_.path()).filePath("tune.records.jsonl"));
+    QCOMPARE(QString::fromStdString(w->controller()->document().tuning_records), log);
+    const std::vector<tune::TuningRecord> records = tune::read_records(log.toStdString());
+    QCOMPARE(records.size(), size_t{6});
+    for (const tune::TuningRecord& r : records) {
+      QCOMPARE(QString::fromStdString(r.kernel), kKernel);
+      QCOMPARE(r.kernel_key, records[0].kernel_key);
+    }
+    std::string why;
+    auto dag = kernel_dag(*w->controller()->snapshot(), kKernel.toStdString(), &why);
+    QVERIFY2(dag, why.c_str());
+    QCOMPARE(records[0].kernel_key, tune::kernel_key(*dag));
+    const tune::BestRecords best_records(records);
+    const tune::TuningRecord* logged_best = best_records.best(records[0].kernel_key, records[0].target);
+    QVERIFY(logged_best);
+    QCOMPARE(logged_best->schedule, best->schedule);
+
+    // `tessel build --records LOG` takes the best schedule from it, as from `tessel tune`'s log.
+    QProcess build;
+    build.start(QStringLiteral(TESSEL_BINARY_DIR "/app/cli/tessel"),
+                {"build", mlp_model(), "-o", QDir(home_.path()).filePath("mlp.so"), "--target",
+                 w->edit_loop()->target(), "--records", log});
+    QVERIFY(build.waitForFinished(kWaitMs));
+    const QString build_report = QString::fromUtf8(build.readAllStandardError());
+    QVERIFY2(build.exitCode() == 0, qPrintable(build_report));
+    QVERIFY2(build_report.contains("1 of 3 compiled kernels use tuned schedules"), qPrintable(build_report));
+
+    // Saved with the session.
+    w->controller()->save();
+    QCOMPARE(
+        QString::fromStdString(load_session(QDir(home_.path()).filePath("tune.tessel").toStdString()).tuning_records),
+        log);
+
+    // One click loads the best schedule: the editor shows its steps, the program its loops.
+    pane->select_kernel_row(kKernel);
+    QVERIFY(pane->load_best_button()->isEnabled());
+    pane->load_best_button()->click();
+    QVERIFY(w->edit_loop()->wait_until_idle(kWaitMs));
+    QCOMPARE(schedule::to_text(w->panes().schedule->schedule()), best->schedule);
+    QCOMPARE(schedule::to_text(w->edit_loop()->hand_schedules().at(kKernel.toStdString())), best->schedule);
+    const KernelLoweringPtr lowered = w->panes().program->lowering();
+    QVERIFY(lowered);
+    QCOMPARE(schedule::to_text(lowered->schedule), best->schedule);
+    QVERIFY(final_program(*w->panes().program) != naive_program);
+  }
+
+  void stop_in_the_middle_keeps_every_trial_measured() {
+    auto w = open_mlp("stop.tessel");
+    QVERIFY(w);
+    TuningPane* pane = static_cast<TuningPane*>(w->pane_by_name("tuning"));
+    QSignalSpy trial(w->tuner(), &TuningRunner::trial_measured);
+    QSignalSpy finished(w->tuner(), &TuningRunner::finished);
+    pane->trials_box()->setValue(200);
+    pane->start_button()->click();
+    QVERIFY(trial.wait(kWaitMs));  // the first batch is measured
+    pane->stop_button()->click();
+    QVERIFY(!pane->stop_button()->isEnabled());
+    QVERIFY(finished.count() == 1 || finished.wait(kWaitMs));
+    const TuningSummaryPtr summary = finished.at(0).at(0).value<TuningSummaryPtr>();
+    QVERIFY2(summary->error.empty(), summary->error.c_str());
+    QVERIFY(summary->stopped);
+    QVERIFY(summary->trials >= 1);
+    QVERIFY(summary->trials < 200);
+    QCOMPARE(pane->trials(kKernel), summary->trials);
+    QVERIFY(pane->status_text().startsWith("Stopped"));
+    const auto records = tune::read_records(QDir(home_.path()).filePath("stop.records.jsonl").toStdString());
+    QCOMPARE(static_cast<int>(records.size()), summary->trials);
+    QCOMPARE(trial.count(), summary->trials);
+  }
+};
+
+QTEST_MAIN(TuningPaneTest)
+#include "test_tuning_pane.moc"
