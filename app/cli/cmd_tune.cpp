@@ -61,8 +61,8 @@ constexpr const char* kDetails =
     "Ctrl-C stops after the batch being measured; what was measured stays in LOG.\n\n"
     "Under `mpirun -np N` (N > 1) rank 0 searches and writes LOG, ranks 1..N-1 compile and measure the\n"
     "candidates, each in its own measuring process. The model path must be readable on every rank's\n"
-    "machine. With `mpirun --enable-recovery`, a worker that dies loses only the trial it was measuring\n"
-    "(recorded with an error naming it) and the others go on; without it mpirun ends the job.\n";
+    "machine. With `mpirun --enable-recovery`, a worker that dies is named, the trial it was measuring\n"
+    "goes to another worker and the tune goes on; without it, mpirun ends the whole job.\n";
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted = true; }

@@ -197,7 +197,7 @@ class MpiMeasurer : public tune::Measurer {
           queue.pop_front();
         }
       const bool heard = receive_one(out, answered);
-      answered += take_dead_for_lost(out);
+      requeue_from_dead(queue);
       if (!heard) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     return out;
@@ -258,22 +258,23 @@ class MpiMeasurer : public tune::Measurer {
     return nullptr;
   }
 
-  // Busy workers silent for longer than the time-out: dead. Returns how many trials that lost.
-  size_t take_dead_for_lost(std::vector<tune::Measurement>& out) {
-    size_t lost = 0;
+  // Busy workers silent for longer than the time-out are taken for dead, and their trials go back to
+  // the front of the queue: a candidate cannot kill a worker (it runs in the worker's measuring
+  // process, which the worker outlives), so the trial is measured again elsewhere, and a search
+  // never loses its default schedule's time to a dead machine.
+  void requeue_from_dead(std::deque<int>& queue) {
     const Clock::time_point now = Clock::now();
     for (Worker& w : session_.worker_table()) {
       if (w.dead || w.trial < 0 || now - w.last_heard < session_.worker_timeout()) continue;
       w.dead = true;
-      out[static_cast<size_t>(w.trial)].error =
-          "worker " + w.where + " stopped answering during this trial (died or unreachable); it gets no more trials";
-      std::fprintf(stderr, "\ntessel tune: worker %s stopped answering; its trial is recorded as lost\n",
+      std::fprintf(stderr,
+                   "\ntessel tune: worker %s stopped answering (died or unreachable); it gets no more trials, and "
+                   "the trial it was measuring goes to another\n",
                    w.where.c_str());
       std::fflush(stderr);
+      queue.push_front(w.trial);
       w.trial = -1;
-      ++lost;
     }
-    return lost;
   }
 
   std::vector<tune::Measurement> measure_locally(const std::vector<std::string>& schedules,
