@@ -156,8 +156,12 @@ class OpenMpiSession : public MpiTuneSession {
     for (const Worker& w : workers_) any_dead = any_dead || w.dead;
     const std::string how = any_dead ? "exit" : "finalize";
     for (Worker& w : workers_) {
-      if (w.dead) continue;
-      // A send still in flight (an abandoned request to a worker taken for dead is never waited on).
+      if (w.dead) {
+        // It may only be slow: told to exit, without waiting (a send to a dead rank never completes).
+        MPI_Request ignored;
+        MPI_Isend(how.data(), static_cast<int>(how.size()), MPI_CHAR, w.rank, kStop, MPI_COMM_WORLD, &ignored);
+        continue;
+      }
       if (w.send != MPI_REQUEST_NULL) MPI_Wait(&w.send, MPI_STATUS_IGNORE);
       send_bytes(how, w.rank, kStop);
     }
@@ -235,8 +239,15 @@ class MpiMeasurer : public tune::Measurer {
     if (!waiting) return false;
     const std::string bytes = receive_bytes(status);
     Worker* w = worker_of(status.MPI_SOURCE);
-    if (!w || w->dead || w->trial < 0) return true;  // late news from a worker given up on
+    if (!w) return true;
     w->last_heard = Clock::now();
+    if (w->dead) {  // only slow (a loaded machine, a network stall): it is given trials again
+      w->dead = false;
+      std::fprintf(stderr, "\ntessel tune: worker %s answered again; it gets trials again\n", w->where.c_str());
+      std::fflush(stderr);
+      return true;
+    }
+    if (w->trial < 0) return true;  // late news of a trial given to another worker
     if (status.MPI_TAG != kReply) return true;
     tune::Measurement m = measurement_of(bytes);
     int64_t id = 0;
@@ -267,10 +278,11 @@ class MpiMeasurer : public tune::Measurer {
     for (Worker& w : session_.worker_table()) {
       if (w.dead || w.trial < 0 || now - w.last_heard < session_.worker_timeout()) continue;
       w.dead = true;
-      std::fprintf(stderr,
-                   "\ntessel tune: worker %s stopped answering (died or unreachable); it gets no more trials, and "
-                   "the trial it was measuring goes to another\n",
-                   w.where.c_str());
+      std::fprintf(
+          stderr,
+          "\ntessel tune: worker %s stopped answering (died or unreachable): the trial it was measuring goes to "
+          "another, and it gets no more unless it answers again\n",
+          w.where.c_str());
       std::fflush(stderr);
       queue.push_front(w.trial);
       w.trial = -1;
@@ -368,6 +380,8 @@ std::unique_ptr<MpiTuneSession> MpiTuneSession::start_if_launched(double worker_
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // A send to a dead rank must not abort rank 0 (it returns, and the worker time-out decides).
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   if (size < 2) {
     MPI_Finalize();
     return nullptr;  // one rank: an ordinary tune

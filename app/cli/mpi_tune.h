@@ -20,8 +20,10 @@
 // message, and a busy worker that has sent nothing (no heartbeat, no reply) for the worker time-out
 // is taken for dead: it gets no more trials, and its trial goes back to the queue for another
 // worker (a candidate cannot kill a worker: it runs in the worker's measuring process, and a hang
-// there ends in that process's time-out while the worker keeps sending heartbeats). A reply that comes late from a worker taken for dead is
-// dropped (requests carry sequence numbers). With no worker left, rank 0 measures the rest itself.
+// there ends in that process's time-out while the worker keeps sending heartbeats). A reply that comes late from a
+// worker taken for dead is dropped (requests carry sequence numbers), and the worker, only slow after all, gets trials
+// again. At the end a worker taken for dead is told to exit without waiting for the send to
+// complete. With no worker left, rank 0 measures the rest itself.
 // Without --enable-recovery, rank 0 says at start that a dying worker will end the job (every trial
 // measured until then is in the log).
 //
