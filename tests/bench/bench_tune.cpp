@@ -13,6 +13,11 @@
 // default schedule's on the same random inputs (a candidate that differs by more than 1e-3 of the
 // output's largest magnitude counts as failed), then timed as the minimum of repeated calls. Run it
 // with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (docs/building.md, "Benchmarks").
+//
+// The figures printed are not the search's own: on a shared machine the load changes between the
+// default's measurement (the search's first) and the best one's, minutes later. After each search
+// the default, the best schedule and (GEMM) OpenBLAS are timed again in alternation, call by call,
+// and the table shows the minimum of each and the median of the per-round ratios.
 #include <cblas.h>
 
 #include <algorithm>
@@ -21,6 +26,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -126,25 +133,53 @@ class InProcessMeasurer : public tune::Measurer {
   std::vector<std::vector<float>> reference_;
 };
 
+// A schedule of `dag` compiled, with its arguments, ready to call.
+struct Compiled {
+  loopir::Func func;
+  std::unique_ptr<Module> module;
+  std::vector<Tensor> args;
+  std::vector<Tensor*> pointers;
+  Compiled(const te::ComputeDag& dag, const std::string& schedule, const Target& target)
+      : func(lower::lower(dag, schedule::parse_schedule(schedule)).func),
+        module(build_module({func}, target)),
+        args(random_args(func)) {
+    for (auto& a : args) pointers.push_back(&a);
+  }
+  void call() { module->call_host(func.name, pointers); }
+};
+
+// Calls timed in alternation, one of each per round: minimum of each, and median of ratios to the first.
+struct Alternation {
+  std::vector<double> min;
+  std::vector<double> median_ratio;  // median over rounds of time[0] / time[i]
+};
+
+Alternation alternate(const std::vector<std::function<void()>>& calls, int rounds) {
+  for (const auto& c : calls) c();
+  std::vector<std::vector<double>> t(calls.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const auto t0 = Clock::now();
+      calls[i]();
+      t[i].push_back(seconds_since(t0));
+    }
+  Alternation a;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    a.min.push_back(*std::min_element(t[i].begin(), t[i].end()));
+    std::vector<double> ratio;
+    for (int r = 0; r < rounds; ++r) ratio.push_back(t[0][static_cast<size_t>(r)] / t[i][static_cast<size_t>(r)]);
+    std::sort(ratio.begin(), ratio.end());
+    a.median_ratio.push_back(ratio[ratio.size() / 2]);
+  }
+  return a;
+}
+
 struct Case {
   std::string name;
   te::ComputeDag dag;
   double flops;
   bool gemm = false;
 };
-
-double gflops(double flops, double ms) { return ms > 0 ? flops / (ms / 1000) / 1e9 : 0; }
-
-double openblas_gemm_ms(int64_t n, double min_time_s) {
-  std::vector<float> a(static_cast<size_t>(n * n), 0.5f), b(a), c(a);
-  const int k = static_cast<int>(n);
-  return 1000 * min_call_seconds(
-                    [&] {
-                      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0f, a.data(), k, b.data(), k,
-                                  0.0f, c.data(), k);
-                    },
-                    min_time_s);
-}
 
 }  // namespace
 
@@ -181,7 +216,8 @@ int main(int argc, char** argv) {
   cases.push_back({"conv 3x3 64@56 nchw16c", te::conv2d_nchwc_dag(conv, 16), 2.0 * 64 * 56 * 56 * 64 * 9});
   cases.push_back({"depthwise 3x3 144@56", te::depthwise_conv2d_dag(depthwise), 2.0 * 144 * 56 * 56 * 9});
 
-  std::printf("\n%-26s %7s %16s %16s %9s %8s\n", "kernel", "trials", "default", "tuned", "speed-up", "time");
+  std::printf("\n%-26s %7s %8s %9s %9s %9s %9s %10s\n", "kernel", "trials", "search", "default", "tuned", "speed-up",
+              "OpenBLAS", "tuned/BLAS");
   for (const Case& c : cases) {
     const auto t0 = Clock::now();
     tune::SearchSpace space(c.dag, lanes);
@@ -191,19 +227,36 @@ int main(int argc, char** argv) {
     options.batch = 8;
     options.explore = 2;
     const tune::SearchResult r = tune::search(space, measurer, options);
-    const double best = r.best >= 0 ? r.trials[static_cast<size_t>(r.best)].result.ms_min : 0;
+    const double search_s = seconds_since(t0);
     int failed = 0;
     for (const tune::Trial& t : r.trials) failed += t.result.error.empty() ? 0 : 1;
-    std::printf("%-26s %7zu %7.3f ms %5.1f GF %7.3f ms %5.1f GF %8.2fx %6.0f s   (%d failed; space of %.3g)\n",
-                c.name.c_str(), r.trials.size(), r.default_ms, gflops(c.flops, r.default_ms), best,
-                gflops(c.flops, best), best > 0 ? r.default_ms / best : 0.0, seconds_since(t0), failed, space.size());
-    if (r.best >= 0)
-      std::printf("  best: %s\n", space.describe(r.trials[static_cast<size_t>(r.best)].candidate).c_str());
-    if (c.gemm) {
-      const double blas = openblas_gemm_ms(1024, min_time_ms / 1000);
-      std::printf("  OpenBLAS sgemm: %7.3f ms %5.1f GF; tuned / OpenBLAS speed %.2f\n", blas, gflops(c.flops, blas),
-                  best > 0 ? blas / best : 0.0);
+    if (r.best < 0 || r.trials.empty()) {
+      std::printf("%-26s %7zu: no candidate ran (%d failed)\n", c.name.c_str(), r.trials.size(), failed);
+      continue;
     }
+    const tune::Trial& best = r.trials[static_cast<size_t>(r.best)];
+    Compiled default_kernel(c.dag, r.trials[0].schedule, target), tuned_kernel(c.dag, best.schedule, target);
+    std::vector<std::function<void()>> calls = {[&] { default_kernel.call(); }, [&] { tuned_kernel.call(); }};
+    std::vector<float> a, b, out;
+    if (c.gemm) {
+      a.assign(1024 * 1024, 0.5f), b = a, out = a;
+      calls.push_back([&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1024, 1024, 1024, 1.0f, a.data(), 1024, b.data(), 1024,
+                    0.0f, out.data(), 1024);
+      });
+    }
+    const int rounds = std::max(5, static_cast<int>(0.5 / std::max(1e-6, best.result.ms_min / 1000) / 3));
+    const Alternation t = alternate(calls, std::min(rounds, 200));
+    const auto gf = [&](double s) { return c.flops / s / 1e9; };
+    std::printf("%-26s %7zu %6.0f s %6.1f GF %6.1f GF %8.2fx", c.name.c_str(), r.trials.size(), search_s, gf(t.min[0]),
+                gf(t.min[1]), t.min[0] / t.min[1]);
+    if (c.gemm) std::printf(" %6.1f GF %9.2fx", gf(t.min[2]), t.min[2] / t.min[1]);
+    std::printf("\n  best: %s (%d failed of %zu; space of %.3g)\n", space.describe(best.candidate).c_str(), failed,
+                r.trials.size(), space.size());
+    std::printf("  in the search: default %.3f ms, best %.3f ms; alternating: median ratio default/tuned %.2fx",
+                r.default_ms, best.result.ms_min, t.median_ratio[1]);
+    if (c.gemm) std::printf(", tuned/OpenBLAS %.2fx (of the medians)", t.median_ratio[1] / t.median_ratio[2]);
+    std::printf("\n");
     std::fflush(stdout);
   }
   return 0;
