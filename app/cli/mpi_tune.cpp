@@ -28,7 +28,9 @@ enum Tag : int {
   kRequest = 2,    // 0 → worker: a measure request line (its id is rank 0's sequence number)
   kHeartbeat = 3,  // worker → 0, every second while measuring
   kReply = 4,      // worker → 0: the reply line
-  kStop = 5,       // 0 → worker: "finalize" or "exit" (a worker died: MPI cannot be finalized)
+  kStop = 5,       // 0 → worker: "ready?" (answered with kGoodbye), then "finalize" or "exit" (a
+                   // worker died: MPI cannot be finalized)
+  kGoodbye = 6,    // worker → 0: the answer to "ready?"
 };
 
 constexpr auto kHeartbeatPeriod = std::chrono::seconds(1);
@@ -152,20 +154,38 @@ class OpenMpiSession : public MpiTuneSession {
   bool stop_workers() {
     finished_ = true;
     if (rank_ != 0) return true;
-    bool any_dead = false;
-    for (const Worker& w : workers_) any_dead = any_dead || w.dead;
-    const std::string how = any_dead ? "exit" : "finalize";
-    for (Worker& w : workers_) {
-      if (w.dead) {
-        // It may only be slow: told to exit, without waiting (a send to a dead rank never completes).
-        MPI_Request ignored;
-        MPI_Isend(how.data(), static_cast<int>(how.size()), MPI_CHAR, w.rank, kStop, MPI_COMM_WORLD, &ignored);
+    // A worker can also die between trials, unnoticed: MPI_Finalize would then wait for it forever.
+    // So each one is asked whether it is still there first (Isend: a send to a dead rank is never
+    // waited on), and one that does not answer within the worker time-out counts as dead.
+    const std::string ask = "ready?";
+    std::vector<MPI_Request> asked(workers_.size(), MPI_REQUEST_NULL);
+    std::vector<bool> answered(workers_.size(), false);
+    for (size_t i = 0; i < workers_.size(); ++i)
+      MPI_Isend(ask.data(), static_cast<int>(ask.size()), MPI_CHAR, workers_[i].rank, kStop, MPI_COMM_WORLD, &asked[i]);
+    const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(worker_timeout_);
+    size_t count = 0;
+    while (count < workers_.size() && Clock::now() < deadline) {
+      int waiting = 0;
+      MPI_Status status;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &waiting, &status);
+      if (!waiting) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
         continue;
       }
-      if (w.send != MPI_REQUEST_NULL) MPI_Wait(&w.send, MPI_STATUS_IGNORE);
-      send_bytes(how, w.rank, kStop);
+      (void)receive_bytes(status);  // late heartbeats and replies are dropped
+      if (status.MPI_TAG != kGoodbye) continue;
+      for (size_t i = 0; i < workers_.size(); ++i)
+        if (workers_[i].rank == status.MPI_SOURCE && !answered[i]) answered[i] = true, ++count;
     }
-    if (any_dead) return false;
+    const bool all_there = count == workers_.size();
+    for (size_t i = 0; i < workers_.size(); ++i)
+      if (!answered[i])
+        std::fprintf(stderr, "tessel tune: worker %s did not answer at the end; MPI is not finalized\n",
+                     workers_[i].where.c_str());
+    const std::string how = all_there ? "finalize" : "exit";
+    for (size_t i = 0; i < workers_.size(); ++i)
+      if (answered[i]) send_bytes(how, workers_[i].rank, kStop);
+    if (!all_there) return false;
     MPI_Finalize();
     return true;
   }
@@ -335,6 +355,10 @@ int OpenMpiSession::serve(const std::filesystem::path& program) {
     }
     const std::string bytes = receive_bytes(status);
     last_from_rank0 = Clock::now();
+    if (status.MPI_TAG == kStop && bytes == "ready?") {
+      send_bytes("", 0, kGoodbye);
+      continue;
+    }
     if (status.MPI_TAG == kStop) {
       finished_ = true;
       if (bytes != "finalize") std::_Exit(0);

@@ -16,14 +16,15 @@
 //     and no error is raised for it;
 //   - MPI_Finalize then never returns (its fence waits for the dead rank), so once a worker has
 //     died every rank ends without it (the log is flushed line by line; mpirun still exits 0).
+//     A worker may also die between trials, unnoticed; so at the end rank 0 asks every worker
+//     whether it is still there, and finalizes only when all of them answer within the time-out.
 // So rank 0 never blocks on one worker: it sends with MPI_Isend and polls MPI_Iprobe for any
 // message, and a busy worker that has sent nothing (no heartbeat, no reply) for the worker time-out
 // is taken for dead: it gets no more trials, and its trial goes back to the queue for another
 // worker (a candidate cannot kill a worker: it runs in the worker's measuring process, and a hang
 // there ends in that process's time-out while the worker keeps sending heartbeats). A reply that comes late from a
 // worker taken for dead is dropped (requests carry sequence numbers), and the worker, only slow after all, gets trials
-// again. At the end a worker taken for dead is told to exit without waiting for the send to
-// complete. With no worker left, rank 0 measures the rest itself.
+// again. With no worker left, rank 0 measures the rest itself.
 // Without --enable-recovery, rank 0 says at start that a dying worker will end the job (every trial
 // measured until then is in the log).
 //

@@ -2,9 +2,12 @@
 """`mpirun -np 3 tessel tune` on localhost (app/cli/mpi_tune.h): the log rank 0 writes is valid and
 complete, and `tessel run --records` applies it; with --kill-worker, one worker is killed with
 SIGKILL in the middle of the run: rank 0 must name it and go on, and the log must still hold every
-trial (the killed worker's trial measured again by the other worker).
+trial (the killed worker's trial measured again by the other worker). With --kill-idle-worker,
+candidates go out one at a time (--batch 1), so worker rank 2 never gets one; it is killed early,
+unnoticed during the run, and rank 0 must find it gone at the end instead of waiting in
+MPI_Finalize for it forever.
 
-usage: tune_under_mpirun.py MPIRUN TESSEL MODEL_DIR WORK_DIR [--kill-worker]
+usage: tune_under_mpirun.py MPIRUN TESSEL MODEL_DIR WORK_DIR [--kill-worker | --kill-idle-worker]
 """
 import json
 import os
@@ -45,20 +48,23 @@ def main():
     if len(sys.argv) < 5:
         fail(__doc__)
     mpirun, tessel, model_dir, work = sys.argv[1:5]
-    kill = "--kill-worker" in sys.argv[5:]
+    idle = "--kill-idle-worker" in sys.argv[5:]
+    kill = idle or "--kill-worker" in sys.argv[5:]
+    victim = 2 if idle else 1
+    name = "idle" if idle else "kill" if kill else "tune"
     os.makedirs(work, exist_ok=True)
     model = os.path.join(model_dir, "mlp.onnx")
-    log = os.path.join(work, "kill.jsonl" if kill else "tune.jsonl")
+    log = os.path.join(work, name + ".jsonl")
     if os.path.exists(log):
         os.remove(log)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     # Longer timings when a worker is to be killed, so that the run is still going when it is.
     min_time_ms = "30" if kill else "2"
     command = [mpirun, "-np", "3", "--oversubscribe", "--enable-recovery", tessel, "tune", model, "--records", log,
-               "--trials", str(TRIALS), "--batch", "4", "--min-time-ms", min_time_ms, "--target", "llvm",
+               "--trials", str(TRIALS), "--batch", "1" if idle else "4", "--min-time-ms", min_time_ms, "--target", "llvm",
                "--worker-timeout", "4"]
     print("$ " + " ".join(command), flush=True)
-    err_path = os.path.join(work, "kill.err" if kill else "tune.err")
+    err_path = os.path.join(work, name + ".err")
     with open(err_path, "w") as err:
         run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, env=env, text=True)
         killed = None
@@ -67,11 +73,11 @@ def main():
             # in the middle of the second kernel's search.
             deadline = time.time() + 240
             while time.time() < deadline and run.poll() is None and killed is None:
-                pids = re.findall(r"worker rank 1 \(pid (\d+) on ", open(err_path).read())
-                if pids and len(read_log(log)) >= TRIALS + TRIALS // 2:
+                pids = re.findall(rf"worker rank {victim} \(pid (\d+) on ", open(err_path).read())
+                if pids and len(read_log(log)) >= (2 if idle else TRIALS + TRIALS // 2):
                     killed = int(pids[0])
                     os.kill(killed, signal.SIGKILL)
-                    print(f"killed worker rank 1 (pid {killed}) with {len(read_log(log))} trials in the log",
+                    print(f"killed worker rank {victim} (pid {killed}) with {len(read_log(log))} trials in the log",
                           flush=True)
                 time.sleep(0.05)
             if killed is None:
@@ -101,13 +107,15 @@ def main():
         if rows[0]["error"] or rows[0]["ms_min"] <= 0:
             fail(f"kernel {name}: the default schedule, measured first, failed: {rows[0]}")
     errors = [r for r in records if r["error"]]
-    if kill and not re.search(rf"worker rank 1 \(pid {killed} on [^)]*\) stopped answering", err_text):
+    if kill and not idle and not re.search(rf"worker rank 1 \(pid {killed} on [^)]*\) stopped answering", err_text):
         fail("rank 0 did not say that the killed worker stopped answering")
+    if idle and not re.search(rf"worker rank 2 \(pid {killed} on [^)]*\) did not answer at the end", err_text):
+        fail("rank 0 did not say that the killed idle worker did not answer at the end")
     if errors:
         fail("trials that failed: " + "; ".join(r["error"][:200] for r in errors))
 
     # The log applies like any other.
-    out_dir = os.path.join(work, "run_out_kill" if kill else "run_out")
+    out_dir = os.path.join(work, "run_out_" + name)
     applied = subprocess.run([tessel, "run", model, "--inputs", os.path.join(model_dir, "mlp"), "--out-dir", out_dir,
                               "--records", log], capture_output=True, text=True)
     if applied.returncode != 0 or "3 of 3 compiled kernels use tuned schedules" not in applied.stderr:
