@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <deque>
 #include <future>
-#include <map>
 #include <thread>
 #include <vector>
 
@@ -95,8 +94,6 @@ struct Worker {
   std::string request;  // kept alive while MPI_Isend sends it
   MPI_Request send = MPI_REQUEST_NULL;
 };
-
-class MpiMeasurer;
 
 class OpenMpiSession : public MpiTuneSession {
  public:
