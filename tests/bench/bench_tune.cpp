@@ -254,8 +254,8 @@ int main(int argc, char** argv) {
     std::printf("%-26s %7zu %6.0f s %6.1f GF %6.1f GF %8.2fx", c.name.c_str(), r.trials.size(), search_s, gf(t.min[0]),
                 gf(t.min[1]), t.min[0] / t.min[1]);
     if (c.gemm) std::printf(" %6.1f GF %9.2fx", gf(t.min[2]), t.min[2] / t.min[1]);
-    std::printf("\n  best: %s (%d failed of %zu; space of %.3g)\n", space.describe(best.candidate).c_str(), failed,
-                r.trials.size(), space.size());
+    std::printf("\n  best: %s%s (%d failed of %zu; space of %.3g)\n", space.describe(best.candidate).c_str(),
+                r.best == 0 ? ", the default schedule itself" : "", failed, r.trials.size(), space.size());
     std::printf("  in the search: default %.3f ms, best %.3f ms; alternating: median ratio default/tuned %.2fx",
                 r.default_ms, best.result.ms_min, t.median_ratio[1]);
     if (c.gemm) std::printf(", tuned/OpenBLAS %.2fx (of the medians)", t.median_ratio[1] / t.median_ratio[2]);
