@@ -1,8 +1,9 @@
 // tessel tune MODEL --records LOG [--kernel NAME]... [--target SPEC] [--trials N] [--time-budget S]
-//                   [--batch N] [--seed N] [--min-time-ms MS] [--shape NAME=DIMS]...
+//                   [--batch N] [--seed N] [--min-time-ms MS] [--shape NAME=DIMS]... [--worker-timeout S]
 // Searches schedules for the model's kernels (core/tune/search.h), measuring each candidate in
 // tessel-measure, and appends every measurement to LOG; `run/build/profile --records LOG` then
 // use the best. Ctrl-C stops after the batch being measured; everything measured is in LOG.
+// Under `mpirun -np N`, rank 0 searches and ranks 1..N-1 measure (app/cli/mpi_tune.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/cli_target.h"
+#include "app/cli/mpi_tune.h"
 #include "core/compile/kernel_compiler.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
@@ -29,8 +31,9 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel tune MODEL --records LOG [--kernel NAME]... [--target SPEC] [--trials N] [--time-budget S] "
-        "[--batch N] [--seed N] [--min-time-ms MS] [--shape NAME=DIMS]...",
-    .value_options = {"--records", "--target", "--trials", "--time-budget", "--batch", "--seed", "--min-time-ms"},
+        "[--batch N] [--seed N] [--min-time-ms MS] [--shape NAME=DIMS]... [--worker-timeout S]",
+    .value_options = {"--records", "--target", "--trials", "--time-budget", "--batch", "--seed", "--min-time-ms",
+                      "--worker-timeout"},
     .repeatable_options = {"--kernel", "--shape"},
     .flags = {},
     .min_positional = 1,
@@ -47,12 +50,19 @@ constexpr const char* kDetails =
     "  --kernel NAME         tune only this kernel (repeatable; default: every compiled kernel)\n"
     "  --trials N            measurements per kernel, the default schedule's included (default 64)\n"
     "  --time-budget S       stop a kernel's search after S seconds (default: none)\n"
-    "  --batch N             candidates measured per measuring-process run (default 8)\n"
+    "  --batch N             candidates measured per measuring-process run (default 8; under mpirun,\n"
+    "                        at least twice the number of workers)\n"
     "  --min-time-ms MS      time each candidate for at least MS milliseconds (default 40)\n"
     "  --seed N              the search's random seed (default 1)\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224 (the measuring\n"
     "                        process imports the model with the same binding)\n"
-    "Ctrl-C stops after the batch being measured; what was measured stays in LOG.\n";
+    "  --worker-timeout S    under mpirun: a worker silent this long during a trial is taken for dead\n"
+    "                        (default 10; workers send a heartbeat every second)\n"
+    "Ctrl-C stops after the batch being measured; what was measured stays in LOG.\n\n"
+    "Under `mpirun -np N` (N > 1) rank 0 searches and writes LOG, ranks 1..N-1 compile and measure the\n"
+    "candidates, each in its own measuring process. The model path must be readable on every rank's\n"
+    "machine. With `mpirun --enable-recovery`, a worker that dies is named, the trial it was measuring\n"
+    "goes to another worker and the tune goes on; without it, mpirun ends the whole job.\n";
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted = true; }
@@ -88,9 +98,14 @@ int run_tune_command(std::span<const std::string> argv) {
   options.trials = static_cast<int>(number(args, "--trials", 64, 1, 100000));
   options.time_budget_s = number(args, "--time-budget", 0, 0, 1e7);
   options.batch = static_cast<int>(number(args, "--batch", 8, 1, 256));
-  options.explore = std::max(1, options.batch / 4);
   options.seed = static_cast<uint64_t>(number(args, "--seed", 1, 0, 1e15));
   const double min_time_ms = number(args, "--min-time-ms", 40, 1, 60000);
+  const double worker_timeout_s = number(args, "--worker-timeout", 10, 2, 1e6);
+  // Workers need nothing of the model: they measure what rank 0 sends.
+  const std::unique_ptr<MpiTuneSession> mpi = MpiTuneSession::start_if_launched(worker_timeout_s);
+  if (mpi && mpi->rank() != 0) return mpi->serve(tune::ProcessMeasurer::default_program());
+  if (mpi && !args.value("--batch")) options.batch = std::max(options.batch, 2 * mpi->workers());
+  options.explore = std::max(1, options.batch / 4);
   ImportOptions import;
   import.input_shapes = parse_shape_options(args.values("--shape"));
 
@@ -113,9 +128,11 @@ int run_tune_command(std::span<const std::string> argv) {
     std::optional<te::ComputeDag> dag = compile::kernel_dag(graph, group, &why);
     if (!dag) continue;  // runs with the reference kernels: nothing to schedule
     tune::SearchSpace space(*dag, lanes);
-    tune::ProcessMeasurer measurer(
-        program, measure::ModelRef{model, target.str(), nlohmann::json::object(), import.input_shapes},
-        group.kernel_name, min_time_ms);
+    const measure::ModelRef ref{model, target.str(), nlohmann::json::object(), import.input_shapes};
+    tune::ProcessMeasurer local(program, ref, group.kernel_name, min_time_ms);
+    const std::unique_ptr<tune::Measurer> spread =
+        mpi ? mpi->measurer(ref, group.kernel_name, min_time_ms, local) : nullptr;
+    tune::Measurer& measurer = spread ? *spread : local;
     const std::string key = tune::kernel_key(*dag);
     auto on_trial = [&](const tune::Trial& t) {
       tune::append_record(
@@ -140,10 +157,10 @@ int run_tune_command(std::span<const std::string> argv) {
     std::fflush(stdout);
     if (r.stopped) {
       std::fprintf(stderr, "tessel: interrupted; every measurement so far is in %s\n", log.c_str());
-      return 130;
+      return mpi ? mpi->finish(130) : 130;
     }
   }
-  return 0;
+  return mpi ? mpi->finish(0) : 0;
 }
 
 }  // namespace tessel::cli

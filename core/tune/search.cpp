@@ -70,13 +70,18 @@ class Search {
   int room() const { return std::min(options_.batch, options_.trials - static_cast<int>(result_.trials.size())); }
 
   // Unseen candidates that lower, at most `count`, drawn by `draw`; gives up after many misses.
+  // Different knob values can give the same schedule (a knob set to what the default would choose
+  // anyway): a schedule already measured, or already drawn here, is skipped like a seen candidate.
   template <class Draw>
   std::vector<Lowered> fresh(int count, Draw draw) {
     std::vector<Lowered> out;
+    std::set<std::string> drawn;
     for (int attempts = 0; static_cast<int>(out.size()) < count && attempts < 40 * count + 40; ++attempts) {
       Candidate c = draw();
       if (!seen_.insert(c).second) continue;
-      if (auto l = lower_candidate(space_, c)) out.push_back(std::move(*l));
+      auto l = lower_candidate(space_, c);
+      if (!l || measured_schedules_.count(l->schedule) || !drawn.insert(l->schedule).second) continue;
+      out.push_back(std::move(*l));
     }
     return out;
   }
@@ -102,6 +107,9 @@ class Search {
     // Random candidates compete in the same ranking, so the model can pull the search out of the
     // neighbourhood of its first good candidates.
     for (auto& r : fresh(8 * n, [&] { return space_.random_candidate(rng_); })) children.push_back(std::move(r));
+    // The two draws may have found the same schedule: keep the first.
+    std::set<std::string> texts;
+    std::erase_if(children, [&](const Lowered& l) { return !texts.insert(l.schedule).second; });
     std::sort(children.begin(), children.end(), [&](const Lowered& a, const Lowered& b) {
       return model_.predict(a.features) > model_.predict(b.features);
     });
@@ -114,6 +122,7 @@ class Search {
       }
       batch.push_back(std::move(c));
     }
+    for (const Lowered& l : batch) measured_schedules_.insert(l.schedule);  // so the draw below skips them
     for (auto& r : fresh(n - static_cast<int>(batch.size()), [&] { return space_.random_candidate(rng_); }))
       batch.push_back(std::move(r));
     return batch;
@@ -133,6 +142,7 @@ class Search {
         result_.best = static_cast<int>(result_.trials.size());
       result_.trials.push_back(t);
       seen_.insert(t.candidate);
+      measured_schedules_.insert(t.schedule);
       if (on_trial_) on_trial_(t);
     }
     model_.fit(features_, scores_);
@@ -154,6 +164,7 @@ class Search {
   Clock::time_point start_;
   CostModel model_;
   std::set<Candidate> seen_;
+  std::set<std::string> measured_schedules_;  // measured, or chosen for the batch being assembled
   std::vector<Features> features_;
   std::vector<double> scores_;
   SearchResult result_;
