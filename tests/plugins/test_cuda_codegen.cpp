@@ -137,10 +137,19 @@ class TestCudaCodegen : public QObject {
         launch.c_str());
   }
 
+  // Root nests side by side (softmax's reductions bound to blocks, then its output) are separate
+  // kernels; the default GPU schedule of softmax is one kernel, a block per row.
   void root_nests_are_separate_kernels() {
-    auto module = build_module({gpu_kernel("softmax M=6 N=70", "sm")}, Target::parse("cuda"));
+    const schedule::Schedule nests = schedule::parse_schedule(
+        "bind(row_max.i, blockIdx.x)\nbind(exp_sum.i, blockIdx.x)\nsplit(softmax.j, 32)\n"
+        "bind(softmax.i, blockIdx.x)\nbind(softmax.j.inner, threadIdx.x)");
+    auto module = build_module({lowered("softmax M=6 N=70", nests, "sm")}, Target::parse("cuda"));
     const std::string ptx = module->artifacts().at("ptx");
     QVERIFY2(contains(ptx, ".entry sm_0(") && contains(ptx, ".entry sm_1("), ptx.c_str());
+    auto rows = build_module({gpu_kernel("softmax M=6 N=70", "rows")}, Target::parse("cuda"));
+    const std::string launch = rows->artifacts().at("launch");
+    QVERIFY2(contains(launch, "rows: grid of") && !contains(launch, "; grid of"), launch.c_str());
+    QVERIFY2(contains(rows->artifacts().at("cuda"), "__syncthreads()"), rows->artifacts().at("cuda").c_str());
   }
 
   void cpu_schedules_compile_for_one_thread() {

@@ -149,8 +149,10 @@ class RooflineProfileTest : public QObject {
     ProfilePane profile;
     profile.set_profile(p);
     QCOMPARE(profile.model()->rowCount(), static_cast<int>(p->profile.kernels.size()));
-    // One lane for the kernels, one per pool thread that ran a chunk of a parallel loop.
-    QCOMPARE(profile.timeline()->lanes().size(), static_cast<size_t>(p->profile.threads));
+    // One lane for the kernels, one per pool thread that ran a chunk of a parallel loop (chunks go
+    // to whichever thread is free: on a busy machine the calling thread may have run them all).
+    QVERIFY(!profile.timeline()->lanes().empty());
+    QVERIFY(profile.timeline()->lanes().size() <= static_cast<size_t>(p->profile.threads));
     QCOMPARE(profile.timeline()->lanes()[0].boxes.size(), p->profile.kernels.size());
   }
 
