@@ -3,6 +3,7 @@
 // graph text format). Typed attribute structs are built from an AttrMap by attrs.h's visitors.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -13,8 +14,13 @@
 
 namespace tessel {
 
+// A sub-graph held by a node (If's branches, Loop's and Scan's body): core/graph/graph.h defines
+// Graph; attributes only hold and compare the handle.
+class Graph;
+using GraphPtr = std::shared_ptr<const Graph>;
+
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>, Tensor>;
+                               std::vector<std::string>, Tensor, GraphPtr>;
 using AttrMap = std::map<std::string, AttrValue>;
 
 std::string attr_value_kind(const AttrValue& v);  // "int", "float", "string", "ints", ...

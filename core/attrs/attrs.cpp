@@ -7,7 +7,7 @@
 namespace tessel {
 
 std::string attr_value_kind(const AttrValue& v) {
-  static const char* kNames[] = {"int", "float", "string", "ints", "floats", "strings", "tensor"};
+  static const char* kNames[] = {"int", "float", "string", "ints", "floats", "strings", "tensor", "graph"};
   return kNames[v.index()];
 }
 
@@ -111,6 +111,10 @@ void convert(const AttrValue& in, Tensor& out) {
   if (auto* p = std::get_if<Tensor>(&in)) out = *p;
   else kind_error("tensor", in);
 }
+void convert(const AttrValue& in, GraphPtr& out) {
+  if (auto* p = std::get_if<GraphPtr>(&in)) out = *p;
+  else kind_error("graph", in);
+}
 
 std::string to_text(int64_t v) { return std::to_string(v); }
 std::string to_text(float v) { return number_text(v); }
@@ -175,6 +179,9 @@ size_t hash_value(const std::vector<std::string>& v) {
   return h;
 }
 size_t hash_value(DataType v) { return static_cast<size_t>(v); }
+// A sub-graph is compared by identity (two nodes share a body only when they are copies of one
+// node), so its address is its hash.
+size_t hash_value(const GraphPtr& v) { return std::hash<const void*>()(v.get()); }
 size_t hash_value(const Tensor& v) {
   if (!v.defined()) return 0;
   size_t h = hash_value(v.shape());

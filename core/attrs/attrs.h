@@ -54,6 +54,7 @@ template <> constexpr const char* type_name<std::vector<float>>() { return "floa
 template <> constexpr const char* type_name<std::vector<std::string>>() { return "strings"; }
 template <> constexpr const char* type_name<DataType>() { return "dtype"; }
 template <> constexpr const char* type_name<Tensor>() { return "tensor"; }
+template <> constexpr const char* type_name<GraphPtr>() { return "graph"; }
 
 // Conversions between field values and AttrValue; throw Error on a kind mismatch.
 void convert(const AttrValue& in, int64_t& out);
@@ -64,6 +65,7 @@ void convert(const AttrValue& in, std::vector<float>& out);
 void convert(const AttrValue& in, std::vector<std::string>& out);
 void convert(const AttrValue& in, DataType& out);
 void convert(const AttrValue& in, Tensor& out);
+void convert(const AttrValue& in, GraphPtr& out);
 
 std::string to_text(int64_t v);
 std::string to_text(float v);
@@ -73,6 +75,7 @@ std::string to_text(const std::vector<float>& v);
 std::string to_text(const std::vector<std::string>& v);
 std::string to_text(DataType v);
 std::string to_text(const Tensor& v);
+std::string to_text(const GraphPtr& v);  // defined in core/graph/subgraph.cpp, which knows Graph
 
 nlohmann::json to_json(int64_t v);
 nlohmann::json to_json(float v);
@@ -82,6 +85,7 @@ nlohmann::json to_json(const std::vector<float>& v);
 nlohmann::json to_json(const std::vector<std::string>& v);
 nlohmann::json to_json(DataType v);
 nlohmann::json to_json(const Tensor& v);
+nlohmann::json to_json(const GraphPtr& v);  // core/graph/subgraph.cpp
 
 bool equal(const Tensor& a, const Tensor& b);
 template <class T> bool equal(const T& a, const T& b) { return a == b; }
@@ -93,6 +97,7 @@ size_t hash_value(const std::vector<float>& v);
 size_t hash_value(const std::vector<std::string>& v);
 size_t hash_value(DataType v);
 size_t hash_value(const Tensor& v);
+size_t hash_value(const GraphPtr& v);
 
 // Range and choice checks; the message names field, value and the allowed range.
 void check_bounds(const char* field, int64_t v, std::optional<double> lo, std::optional<double> hi);
@@ -149,6 +154,14 @@ struct ToAttrMapEntries {  // every field as text, for the inspector
   template <class T> void operator()(const T& value, const Field<T>& f) { out.emplace_back(f.name, to_text(value)); }
 };
 
+struct CollectSubgraphs {  // the graph fields, for whoever walks nested graphs
+  std::vector<std::pair<std::string, GraphPtr>> out;
+  template <class T> void operator()(const T& value, const Field<T>& f) {
+    if constexpr (std::is_same_v<T, GraphPtr>)
+      if (value) out.emplace_back(f.name, value);
+  }
+};
+
 struct Documenter {
   std::vector<FieldDoc> out;
   template <class T> void operator()(const T&, const Field<T>& f) {
@@ -199,6 +212,8 @@ class AttrsBase {
   virtual nlohmann::json to_json() const = 0;
   virtual std::vector<std::pair<std::string, std::string>> fields() const = 0;  // every field
   virtual std::vector<FieldDoc> doc() const = 0;
+  // The sub-graphs among the fields (If's branches, Loop's body), by field name; usually none.
+  virtual std::vector<std::pair<std::string, GraphPtr>> subgraphs() const = 0;
 };
 using Attrs = std::shared_ptr<const AttrsBase>;
 
@@ -218,6 +233,9 @@ template <class A> class AttrsHolder final : public AttrsBase {
     return run<attr_detail::ToAttrMapEntries>().out;
   }
   std::vector<FieldDoc> doc() const override { return run<attr_detail::Documenter>().out; }
+  std::vector<std::pair<std::string, GraphPtr>> subgraphs() const override {
+    return run<attr_detail::CollectSubgraphs>().out;
+  }
 
  private:
   template <class V> V run() const {

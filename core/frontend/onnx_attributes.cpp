@@ -5,7 +5,7 @@
 
 namespace tessel {
 
-AttrValue attr_value_from_onnx(const onnx::AttributeProto& attr) {
+AttrValue attr_value_from_onnx(const onnx::AttributeProto& attr, const SubgraphBuilder& subgraph) {
   using A = onnx::AttributeProto;
   try {
     switch (attr.type()) {
@@ -17,6 +17,9 @@ AttrValue attr_value_from_onnx(const onnx::AttributeProto& attr) {
         return attr.s();
       case A::TENSOR:
         return tensor_from_onnx(attr.t());
+      case A::GRAPH:
+        if (subgraph) return subgraph(attr);
+        break;
       case A::INTS:
         return std::vector<int64_t>(attr.ints().begin(), attr.ints().end());
       case A::FLOATS:
@@ -34,9 +37,9 @@ AttrValue attr_value_from_onnx(const onnx::AttributeProto& attr) {
   }
 }
 
-AttrMap attr_map_from_onnx(const onnx::NodeProto& node) {
+AttrMap attr_map_from_onnx(const onnx::NodeProto& node, const SubgraphBuilder& subgraph) {
   AttrMap map;
-  for (const auto& attr : node.attribute()) map.insert_or_assign(attr.name(), attr_value_from_onnx(attr));
+  for (const auto& attr : node.attribute()) map.insert_or_assign(attr.name(), attr_value_from_onnx(attr, subgraph));
   return map;
 }
 

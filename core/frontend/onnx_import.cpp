@@ -62,6 +62,15 @@ class GraphBuilder {
         not_upgraded_(model.not_upgraded),
         onnx_inference_problem_(model.onnx_inference_problem) {}
 
+  // A builder for a sub-graph of a node of `parent`'s graph: names it does not define are read
+  // from the enclosing graphs (captured, see core/graph/ops/control_flow.h).
+  GraphBuilder(onnx::GraphProto& proto, GraphBuilder& parent)
+      : proto_(proto),
+        options_(parent.options_),
+        not_upgraded_(parent.not_upgraded_),
+        onnx_inference_problem_(parent.onnx_inference_problem_),
+        parent_(&parent) {}
+
   Graph build(const std::string& fallback_name) {
     g_.name = proto_.name().empty() ? fallback_name : proto_.name();
     for (auto& init : *proto_.mutable_initializer()) {  // errors name the tensor
@@ -78,16 +87,62 @@ class GraphBuilder {
       }
     }
     for (const auto& out : proto_.output()) {
-      auto it = ids_.find(out.name());
-      if (it == ids_.end()) throw Error("graph output '" + out.name() + "' is not produced by any node");
-      g_.outputs.push_back(it->second);
+      const ValueId id = resolve(out.name());
+      if (id == kNoValue) throw Error("graph output '" + out.name() + "' is not produced by any node");
+      g_.outputs.push_back(id);
     }
     infer_types(g_, options_.infer_failure);
     return std::move(g_);
   }
 
+  // The sub-graph: its own inputs first (typed as declared, as far as that goes), then one input
+  // per outer value it reads. Types are settled by the node that runs it; here they are inferred
+  // only as far as the declarations allow, for looking at the body.
+  Graph build_subgraph(const std::string& fallback_name) {
+    g_.name = proto_.name().empty() ? fallback_name : proto_.name();
+    for (const auto& init : proto_.initializer())
+      define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
+    collect_onnx_types();
+    for (const auto& input : proto_.input()) {
+      if (ids_.count(input.name())) continue;
+      const std::optional<TensorType> declared = onnx_type(input.name());
+      const ValueId id = g_.add_input(input.name(), declared.value_or(TensorType{}));
+      if (!declared) g_.value(id).unknown_type = kTypedByNode;
+      define(input.name(), id);
+    }
+    for (const auto& node : proto_.node()) {
+      try {
+        add_node(node);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "node '" + node.name() + "' (" + node.op_type() + ")");
+      }
+    }
+    for (const auto& out : proto_.output()) {
+      const ValueId id = resolve(out.name());
+      if (id == kNoValue) throw Error("output '" + out.name() + "' is not produced by any node of the body");
+      g_.outputs.push_back(id);
+    }
+    g_.captured_inputs = static_cast<int>(captured_.size());
+    infer_types(g_, InferFailure::kMarkUnknown);
+    return std::move(g_);
+  }
+
  private:
   void define(const std::string& name, ValueId id) { ids_[name] = id; }
+
+  static constexpr const char* kTypedByNode = "typed by the node that runs this body";
+
+  // The value `name` denotes here: one defined in this graph, or (in a sub-graph) a value of an
+  // enclosing graph, which becomes a captured input of this one. kNoValue when none.
+  ValueId resolve(const std::string& name) {
+    if (auto it = ids_.find(name); it != ids_.end()) return it->second;
+    if (!parent_ || parent_->resolve(name) == kNoValue) return kNoValue;
+    const ValueId id = g_.add_input(name, onnx_type(name).value_or(TensorType{}));
+    g_.value(id).unknown_type = kTypedByNode;
+    captured_.push_back(name);
+    define(name, id);
+    return id;
+  }
 
   void add_inputs() {
     std::unordered_set<std::string> initializers;
@@ -176,13 +231,16 @@ class GraphBuilder {
   }
 
   // Why `node` cannot be a node of its Tessel op, or empty; parses its attributes when it can.
-  std::string opaque_reason(const onnx::NodeProto& node, const OpDef*& op, Attrs& attrs) {
+  std::string opaque_reason(const onnx::NodeProto& node, const OpDef*& op, Attrs& attrs,
+                            std::vector<std::string>& captured) {
     if (auto it = not_upgraded_.find(node.name()); it != not_upgraded_.end()) return it->second;
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     op = default_domain ? find_op(node.op_type()) : nullptr;
     if (!op) return default_domain ? "unknown op" : "unknown op (domain " + node.domain() + ")";
     try {
-      attrs = op->parse_attrs(op->name, attr_map_from_onnx(node));
+      const std::map<std::string, GraphPtr> subgraphs = build_subgraphs(node, captured);
+      auto subgraph = [&](const onnx::AttributeProto& a) { return subgraphs.at(a.name()); };
+      attrs = op->parse_attrs(op->name, attr_map_from_onnx(node, subgraph));
     } catch (const Error& e) {
       // parse_attrs names the op itself ("Conv: attribute ..."); the node context already does.
       std::string msg = e.what();
@@ -202,9 +260,52 @@ class GraphBuilder {
     }
     const OpDef* op = nullptr;
     Attrs attrs;
-    const std::string why = opaque_reason(node, op, attrs);
+    std::vector<std::string> captured;
+    const std::string why = opaque_reason(node, op, attrs, captured);
     if (!why.empty()) return add_node_of(node, opaque_op(), opaque_attrs(node, why));
-    add_node_of(node, *op, std::move(attrs));
+    add_node_of(node, *op, std::move(attrs), captured);
+  }
+
+  // The node's GRAPH attributes as Tessel graphs, by attribute name, and the outer values they read
+  // (`captured`, in order). Every sub-graph of the node takes that same list as its last inputs (If's
+  // two branches read different values; each gets the union).
+  std::map<std::string, GraphPtr> build_subgraphs(const onnx::NodeProto& node, std::vector<std::string>& captured) {
+    std::vector<std::pair<std::string, Graph>> built;
+    for (const auto& attr : node.attribute()) {
+      if (attr.type() != onnx::AttributeProto::GRAPH) continue;
+      GraphBuilder child(*const_cast<onnx::GraphProto*>(&attr.g()), *this);
+      try {
+        built.emplace_back(attr.name(), child.build_subgraph(node.name() + "." + attr.name()));
+      } catch (const Error& e) {
+        rethrow_with_context(e, "attribute '" + attr.name() + "'");
+      }
+      for (const std::string& name : child.captured_)
+        if (std::find(captured.begin(), captured.end(), name) == captured.end()) captured.push_back(name);
+    }
+    std::map<std::string, GraphPtr> out;
+    for (auto& [name, g] : built) {
+      take_captured_in_order(g, captured);
+      out.emplace(name, std::make_shared<const Graph>(std::move(g)));
+    }
+    return out;
+  }
+
+  // Gives `g` one captured input per name in `captured`, in that order, after its own inputs.
+  static void take_captured_in_order(Graph& g, const std::vector<std::string>& captured) {
+    const size_t formal = g.inputs.size() - static_cast<size_t>(g.captured_inputs);
+    std::vector<ValueId> inputs(g.inputs.begin(), g.inputs.begin() + static_cast<std::ptrdiff_t>(formal));
+    for (const std::string& name : captured) {
+      ValueId id = kNoValue;
+      for (size_t k = formal; k < g.inputs.size(); ++k)
+        if (g.value(g.inputs[k]).name == name) id = g.inputs[k];
+      if (id == kNoValue) {
+        id = g.add_input(name, TensorType{});
+        g.value(id).unknown_type = kTypedByNode;
+      }
+      inputs.push_back(id);
+    }
+    g.inputs = std::move(inputs);
+    g.captured_inputs = static_cast<int>(captured.size());
   }
 
   static Attrs opaque_attrs(const onnx::NodeProto& node, const std::string& reason) {
@@ -216,19 +317,22 @@ class GraphBuilder {
     return make_attrs(std::move(a));
   }
 
-  void add_node_of(const onnx::NodeProto& node, const OpDef& op, Attrs attrs) {
+  void add_node_of(const onnx::NodeProto& node, const OpDef& op, Attrs attrs,
+                   const std::vector<std::string>& captured = {}) {
     std::vector<ValueId> inputs;
     for (const std::string& name : node.input()) {
       if (name.empty()) {
         inputs.push_back(kNoValue);
         continue;
       }
-      auto it = ids_.find(name);
-      if (it == ids_.end())
+      const ValueId id = resolve(name);
+      if (id == kNoValue)
         throw Error("input '" + name + "' is not a graph input, an initializer or an output of an earlier node");
-      inputs.push_back(it->second);
+      inputs.push_back(id);
     }
-    while (!inputs.empty() && inputs.back() == kNoValue) inputs.pop_back();  // trailing omitted optionals
+    // Trailing omitted optionals go, unless the values the node's sub-graphs read follow them.
+    while (captured.empty() && !inputs.empty() && inputs.back() == kNoValue) inputs.pop_back();
+    for (const std::string& name : captured) inputs.push_back(resolve(name));
     std::vector<std::string> outputs(node.output().begin(), node.output().end());
     while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
     for (size_t k = 0; k < outputs.size(); ++k)
@@ -300,6 +404,8 @@ class GraphBuilder {
   const ImportOptions& options_;
   const std::map<std::string, std::string>& not_upgraded_;
   const std::string& onnx_inference_problem_;
+  GraphBuilder* parent_ = nullptr;
+  std::vector<std::string> captured_;  // a sub-graph's reads of outer values, in input order
   Graph g_;
   std::unordered_map<std::string, ValueId> ids_;
   std::unordered_map<std::string, TensorType> onnx_types_;

@@ -194,12 +194,27 @@ void parse_proto_file(const std::string& path, google::protobuf::MessageLite& me
     throw Error(path + ": not a valid " + std::string(what) + " file (truncated or corrupted protobuf data)");
 }
 
-void name_unnamed_nodes(onnx::GraphProto& graph) {
+namespace {
+
+// Nodes of a sub-graph are named after it ("loop_body/Add_3"), so that an error inside a body
+// names a node one can find.
+void name_unnamed_nodes_under(onnx::GraphProto& graph, const std::string& prefix) {
   for (int i = 0; i < graph.node_size(); ++i) {
     onnx::NodeProto& n = *graph.mutable_node(i);
-    if (n.name().empty()) n.set_name(n.op_type() + "_" + std::to_string(i));
+    if (n.name().empty()) n.set_name(prefix + n.op_type() + "_" + std::to_string(i));
+    for (auto& attr : *n.mutable_attribute()) {
+      auto body_prefix = [&](const onnx::GraphProto& g) {
+        return (g.name().empty() ? n.name() + "." + attr.name() : g.name()) + "/";
+      };
+      if (attr.has_g()) name_unnamed_nodes_under(*attr.mutable_g(), body_prefix(attr.g()));
+      for (auto& g : *attr.mutable_graphs()) name_unnamed_nodes_under(g, body_prefix(g));
+    }
   }
 }
+
+}  // namespace
+
+void name_unnamed_nodes(onnx::GraphProto& graph) { name_unnamed_nodes_under(graph, ""); }
 
 LoadedOnnxModel load_onnx_model(const std::string& path) {
   LoadedOnnxModel loaded;

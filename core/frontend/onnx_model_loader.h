@@ -36,7 +36,8 @@ void parse_proto_file(const std::string& path, google::protobuf::MessageLite& me
 // a corrupt name cannot break the one-line message.
 [[noreturn]] void rethrow_in_file(const Error& e, const std::string& path);
 
-// Node names as Tessel shows them: the ONNX name, or "<OpType>_<index>" when it is empty.
+// Node names as Tessel shows them: the ONNX name, or "<OpType>_<index>" when it is empty; in a
+// sub-graph (a Loop's body) "<graph name>/<OpType>_<index>".
 void name_unnamed_nodes(onnx::GraphProto& graph);
 
 }  // namespace tessel

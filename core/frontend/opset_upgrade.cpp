@@ -93,7 +93,9 @@ std::vector<int64_t> ints_of(const AttributeProto& a) { return {a.ints().begin()
 
 class Upgrader {
  public:
-  Upgrader(onnx::ModelProto& model, int64_t opset) : model_(model), graph_(*model.mutable_graph()), opset_(opset) {}
+  // `graph` is the model's graph or a sub-graph of one of its nodes (a Loop's body).
+  Upgrader(onnx::ModelProto& model, onnx::GraphProto& graph, int64_t opset)
+      : model_(model), graph_(graph), opset_(opset) {}
 
   // A node whose old form has no rewrite is kept as it was and named in the result.
   std::map<std::string, std::string> run() {
@@ -110,6 +112,7 @@ class Upgrader {
       const NodeProto original = node;
       const int emitted = graph_.node_size();
       try {
+        upgrade_subgraphs(node, not_upgraded);
         upgrade(node);
       } catch (const Error& e) {
         graph_.mutable_node()->DeleteSubrange(emitted, graph_.node_size() - emitted);
@@ -121,6 +124,14 @@ class Upgrader {
   }
 
  private:
+  // Bodies are written in the model's opset too.
+  void upgrade_subgraphs(NodeProto& node, std::map<std::string, std::string>& not_upgraded) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) not_upgraded.merge(Upgrader(model_, *attr.mutable_g(), opset_).run());
+      for (auto& g : *attr.mutable_graphs()) not_upgraded.merge(Upgrader(model_, g, opset_).run());
+    }
+  }
+
   bool old(const char* op, int64_t changed_at) const { return current_op_ == op && opset_ < changed_at; }
 
   void upgrade(NodeProto& node) {
@@ -132,6 +143,7 @@ class Upgrader {
     if (old("Concat", 4) && !find_attr(node, "axis")) set_int_attr(node, "axis", 1);
     if (opset_ < 7 && is_legacy_broadcast_op(current_op_)) return legacy_broadcast(node);
     if (old("Gemm", 7)) remove_attr(node, "broadcast");
+    if (old("Scan", 9)) throw Error("Scan before opset 9 (a batch axis and sequence_lens) is not supported");
     if (old("PRelu", 7)) return per_channel_slope(node);
     if (old("Reshape", 5)) {
       attr_to_int_input(node, "shape", 1);
@@ -413,7 +425,7 @@ class Upgrader {
 }  // namespace
 
 std::map<std::string, std::string> upgrade_opset(onnx::ModelProto& model, int64_t opset) {
-  return Upgrader(model, opset).run();
+  return Upgrader(model, *model.mutable_graph(), opset).run();
 }
 
 std::string_view upgraded_op_type(std::string_view op_type) {

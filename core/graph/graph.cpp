@@ -87,6 +87,42 @@ OpTypes node_types(const Graph& g, const Node& n) {
   return t;
 }
 
+std::vector<std::pair<std::string, GraphPtr>> node_subgraphs(const Node& n) {
+  return n.attrs ? n.attrs->subgraphs() : std::vector<std::pair<std::string, GraphPtr>>{};
+}
+
+namespace attr_detail {
+
+// "graph 'loop_body' (iter, cond, y; reads delta) -> (cond_out, y_out), 9 nodes": a sub-graph as
+// an attribute list shows it. The text format cannot read it back; the graph itself is in the node.
+std::string to_text(const GraphPtr& g) {
+  if (!g) return "graph (none)";
+  auto names = [&](const std::vector<ValueId>& ids, size_t from, size_t to) {
+    std::string out;
+    for (size_t k = from; k < to; ++k) out += (k > from ? ", " : "") + g->value(ids[k]).name;
+    return out;
+  };
+  const size_t formal = g->inputs.size() - static_cast<size_t>(g->captured_inputs);
+  std::string text = "graph '" + g->name + "' (" + names(g->inputs, 0, formal);
+  if (g->captured_inputs > 0) text += (formal ? "; reads " : "reads ") + names(g->inputs, formal, g->inputs.size());
+  return text + ") -> (" + names(g->outputs, 0, g->outputs.size()) + "), " + std::to_string(g->nodes.size()) +
+         (g->nodes.size() == 1 ? " node" : " nodes");
+}
+
+nlohmann::json to_json(const GraphPtr& g) {
+  if (!g) return nullptr;
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+  for (ValueId v : g->inputs) inputs.push_back(g->value(v).name);
+  for (ValueId v : g->outputs) outputs.push_back(g->value(v).name);
+  return {{"graph", g->name},
+          {"inputs", inputs},
+          {"captured_inputs", g->captured_inputs},
+          {"outputs", outputs},
+          {"nodes", g->nodes.size()}};
+}
+
+}  // namespace attr_detail
+
 int64_t node_flops(const Graph& g, const Node& n) { return n.op->flops(n.attrs, node_types(g, n)); }
 
 namespace {
@@ -176,6 +212,28 @@ std::string op_label(const Node& n) {
   return is_opaque(n) ? attrs_as<OpaqueAttrs>(n.attrs).op_type + " (opaque)" : n.op->name;
 }
 
+namespace {
+
+// The opaque nodes in a node's sub-graphs, at any depth: "node 'Loop_0' (Loop), body: node 'E' (Einsum):
+// unknown op". Only these block: the types of a body's values are settled by the node that runs it
+// (its inputs' types come from outside), so an unknown type inside a body is no reason of its own.
+std::vector<std::string> opaque_nodes_inside(const Node& outer) {
+  std::vector<std::string> out;
+  for (const auto& [field, body] : node_subgraphs(outer)) {
+    const std::string where = "node '" + outer.name + "' (" + outer.op->name + "), " + field + ": ";
+    for (const Node& n : body->nodes) {
+      if (is_opaque(n)) {
+        const auto& a = attrs_as<OpaqueAttrs>(n.attrs);
+        out.push_back(where + "node '" + n.name + "' (" + a.op_type + "): " + a.reason);
+      }
+      for (const std::string& deeper : opaque_nodes_inside(n)) out.push_back(where + deeper);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> graph_blockers(const Graph& g) {
   std::vector<std::string> out;
   std::unordered_set<std::string> seen;  // one entry for a failed node's several outputs
@@ -187,6 +245,7 @@ std::vector<std::string> graph_blockers(const Graph& g) {
       out.push_back("node '" + n.name + "' (" + a.op_type + "): " + a.reason);
       continue;
     }
+    for (const std::string& inner : opaque_nodes_inside(n)) out.push_back(inner);
     for (ValueId v : n.outputs) {
       const std::string& why = g.value(v).unknown_type;
       if (!why.empty() && why != kComputedFromUnknown && seen.insert(why).second) out.push_back(why);

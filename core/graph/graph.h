@@ -54,6 +54,11 @@ class Graph {
   std::vector<Node> nodes;  // topological order
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
+  // A sub-graph (a node's body, core/graph/ops/control_flow.h) reads values of the graphs around
+  // it by name. Each such value is one of its inputs: the last `captured_inputs` of them, each
+  // named as the outer value, and the node passes the outer value in as an extra input. 0 for a
+  // top-level graph.
+  int captured_inputs = 0;
 
   ValueId add_input(std::string name, TensorType type);
   ValueId add_constant(std::string name, Tensor value);
@@ -94,10 +99,11 @@ std::vector<std::string> graph_blockers(const Graph& g);
 // "cannot compile: 2 parts of the model Tessel cannot run: A; B" (one line), or empty when none.
 std::string blockers_message(const Graph& g);
 
+// The sub-graphs a node holds (If's then_branch and else_branch, Loop's body), by attribute name.
+std::vector<std::pair<std::string, GraphPtr>> node_subgraphs(const Node& n);
+
 // Floating-point operations of one node, from its op's cost function.
 int64_t node_flops(const Graph& g, const Node& n);
 OpTypes node_types(const Graph& g, const Node& n);
-
-using GraphPtr = std::shared_ptr<const Graph>;
 
 }  // namespace tessel

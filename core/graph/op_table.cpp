@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/graph/ops/control_flow.h"
 #include "core/graph/ops/elementwise.h"
 #include "core/graph/ops/index_ops.h"
 #include "core/graph/ops/layout_ops.h"
@@ -38,6 +39,7 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/index_ops.def"
 #include "core/graph/ops/recurrent.def"
 #include "core/graph/ops/text_ops.def"
+#include "core/graph/ops/control_flow.def"
   };
 }
 #undef TESSEL_OP

@@ -66,6 +66,7 @@ class Builder {
       if (only && !only->count(node.name)) continue;
       DisplayNode n = make_node(DisplayNode::Kind::kOp, "node:", node.name, op_label(node));
       n.opaque = is_opaque(node);
+      for (const auto& [field, body] : node_subgraphs(node)) n.bodies.push_back(field);
       n.change = change;
       n.detail = key_attributes(node);
       n.layout_transform = n.op == "layout_transform";
@@ -155,6 +156,12 @@ DisplayGraph make_display_graph(const StudioSnapshot& snap, int pass) {
           e.blocked_rule = std::string(fusion_block_name(u.rule)) + ": " + std::string(fusion_block_reason(u.rule));
     }
   }
+  return out;
+}
+
+DisplayGraph make_body_display_graph(const GraphPtr& body) {
+  DisplayGraph out;
+  if (body) Builder(out).add_graph(*body, DisplayNode::Change::kSame, nullptr);
   return out;
 }
 

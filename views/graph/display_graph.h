@@ -29,7 +29,8 @@ struct DisplayNode {
   std::string detail;  // key attributes: "strides=[2,2], group=32" (shortened)
   int cluster = -1;    // index into DisplayGraph::clusters
   bool layout_transform = false;
-  bool opaque = false;  // an op Tessel cannot run (core/graph/opaque_op.h); op reads "Einsum (opaque)"
+  bool opaque = false;              // an op Tessel cannot run (core/graph/opaque_op.h); op reads "Einsum (opaque)"
+  std::vector<std::string> bodies;  // the node's sub-graphs by attribute ("body"): the pane opens them
 };
 
 struct DisplayEdge {
@@ -57,6 +58,10 @@ struct DisplayGraph {
 // The graph after pass `pass` (-1: imported) compared with the one before it. Fusion clusters and
 // blocked edges are attached when the shown graph is the snapshot's optimized graph.
 DisplayGraph make_display_graph(const StudioSnapshot& snap, int pass);
+
+// A node's body (a Loop's "body", an If's "then_branch"), drawn as a graph of its own: its inputs
+// (the captured ones included) and outputs, no passes, no fusion.
+DisplayGraph make_body_display_graph(const GraphPtr& body);
 
 // "strides=[2,2], pads=[1,1,1,1]" cut to about `max_chars` on a field boundary.
 std::string key_attributes(const Node& n, size_t max_chars = 34);

@@ -39,6 +39,8 @@ NodeItem::NodeItem(const DisplayNode& node, const LayoutRect& box, const GraphCo
   QString tip = QString::fromStdString(node_.op + " " + node_.name);
   if (!node_.detail.empty()) tip += "\n" + QString::fromStdString(node_.detail);
   if (node_.opaque) tip += "\nopaque: Tessel cannot compile or run this node";
+  for (const std::string& body : node_.bodies)
+    tip += "\nholds a graph (" + QString::fromStdString(body) + "): double-click to open it";
   if (node_.change == DisplayNode::Change::kAdded) tip += "\nadded by this pass";
   if (node_.change == DisplayNode::Change::kRemoved) tip += "\nremoved by this pass";
   setToolTip(tip);
@@ -61,6 +63,10 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   p->setBrush(fill);
   double radius = node_.kind == DisplayNode::Kind::kOp ? 6 : rect_.height() / 2;
   p->drawRoundedRect(rect_, radius, radius);
+  if (!node_.bodies.empty()) {  // a node that holds graphs: a second outline inside the first
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(rect_.adjusted(3, 3, -3, -3), radius - 2, radius - 2);
+  }
 
   QRectF text = rect_.adjusted(6, 3, -6, -3);
   QFont font = p->font();

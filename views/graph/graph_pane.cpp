@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QContextMenuEvent>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QGraphicsScene>
@@ -11,6 +12,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QSaveFile>
@@ -31,6 +33,8 @@ class GraphView final : public QGraphicsView {
   std::function<void()> on_view_changed = [] {};
   std::function<void()> on_user_moved = [] {};  // wheel or drag: stop re-placing the graph
   std::function<void()> on_resized = [] {};
+  std::function<void(QPointF)> on_double_clicked = [](QPointF) {};
+  std::function<void(QPoint, QPointF)> on_context_menu = [](QPoint, QPointF) {};
 
  protected:
   void wheelEvent(QWheelEvent* e) override {
@@ -44,6 +48,8 @@ class GraphView final : public QGraphicsView {
     on_user_moved();
     QGraphicsView::mousePressEvent(e);
   }
+  void mouseDoubleClickEvent(QMouseEvent* e) override { on_double_clicked(mapToScene(e->pos())); }
+  void contextMenuEvent(QContextMenuEvent* e) override { on_context_menu(e->globalPos(), mapToScene(e->pos())); }
   void scrollContentsBy(int dx, int dy) override {
     QGraphicsView::scrollContentsBy(dx, dy);
     on_view_changed();
@@ -150,6 +156,27 @@ GraphPane::GraphPane(Selection* selection, QWidget* parent)
   connect(find_edit_, &QLineEdit::textChanged, this, [this](const QString& t) { find(t); });
   connect(find_edit_, &QLineEdit::returnPressed, this, [this] { find_next(); });
 
+  breadcrumb_ = new QWidget(this);
+  auto* crumb_layout = new QHBoxLayout(breadcrumb_);
+  crumb_layout->setContentsMargins(4, 2, 4, 2);
+  auto* back = new QToolButton(breadcrumb_);
+  back->setObjectName("body_back");
+  back->setText(tr("Back"));
+  back->setToolTip(tr("Return to the enclosing graph"));
+  breadcrumb_label_ = new QLabel(breadcrumb_);
+  crumb_layout->addWidget(back);
+  crumb_layout->addWidget(breadcrumb_label_, 1);
+  breadcrumb_->hide();
+  connect(back, &QToolButton::clicked, this, [this] { close_body(); });
+  view_->on_double_clicked = [this](QPointF at) {
+    for (QGraphicsItem* item : scene_->items(at))
+      if (item->type() == NodeItem::kType && !static_cast<NodeItem*>(item)->node().bodies.empty()) {
+        open_body(QString::fromStdString(static_cast<NodeItem*>(item)->node().name));
+        return;
+      }
+  };
+  view_->on_context_menu = [this](QPoint global, QPointF at) { node_context_menu(global, at); };
+
   status_ = new QLabel(this);
   status_->setContentsMargins(6, 2, 6, 2);
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long status never widens the window
@@ -157,6 +184,7 @@ GraphPane::GraphPane(Selection* selection, QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
   layout->addWidget(find_bar_);
+  layout->addWidget(breadcrumb_);
   layout->addWidget(view_, 1);
   layout->addWidget(status_);
 
@@ -206,6 +234,8 @@ QAction* GraphPane::add_action(const QString& text, const QKeySequence& key, std
 
 void GraphPane::show_snapshot(StudioSnapshotPtr snapshot) {
   snapshot_ = std::move(snapshot);
+  bodies_.clear();
+  update_breadcrumb();
   new_snapshot_ = true;
   cache_.clear();
   shown_.reset();
@@ -218,6 +248,8 @@ void GraphPane::show_pass(int pass) {
   pass = std::clamp(pass, -1, snapshot_->last_pass());
   if (pass == pass_ && shown_) return;
   pass_ = pass;
+  bodies_.clear();
+  update_breadcrumb();
   auto it = cache_.find(pass);
   if (it != cache_.end()) {
     draw(it->second);
@@ -246,7 +278,7 @@ void GraphPane::request_layout() {
     try {
       Shown shown = w->result();
       cache_[pass] = shown;
-      if (pass == pass_) draw(shown);
+      if (pass == pass_ && bodies_.empty()) draw(shown);
     } catch (const std::exception& e) {
       status_->setText(tr("Layout failed: %1").arg(QString::fromUtf8(e.what())));
     }
@@ -492,6 +524,7 @@ void GraphPane::update_status() {
       ++ops;
     if (n.change == DisplayNode::Change::kAdded) ++added;
   }
+  if (!bodies_.empty()) pass = tr("body '%1'").arg(QString::fromStdString(bodies_.back().graph->name));
   QString text = tr("%1 · %2 ops").arg(pass).arg(ops);
   if (added || removed) text += tr(" · %1 added, %2 removed").arg(added).arg(removed);
   if (!g.clusters.empty()) text += tr(" · %1 kernels").arg(g.clusters.size());
@@ -501,8 +534,83 @@ void GraphPane::update_status() {
 
 QString GraphPane::status_text() const { return status_->text(); }
 
+const Graph* GraphPane::shown_graph() const {
+  if (!bodies_.empty()) return bodies_.back().graph.get();
+  return snapshot_ ? snapshot_->graph_at(pass_).get() : nullptr;
+}
+
+bool GraphPane::open_body(const QString& node, const QString& body) {
+  const Graph* g = shown_graph();
+  if (!g) return false;
+  for (const Node& n : g->nodes) {
+    if (n.name != node.toStdString()) continue;
+    for (const auto& [field, graph] : node_subgraphs(n)) {
+      if (!body.isEmpty() && field != body.toStdString()) continue;
+      bodies_.push_back({n.name, field, graph});
+      show_body();
+      return true;
+    }
+  }
+  return false;
+}
+
+void GraphPane::close_body() {
+  if (bodies_.empty()) return;
+  bodies_.pop_back();
+  if (!bodies_.empty()) return show_body();
+  update_breadcrumb();
+  new_snapshot_ = true;  // place the outer graph afresh
+  auto it = cache_.find(pass_);
+  if (it != cache_.end())
+    draw(it->second);
+  else
+    request_layout();
+}
+
+void GraphPane::show_body() {
+  update_breadcrumb();
+  auto display = std::make_shared<const DisplayGraph>(make_body_display_graph(bodies_.back().graph));
+  new_snapshot_ = true;
+  draw(Shown{display, layout_graph(*display)});
+}
+
+QStringList GraphPane::body_path() const {
+  QStringList path;
+  for (const OpenBody& b : bodies_) path << QString::fromStdString(b.node + " · " + b.field);
+  return path;
+}
+
+void GraphPane::update_breadcrumb() {
+  breadcrumb_->setVisible(!bodies_.empty());
+  QString text = snapshot_ && snapshot_->imported ? QString::fromStdString(snapshot_->imported->name) : tr("graph");
+  for (const QString& step : body_path()) text += QStringLiteral(" › ") + step;
+  breadcrumb_label_->setText(text);
+}
+
+void GraphPane::node_context_menu(const QPoint& global_pos, const QPointF& scene_pos) {
+  for (QGraphicsItem* item : scene_->items(scene_pos)) {
+    if (item->type() != NodeItem::kType) continue;
+    const DisplayNode& n = static_cast<NodeItem*>(item)->node();
+    if (n.bodies.empty() && bodies_.empty()) return;
+    QMenu menu(this);
+    for (const std::string& field : n.bodies) {
+      const QString node = QString::fromStdString(n.name), body = QString::fromStdString(field);
+      menu.addAction(tr("Open %1").arg(body), this, [this, node, body] { open_body(node, body); });
+    }
+    if (!bodies_.empty()) menu.addAction(tr("Back to Enclosing Graph"), this, [this] { close_body(); });
+    menu.exec(global_pos);
+    return;
+  }
+  if (!bodies_.empty()) {
+    QMenu menu(this);
+    menu.addAction(tr("Back to Enclosing Graph"), this, [this] { close_body(); });
+    menu.exec(global_pos);
+  }
+}
+
 void GraphPane::on_scene_selection() {
-  if (syncing_selection_) return;
+  // Inside a body the shared selection (names of the model's graph) is left alone.
+  if (syncing_selection_ || !bodies_.empty()) return;
   for (QGraphicsItem* item : scene_->selectedItems()) {
     if (item->data(2).toString() == QLatin1String("cluster")) {
       selection_->set_node({});

@@ -10,6 +10,11 @@
 // the whole graph would be unreadable. The minimap (large graphs) sits in a margin the scene is
 // padded with, so no node has to stay under it.
 //
+// Nested graphs: a node with bodies (If's branches, Loop's and Scan's body) is drawn with a double
+// border; double-clicking it, or "Open body" in its context menu, shows the body in the same view,
+// and a breadcrumb above it ("main › Loop_0 · body") with a Back button returns. Bodies are small
+// and laid out at once; a new snapshot or pass returns to the top.
+//
 // The pane writes the clicked node to the shared Selection; it never talks to other panes. Its
 // actions (fit, find, toggles, export) are exposed for the window's menus and command palette.
 #include <QFutureWatcher>
@@ -59,6 +64,12 @@ class GraphPane final : public QWidget {
   void set_layouts_visible(bool on);
   void fit();
 
+  // Opens `body` (an attribute name; empty: the node's first) of node `node` of the graph shown.
+  // False when the node has no such body.
+  bool open_body(const QString& node, const QString& body = {});
+  void close_body();              // back to the enclosing graph
+  QStringList body_path() const;  // "Loop_0 · body", ... from the outermost; empty at the top
+
   static constexpr double kMinReadableScale = 0.55;
 
   // Throw Error when the file cannot be written.
@@ -95,6 +106,10 @@ class GraphPane final : public QWidget {
   void update_status();
   void on_scene_selection();
   void focus_match();
+  const Graph* shown_graph() const;  // the top graph at the pass, or the innermost open body
+  void show_body();
+  void update_breadcrumb();
+  void node_context_menu(const QPoint& global_pos, const QPointF& scene_pos);
   QAction* add_action(const QString& text, const QKeySequence& key, std::function<void()> fn, bool checkable = false,
                       bool checked = false);
 
@@ -114,6 +129,13 @@ class GraphPane final : public QWidget {
   QLabel* find_count_;
   QLabel* status_;
   QList<QAction*> actions_;
+  struct OpenBody {
+    std::string node, field;
+    GraphPtr graph;
+  };
+  std::vector<OpenBody> bodies_;  // the open bodies, outermost first
+  QWidget* breadcrumb_;
+  QLabel* breadcrumb_label_;
   bool edge_labels_ = true, fusion_ = true, layouts_ = true;
   std::vector<DeviceCrossing> crossings_;
   QStringList matches_;

@@ -110,6 +110,25 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
     rows.push_back(row(q(d.name), value, d.required ? tr("(required)") : q(d.default_value), doc));
   }
 
+  // A node with bodies (If, Loop, Scan): each body's inputs and outputs, as the graph pane shows
+  // them when the body is opened. Captured inputs are values the body reads from this graph.
+  for (const auto& [field, body] : node_subgraphs(*node)) {
+    rows.push_back(section(tr("Body %1 (%2)").arg(q(field), q(body->name))));
+    const size_t formal = body->inputs.size() - static_cast<size_t>(body->captured_inputs);
+    for (size_t i = 0; i < body->inputs.size(); ++i) {
+      const Value& v = body->value(body->inputs[i]);
+      const QString type = v.type_known() ? q(type_str(v.type)) : tr("(typed when run)");
+      rows.push_back(row(i < formal ? tr("input %1").arg(i) : tr("reads"), type, {}, q(v.name)));
+    }
+    for (size_t i = 0; i < body->outputs.size(); ++i) {
+      const Value& v = body->value(body->outputs[i]);
+      rows.push_back(
+          row(tr("output %1").arg(i), v.type_known() ? q(type_str(v.type)) : tr("(typed when run)"), {}, q(v.name)));
+    }
+    rows.push_back(row(tr("nodes"), QString::number(body->nodes.size()), {},
+                       tr("double-click the node in the graph pane to open the body")));
+  }
+
   rows.push_back(section(tr("Cost")));
   int64_t flops = 0;
   try {

@@ -5,7 +5,11 @@
 
 namespace tessel {
 
-void verify_graph(const Graph& g) {
+namespace {
+
+// Ids in range, values defined before use, outputs produced; the same for every sub-graph, whose
+// types the node that runs it settles (so only their structure is checked here).
+void verify_structure(const Graph& g) {
   const auto n_values = static_cast<ValueId>(g.values.size());
   std::vector<bool> defined(g.values.size(), false);
   for (ValueId v : g.inputs) {
@@ -31,11 +35,27 @@ void verify_graph(const Graph& g) {
         throw Error("value '" + g.value(v).name + "' does not name node '" + node.name + "' as its producer");
       defined[v] = true;
     }
+    for (const auto& [field, body] : node_subgraphs(node)) {
+      try {
+        if (body->captured_inputs < 0 || body->captured_inputs > static_cast<int>(body->inputs.size()))
+          throw Error("captures " + std::to_string(body->captured_inputs) + " of its " +
+                      std::to_string(body->inputs.size()) + " inputs");
+        verify_structure(*body);
+      } catch (const Error& e) {
+        rethrow_with_context(e, "node '" + node.name + "', " + field + " '" + body->name + "'");
+      }
+    }
   }
   for (ValueId v : g.outputs)
     if (v < 0 || v >= n_values || !defined[v])
       throw Error("graph output id " + std::to_string(v) + " is not produced by any node, input or constant");
+}
 
+}  // namespace
+
+void verify_graph(const Graph& g) {
+  verify_structure(g);
+  const auto n_values = static_cast<ValueId>(g.values.size());
   Graph reinferred = g;
   infer_types(reinferred);
   for (ValueId v = 0; v < n_values; ++v)

@@ -1,0 +1,478 @@
+// If, Loop and Scan: inference over a typed copy of the body, and reference kernels that run the
+// body with the reference executor (control_flow.h has the design).
+#include "core/graph/ops/control_flow.h"
+
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "core/runtime/reference_executor.h"
+
+namespace tessel::ops {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+const Graph& require_body(const GraphPtr& g, const char* field) {
+  if (!g) throw Error(std::string(field) + " is missing");
+  return *g;
+}
+
+// Inputs of `body` that the node's formal inputs feed (the rest are captured outer values).
+int64_t formal_inputs(const Graph& body) { return static_cast<int64_t>(body.inputs.size()) - body.captured_inputs; }
+
+void require_input_count(const char* field, const Graph& body, int64_t node_formal, const InferContext& ctx) {
+  const int64_t expected = node_formal + body.captured_inputs;
+  if (ctx.num_inputs() != expected)
+    throw Error(std::string(field) + " '" + body.name + "' takes " + s(formal_inputs(body)) + " inputs and reads " +
+                s(body.captured_inputs) + " values from outside, so the node needs " + s(expected) +
+                " inputs; it has " + s(ctx.num_inputs()));
+}
+
+void require_scalar(const char* what, const TensorType& t, DataType dtype) {
+  if (t.dtype != dtype || shape_numel(t.shape) != 1)
+    throw Error(std::string(what) + " must be one " + std::string(dtype_name(dtype)) + " value, it is " + type_str(t));
+}
+
+std::vector<TensorType> input_types(const InferContext& ctx, int from, int to) {
+  std::vector<TensorType> out;
+  for (int i = from; i < to; ++i) out.push_back(ctx.input(i));
+  return out;
+}
+
+const TensorType& output_type(const Graph& g, size_t k) { return g.value(g.outputs[k]).type; }
+
+// Copies `src` into the caller's output tensor (which may be a view of a compiled program's
+// buffer, so it is written, not replaced). The types must match what inference promised.
+void copy_into(Tensor& dst, const Tensor& src, const std::string& what) {
+  if (dst.dtype() != src.dtype() || dst.shape() != src.shape())
+    throw Error(what + " is " + type_str({src.dtype(), src.shape()}) + " at run time; inference gave " +
+                type_str({dst.dtype(), dst.shape()}));
+  if (src.nbytes() > 0) std::memcpy(dst.raw_data(), src.raw_data(), src.nbytes());
+}
+
+// Sizes around `axis`: outer (product before), length, inner bytes (product after times element size).
+struct AxisSplit {
+  int64_t outer = 1, length = 1;
+  size_t inner_bytes = 1;
+};
+AxisSplit split_at(const Shape& shape, int64_t axis, DataType dtype) {
+  AxisSplit a;
+  a.inner_bytes = dtype_size(dtype);
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d < axis)
+      a.outer *= shape[d];
+    else if (d == axis)
+      a.length = shape[d];
+    else
+      a.inner_bytes *= static_cast<size_t>(shape[d]);
+  }
+  return a;
+}
+
+Shape without_axis(Shape shape, int64_t axis) {
+  shape.erase(shape.begin() + axis);
+  return shape;
+}
+
+Shape with_axis(Shape shape, int64_t axis, int64_t length) {
+  shape.insert(shape.begin() + axis, length);
+  return shape;
+}
+
+// Slice `index` of `x` along `axis`, the axis removed.
+Tensor slice_along(const Tensor& x, int64_t axis, int64_t index) {
+  Tensor out(x.dtype(), without_axis(x.shape(), axis));
+  const AxisSplit a = split_at(x.shape(), axis, x.dtype());
+  for (int64_t o = 0; o < a.outer; ++o)
+    std::memcpy(out.raw_data() + o * a.inner_bytes, x.raw_data() + (o * a.length + index) * a.inner_bytes,
+                a.inner_bytes);
+  return out;
+}
+
+// Writes `slice` as slice `index` of `out` along `axis`.
+void place_along(Tensor& out, int64_t axis, int64_t index, const Tensor& slice) {
+  const AxisSplit a = split_at(out.shape(), axis, out.dtype());
+  for (int64_t o = 0; o < a.outer; ++o)
+    std::memcpy(out.raw_data() + (o * a.length + index) * a.inner_bytes, slice.raw_data() + o * a.inner_bytes,
+                a.inner_bytes);
+}
+
+int64_t normalized_axis(const char* what, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    throw Error(std::string(what) + " " + s(axis) + " is out of range for rank " + s(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+int64_t entry_or(const std::vector<int64_t>& list, size_t k, int64_t fallback) {
+  return k < list.size() ? list[k] : fallback;
+}
+
+// Inputs up to this many elements are known to the body when it is typed (typed_body).
+constexpr int64_t kMaxKnownInputElements = 8;
+
+bool same_values(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k].defined() != b[k].defined()) return false;
+    if (a[k].defined() && std::memcmp(a[k].raw_data(), b[k].raw_data(), a[k].nbytes()) != 0) return false;
+  }
+  return true;
+}
+
+// Runs one body many times, typing it again only when its inputs' types or small values change
+// (a Loop's iteration number does: it is typed once per iteration, which costs little next to
+// running reference kernels).
+class BodyRunner {
+ public:
+  explicit BodyRunner(const Graph& body) : body_(body) {}
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) {
+    std::vector<TensorType> types;
+    std::vector<Tensor> small;
+    for (const Tensor& t : inputs) {
+      types.push_back({t.dtype(), t.shape()});
+      small.push_back(t.numel() <= kMaxKnownInputElements ? t : Tensor());
+    }
+    if (!typed_ || types != types_ || !same_values(small, small_)) {
+      std::vector<const Tensor*> values;
+      for (const Tensor& t : small) values.push_back(t.defined() ? &t : nullptr);
+      typed_ = typed_body(body_, types, values);
+      types_ = std::move(types);
+      small_ = std::move(small);
+    }
+    return run_reference(*typed_, inputs);
+  }
+
+ private:
+  const Graph& body_;
+  std::optional<Graph> typed_;
+  std::vector<TensorType> types_;
+  std::vector<Tensor> small_;
+};
+
+std::vector<const Tensor*> input_values(const InferContext& ctx, int from, int to) {
+  std::vector<const Tensor*> out;
+  for (int i = from; i < to; ++i) out.push_back(ctx.input_value(i));
+  return out;
+}
+
+// How many times a Loop runs, when that is known before it runs: M known, the first condition
+// known (or absent), and a body that hands its condition on unchanged or gives a constant. (Not a
+// value inferred for iteration 0: that holds for the first iteration only.)
+std::optional<int64_t> known_trip_count(const InferContext& ctx, const Graph& typed) {
+  if (!ctx.has_input(0) || !ctx.input_value(0)) return std::nullopt;
+  const int64_t m = std::max<int64_t>(ctx.input_value(0)->to_int64s()[0], 0);
+  if (ctx.has_input(1)) {
+    if (!ctx.input_value(1)) return std::nullopt;
+    if (ctx.input_value(1)->get_double(0) == 0) return 0;
+  }
+  const ValueId cond_in = typed.inputs[1], cond_out = typed.outputs[0];
+  const Value& out = typed.value(cond_out);
+  if (typed.is_constant(cond_out)) return out.value.get_double(0) != 0 ? m : std::min<int64_t>(m, 1);
+  if (cond_out == cond_in) return m;
+  if (out.producer >= 0) {
+    const Node& n = typed.nodes[out.producer];
+    if (n.op->name == "Identity" && n.inputs.size() == 1 && n.inputs[0] == cond_in) return m;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Graph typed_body(const Graph& body, const std::vector<TensorType>& input_types,
+                 const std::vector<const Tensor*>& input_values) {
+  if (input_types.size() != body.inputs.size())
+    throw Error("body '" + body.name + "' takes " + s(static_cast<int64_t>(body.inputs.size())) + " inputs, given " +
+                s(static_cast<int64_t>(input_types.size())));
+  Graph typed = body;
+  for (size_t k = 0; k < input_types.size(); ++k) {
+    Value& v = typed.value(typed.inputs[k]);
+    v.type = input_types[k];
+    v.unknown_type.clear();
+    v.value = k < input_values.size() && input_values[k] ? *input_values[k] : Tensor();
+  }
+  try {
+    infer_types(typed);
+  } catch (const Error& e) {
+    rethrow_with_context(e, "body '" + body.name + "'");
+  }
+  for (ValueId id : typed.outputs)
+    if (!typed.value(id).type_known())
+      throw Error("body '" + body.name + "': output '" + typed.value(id).name +
+                  "' has no type: " + typed.value(id).unknown_type);
+  return typed;
+}
+
+std::vector<Tensor> run_body(const Graph& body, const std::vector<Tensor>& inputs) {
+  return BodyRunner(body).run(inputs);
+}
+
+// ----- If -----
+
+void IfOp::infer(const Attrs& a, InferContext& ctx) {
+  const Graph& then_body = require_body(a.then_branch, "then_branch");
+  const Graph& else_body = require_body(a.else_branch, "else_branch");
+  require_input_count("then_branch", then_body, 1, ctx);
+  require_input_count("else_branch", else_body, 1, ctx);
+  require_scalar("cond", ctx.input(0), DataType::kBool);
+  const std::vector<TensorType> captured = input_types(ctx, 1, ctx.num_inputs());
+  const std::vector<const Tensor*> known = input_values(ctx, 1, ctx.num_inputs());
+  const Graph then_typed = typed_body(then_body, captured, known), else_typed = typed_body(else_body, captured, known);
+  for (const Graph* g : {&then_typed, &else_typed})
+    if (static_cast<int>(g->outputs.size()) != ctx.num_outputs())
+      throw Error((g == &then_typed ? "then_branch" : "else_branch") + std::string(" has ") +
+                  s(static_cast<int64_t>(g->outputs.size())) + " outputs; the node has " + s(ctx.num_outputs()));
+  const Tensor* cond = ctx.input_value(0);
+  for (int k = 0; k < ctx.num_outputs(); ++k) {
+    const TensorType &t = output_type(then_typed, k), &e = output_type(else_typed, k);
+    if (cond)
+      ctx.set_output(k, cond->get_double(0) != 0 ? t : e);
+    else if (t == e)
+      ctx.set_output(k, t);
+    else
+      throw Error("output " + s(k) + " is " + type_str(t) + " from then_branch and " + type_str(e) +
+                  " from else_branch; its type would depend on cond at run time");
+  }
+}
+
+void IfOp::reference(const Attrs& a, const KernelArgs& args) {
+  const bool cond = args.in(0).get_double(0) != 0;
+  const Graph& branch = cond ? *a.then_branch : *a.else_branch;
+  const char* field = cond ? "then_branch" : "else_branch";
+  std::vector<Tensor> captured;
+  for (size_t i = 1; i < args.inputs.size(); ++i) captured.push_back(*args.inputs[i]);
+  std::vector<Tensor> outs;
+  try {
+    outs = run_body(branch, captured);
+  } catch (const Error& e) {
+    rethrow_with_context(e, field);
+  }
+  for (size_t k = 0; k < outs.size(); ++k)
+    copy_into(args.out(static_cast<int>(k)), outs[k], std::string(field) + " output " + s(static_cast<int64_t>(k)));
+}
+
+// ----- Loop -----
+
+namespace {
+
+struct LoopShape {
+  int64_t carried = 0, scanned = 0;
+};
+
+LoopShape loop_shape(const Graph& body, int num_outputs) {
+  const int64_t formal = formal_inputs(body);
+  if (formal < 2) throw Error("body '" + body.name + "' must take (iteration, cond, carried...)");
+  LoopShape l;
+  l.carried = formal - 2;
+  l.scanned = static_cast<int64_t>(body.outputs.size()) - 1 - l.carried;
+  if (l.scanned < 0)
+    throw Error("body '" + body.name + "' has " + s(static_cast<int64_t>(body.outputs.size())) +
+                " outputs; it needs cond and the " + s(l.carried) + " carried values at least");
+  if (num_outputs != l.carried + l.scanned)
+    throw Error("the node has " + s(num_outputs) + " outputs; its body gives " + s(l.carried) + " carried values and " +
+                s(l.scanned) + " scan outputs");
+  return l;
+}
+
+}  // namespace
+
+void LoopOp::infer(const Attrs& a, InferContext& ctx) {
+  const Graph& body = require_body(a.body, "body");
+  const LoopShape l = loop_shape(body, ctx.num_outputs());
+  require_input_count("body", body, 2 + l.carried, ctx);
+  if (ctx.has_input(0)) require_scalar("M", ctx.input(0), DataType::kInt64);
+  if (ctx.has_input(1)) require_scalar("cond", ctx.input(1), DataType::kBool);
+  std::vector<TensorType> types = {{DataType::kInt64, {}}, {DataType::kBool, {}}};
+  for (const TensorType& t : input_types(ctx, 2, ctx.num_inputs())) types.push_back(t);
+  // Typed for the first iteration: number 0, cond true (else the body never runs).
+  const Tensor first_iteration = Tensor::scalar<int64_t>(0), running = Tensor::scalar<bool>(true);
+  std::vector<const Tensor*> values = {&first_iteration, &running};
+  for (const Tensor* v : input_values(ctx, 2, ctx.num_inputs())) values.push_back(v);
+  const Graph typed = typed_body(body, types, values);
+  require_scalar("the body's cond output", output_type(typed, 0), DataType::kBool);
+  for (int64_t k = 0; k < l.carried; ++k) {
+    const TensorType &in = types[2 + k], &out = output_type(typed, 1 + k);
+    if (in != out)
+      throw Error("carried value " + s(k) + " ('" + typed.value(typed.inputs[2 + k]).name + "') enters the body as " +
+                  type_str(in) + " and leaves it as " + type_str(out) + "; Tessel needs it to keep its type");
+    ctx.set_output(static_cast<int>(k), out);
+  }
+  if (l.scanned == 0) return;
+  const std::optional<int64_t> trips = known_trip_count(ctx, typed);
+  if (!trips)
+    throw Error(
+        "the number of iterations is known only at run time (M or the first cond is not known at compile "
+        "time, or the body computes its condition), so the scan outputs have no static shape");
+  for (int64_t k = 0; k < l.scanned; ++k) {
+    const TensorType& slice = output_type(typed, 1 + l.carried + k);
+    ctx.set_output(static_cast<int>(l.carried + k), slice.dtype, with_axis(slice.shape, 0, *trips));
+  }
+}
+
+void LoopOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Graph& body = *a.body;
+  const LoopShape l = loop_shape(body, static_cast<int>(args.outputs->size()));
+  const int64_t m = args.has(0) ? args.in(0).to_int64s()[0] : std::numeric_limits<int64_t>::max();
+  bool cond = args.has(1) ? args.in(1).get_double(0) != 0 : true;
+  std::vector<Tensor> carried, captured;
+  for (int64_t k = 0; k < l.carried; ++k) carried.push_back(args.in(static_cast<int>(2 + k)));
+  for (size_t i = static_cast<size_t>(2 + l.carried); i < args.inputs.size(); ++i) captured.push_back(*args.inputs[i]);
+
+  BodyRunner runner(body);
+  std::vector<std::vector<Tensor>> slices(static_cast<size_t>(l.scanned));
+  int64_t iteration = 0;
+  for (; iteration < m && cond; ++iteration) {
+    std::vector<Tensor> inputs = {Tensor::scalar<int64_t>(iteration), Tensor::scalar<bool>(cond)};
+    inputs.insert(inputs.end(), carried.begin(), carried.end());
+    inputs.insert(inputs.end(), captured.begin(), captured.end());
+    std::vector<Tensor> outs;
+    try {
+      outs = runner.run(inputs);
+    } catch (const Error& e) {
+      rethrow_with_context(e, "iteration " + s(iteration));
+    }
+    cond = outs[0].get_double(0) != 0;
+    for (int64_t k = 0; k < l.carried; ++k) carried[k] = std::move(outs[1 + k]);
+    for (int64_t k = 0; k < l.scanned; ++k) slices[k].push_back(std::move(outs[1 + l.carried + k]));
+  }
+  for (int64_t k = 0; k < l.carried; ++k) copy_into(args.out(static_cast<int>(k)), carried[k], "carried value " + s(k));
+  for (int64_t k = 0; k < l.scanned; ++k) {
+    Tensor& out = args.out(static_cast<int>(l.carried + k));
+    const std::string what = "scan output " + s(k);
+    if (out.rank() == 0 || out.shape()[0] != iteration)
+      throw Error(what + ": the loop ran " + s(iteration) + " times; inference expected " +
+                  (out.rank() == 0 ? std::string("a stacked output") : s(out.shape()[0])));
+    for (int64_t i = 0; i < iteration; ++i) {
+      const Tensor& slice = slices[k][i];
+      if (slice.dtype() != out.dtype() || slice.shape() != without_axis(out.shape(), 0))
+        throw Error(what + ": iteration " + s(i) + " gave " + type_str({slice.dtype(), slice.shape()}) +
+                    "; the other slices are " + type_str({out.dtype(), without_axis(out.shape(), 0)}));
+      place_along(out, 0, i, slice);
+    }
+  }
+}
+
+// ----- Scan -----
+
+namespace {
+
+struct ScanPlan {
+  int64_t states = 0, scanned_inputs = 0, scanned_outputs = 0, length = 0;
+  std::vector<int64_t> input_axes, output_axes;  // normalized
+  std::vector<bool> input_reversed, output_reversed;
+};
+
+// Checks the node against its body and resolves the scan inputs' axes, the directions and the
+// number of steps (the scan outputs' axes need the body's output ranks: the callers resolve them).
+ScanPlan plan_scan(const ScanAttrs& a, const Graph& body, const std::vector<const TensorType*>& inputs,
+                   int num_outputs) {
+  ScanPlan p;
+  const int64_t formal = formal_inputs(body);
+  p.scanned_inputs = a.num_scan_inputs;
+  p.states = formal - p.scanned_inputs;
+  if (p.states < 0)
+    throw Error("num_scan_inputs is " + s(a.num_scan_inputs) + " but body '" + body.name + "' takes " + s(formal) +
+                " inputs");
+  p.scanned_outputs = static_cast<int64_t>(body.outputs.size()) - p.states;
+  if (p.scanned_outputs < 0 || num_outputs != p.states + p.scanned_outputs)
+    throw Error("the node has " + s(num_outputs) + " outputs; body '" + body.name + "' gives " +
+                s(static_cast<int64_t>(body.outputs.size())) + " for " + s(p.states) + " states");
+  for (const auto* list : {&a.scan_input_axes, &a.scan_input_directions})
+    if (!list->empty() && static_cast<int64_t>(list->size()) != p.scanned_inputs)
+      throw Error("scan_input_axes and scan_input_directions need one entry per scan input (" + s(p.scanned_inputs) +
+                  ")");
+  for (const auto* list : {&a.scan_output_axes, &a.scan_output_directions})
+    if (!list->empty() && static_cast<int64_t>(list->size()) != p.scanned_outputs)
+      throw Error("scan_output_axes and scan_output_directions need one entry per scan output (" +
+                  s(p.scanned_outputs) + ")");
+  for (int64_t j = 0; j < p.scanned_inputs; ++j) {
+    const TensorType& t = *inputs[p.states + j];
+    const int64_t rank = static_cast<int64_t>(t.shape.size());
+    const int64_t axis = normalized_axis("scan_input_axes entry", entry_or(a.scan_input_axes, j, 0), rank);
+    if (j == 0)
+      p.length = t.shape[axis];
+    else if (t.shape[axis] != p.length)
+      throw Error("scan input " + s(j) + " has " + s(t.shape[axis]) + " slices along axis " + s(axis) +
+                  "; scan input 0 has " + s(p.length));
+    p.input_axes.push_back(axis);
+    p.input_reversed.push_back(entry_or(a.scan_input_directions, j, 0) == 1);
+  }
+  for (int64_t k = 0; k < p.scanned_outputs; ++k)
+    p.output_reversed.push_back(entry_or(a.scan_output_directions, k, 0) == 1);
+  return p;
+}
+
+}  // namespace
+
+void ScanOp::infer(const Attrs& a, InferContext& ctx) {
+  const Graph& body = require_body(a.body, "body");
+  std::vector<const TensorType*> inputs;
+  for (int i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(&ctx.input(i));
+  const ScanPlan p = plan_scan(a, body, inputs, ctx.num_outputs());
+  require_input_count("body", body, p.states + p.scanned_inputs, ctx);
+  std::vector<TensorType> types = input_types(ctx, 0, static_cast<int>(p.states));
+  for (int64_t j = 0; j < p.scanned_inputs; ++j) {
+    const TensorType& t = ctx.input(static_cast<int>(p.states + j));
+    types.push_back({t.dtype, without_axis(t.shape, p.input_axes[j])});
+  }
+  for (const TensorType& t : input_types(ctx, static_cast<int>(p.states + p.scanned_inputs), ctx.num_inputs()))
+    types.push_back(t);
+  const Graph typed = typed_body(body, types);
+  for (int64_t k = 0; k < p.states; ++k) {
+    const TensorType& out = output_type(typed, k);
+    if (out != types[k])
+      throw Error("state " + s(k) + " enters the body as " + type_str(types[k]) + " and leaves it as " + type_str(out) +
+                  "; Tessel needs it to keep its type");
+    ctx.set_output(static_cast<int>(k), out);
+  }
+  for (int64_t k = 0; k < p.scanned_outputs; ++k) {
+    const TensorType& slice = output_type(typed, p.states + k);
+    const int64_t rank = static_cast<int64_t>(slice.shape.size()) + 1;
+    const int64_t axis = normalized_axis("scan_output_axes entry", entry_or(a.scan_output_axes, k, 0), rank);
+    ctx.set_output(static_cast<int>(p.states + k), slice.dtype, with_axis(slice.shape, axis, p.length));
+  }
+}
+
+void ScanOp::reference(const Attrs& a, const KernelArgs& args) {
+  const Graph& body = *a.body;
+  std::vector<TensorType> types;
+  for (const Tensor* t : args.inputs) types.push_back({t->dtype(), t->shape()});
+  std::vector<const TensorType*> inputs;
+  for (const TensorType& t : types) inputs.push_back(&t);
+  const ScanPlan p = plan_scan(a, body, inputs, static_cast<int>(args.outputs->size()));
+  std::vector<Tensor> states, captured;
+  for (int64_t k = 0; k < p.states; ++k) states.push_back(args.in(static_cast<int>(k)));
+  for (size_t i = static_cast<size_t>(p.states + p.scanned_inputs); i < args.inputs.size(); ++i)
+    captured.push_back(*args.inputs[i]);
+
+  BodyRunner runner(body);
+  for (int64_t step = 0; step < p.length; ++step) {
+    std::vector<Tensor> inputs = states;
+    for (int64_t j = 0; j < p.scanned_inputs; ++j) {
+      const int64_t index = p.input_reversed[j] ? p.length - 1 - step : step;
+      inputs.push_back(slice_along(args.in(static_cast<int>(p.states + j)), p.input_axes[j], index));
+    }
+    inputs.insert(inputs.end(), captured.begin(), captured.end());
+    std::vector<Tensor> outs;
+    try {
+      outs = runner.run(inputs);
+    } catch (const Error& e) {
+      rethrow_with_context(e, "step " + s(step));
+    }
+    for (int64_t k = 0; k < p.states; ++k) states[k] = std::move(outs[k]);
+    for (int64_t k = 0; k < p.scanned_outputs; ++k) {
+      Tensor& out = args.out(static_cast<int>(p.states + k));
+      const Tensor& slice = outs[p.states + k];
+      const int64_t axis = entry_or(a.scan_output_axes, k, 0) < 0 ? entry_or(a.scan_output_axes, k, 0) + out.rank()
+                                                                  : entry_or(a.scan_output_axes, k, 0);
+      if (slice.dtype() != out.dtype() || slice.shape() != without_axis(out.shape(), axis))
+        throw Error("scan output " + s(k) + ": step " + s(step) + " gave " + type_str({slice.dtype(), slice.shape()}) +
+                    "; inference expected slices of " + type_str({out.dtype(), without_axis(out.shape(), axis)}));
+      place_along(out, axis, p.output_reversed[k] ? p.length - 1 - step : step, slice);
+    }
+  }
+  for (int64_t k = 0; k < p.states; ++k) copy_into(args.out(static_cast<int>(k)), states[k], "state " + s(k));
+}
+
+}  // namespace tessel::ops
