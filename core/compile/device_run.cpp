@@ -122,7 +122,16 @@ std::vector<Tensor> run_on_device(const CompiledModel& model, Device device, Dev
     const FusionGroup& group = groups.at(static_cast<size_t>(k.group));
     const int kernel = static_cast<int>(index);
     const double begin = where.now_ms();
-    if (k.compiled) {
+    if (k.compiled && k.on_host) {  // partitioned off the accelerator: compiled for the host
+      std::vector<Tensor*> args;
+      for (ValueId v : k.params) {
+        Tensor& t = where.on_host(v, kernel);
+        if (!t.defined()) t = Tensor(g.value(v).type.dtype, g.value(v).type.shape);  // an output
+        args.push_back(&t);
+      }
+      model.host_module()->call_host(k.name, args);
+      for (ValueId v : group.outputs) where.written_on_host(v);
+    } else if (k.compiled) {
       std::vector<const NDArray*> args;
       for (ValueId v : k.params) args.push_back(&where.on_device(v, kernel));
       const double launched = where.now_ms();

@@ -27,7 +27,20 @@ Target require_code_generator(Target target, const std::string& what) {
               "' has none (targets with one: " + (kinds.empty() ? "none loaded" : kinds) + ")");
 }
 
+bool is_accelerator(const Target& target) { return target.kind_info().find_option("gemm") != nullptr; }
+
+schedule::AccelKnobs accel_knobs(const Target& target) { return {.gemm = target.get_int("gemm"), .vthreads = 2}; }
+
+Target host_target_of(const Target& /*target*/) { return default_target(); }
+
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
+  if (is_accelerator(target)) {
+    try {
+      return schedule::default_accel_schedule(dag, accel_knobs(target));
+    } catch (const Error&) {
+      return {};  // plain loops, which its code generator refuses: the kernel runs on the host
+    }
+  }
   // A kind whose code runs on another device than the host CPU gets the GPU-style default
   // (thread blocks, shared tiles, barriers); its code generator decides how to launch it.
   if (target.kind_info().device != "cpu") {

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/loopir/functor.h"
+#include "core/support/error.h"
 
 namespace tessel::schedule {
 
@@ -60,6 +61,8 @@ class Writer {
   void unroll(const Loop& l) { add(step("unroll", {name(l)})); }
   void parallel(const Loop& l) { add(step("parallel", {name(l)})); }
   void bind(const Loop& l, const char* tag) { add(step("bind", {name(l), arg(tag)})); }
+  void vthread(const Loop& l) { add(step("vthread", {name(l)})); }
+  void tensorize(const Loop& l, const std::string& intrinsic) { add(step("tensorize", {name(l), arg(intrinsic)})); }
   void compute_at(const std::string& producer, const Loop& at) { add(step("compute_at", {arg(producer), name(at)})); }
   void compute_inline(const std::string& s) { add(step("compute_inline", {arg(s)})); }
   // Both insert their new stage just before the one they serve; they return its name.
@@ -642,6 +645,59 @@ Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile, int64_t t
       gpu_injective(w, n, threads);
   }
   return out;
+}
+
+namespace {
+
+// Why `dag` is not the int8 GEMM the accelerator's core computes; empty when it is.
+std::string why_not_int8_gemm(const te::ComputeDag& dag, int64_t n) {
+  if (dag.outputs.size() != 1) return "the kernel has " + std::to_string(dag.outputs.size()) + " outputs, not one";
+  const te::Tensor& c = dag.outputs[0];
+  const loopir::Reduce* red = c->reduction();
+  if (!red) return "'" + c->name + "' is not a reduction";
+  if (c->axes.size() != 2 || red->axes.size() != 1)
+    return "'" + c->name + "' is not a matrix product (" + std::to_string(c->axes.size()) + " axes, " +
+           std::to_string(red->axes.size()) + " reduction axes)";
+  if (c->dtype != DataType::kInt32)
+    return "'" + c->name + "' is " + std::string(dtype_name(c->dtype)) + ", not an int32 accumulation";
+  if (dag.ops.size() != 3 || c->inputs.size() != 2)
+    return "the kernel computes more than one product (" + std::to_string(dag.ops.size()) + " tensors)";
+  for (const te::Tensor& in : c->inputs)
+    if (!in->is_placeholder || in->dtype != DataType::kInt8 || in->shape.size() != 2)
+      return "'" + in->name + "' is not a 2-D int8 input";
+  const int64_t m = c->shape[0], cols = c->shape[1], k = red->axes[0].extent;
+  if (m % n != 0 || cols % n != 0 || k % n != 0)
+    return "its extents " + std::to_string(m) + "x" + std::to_string(cols) + "x" + std::to_string(k) +
+           " are not multiples of the GEMM core's " + std::to_string(n);
+  return {};
+}
+
+}  // namespace
+
+Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& knobs) {
+  const int64_t n = knobs.gemm;
+  if (std::string why = why_not_int8_gemm(dag, n); !why.empty())
+    throw Error("accel: " + why + "; the core computes int32 += int8 x int8 in " + std::to_string(n) + "x" +
+                std::to_string(n) + "x" + std::to_string(n) + " blocks");
+  const te::Tensor& out = dag.outputs[0];
+  Schedule schedule;
+  ScheduleState st = initial_state(dag);
+  Writer w(st, schedule);
+  const std::string c = out->name;
+  const std::string a = w.cache_read(out->inputs[0]->name, "accel.inp", c);
+  const std::string b = w.cache_read(out->inputs[1]->name, "accel.wgt", c);
+  const std::string acc = w.cache_write(c, "accel.acc");
+  auto [rows, cols] = w.tile(w.root(c, 0), w.root(c, 1), n, n);
+  const int64_t row_tiles = out->shape[0] / n;
+  if (knobs.vthreads > 1 && row_tiles % knobs.vthreads == 0 && row_tiles > 1)
+    w.vthread(w.split(rows.first, row_tiles / knobs.vthreads).first);
+  w.compute_at(acc, cols.first);
+  auto [k_outer, k_inner] = w.split(w.reduce_root(acc, 0), n);
+  w.reorder({k_outer, w.root(acc, 0), w.root(acc, 1), k_inner});
+  w.compute_at(a, k_outer);
+  w.compute_at(b, k_outer);
+  w.tensorize(w.root(acc, 0), "gemm_" + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n) + "_i8");
+  return schedule;
 }
 
 }  // namespace tessel::schedule
