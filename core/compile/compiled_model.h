@@ -113,6 +113,13 @@ struct RunTimes {
     double begin_ms = 0, end_ms = 0;
   };
   std::vector<DeviceSpan> device_spans;
+  // What a simulated device counted in each kernel it ran (accel-sim: cycles, each unit's busy
+  // cycles and utilization, DRAM bytes, MACs; Module::last_call_counters).
+  struct DeviceCounters {
+    int kernel = 0;  // index into kernel_ms
+    std::vector<std::pair<std::string, double>> values;
+  };
+  std::vector<DeviceCounters> device_counters;
   double total_ms = 0;
 };
 

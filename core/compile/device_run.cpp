@@ -137,9 +137,12 @@ std::vector<Tensor> run_on_device(const CompiledModel& model, Device device, Dev
       const double launched = where.now_ms();
       model.module()->call(k.name, args);
       for (ValueId v : group.outputs) where.written_on_device(v);
-      if (times)
+      if (times) {
         if (const std::optional<LaunchTimes> device = model.module()->last_launch_times())
           times->device_spans.push_back({kernel, launched + device->start_ms, launched + device->end_ms});
+        if (auto counters = model.module()->last_call_counters(); !counters.empty())
+          times->device_counters.push_back({kernel, std::move(counters)});
+      }
     } else {
       run_group_reference(g, group, [&](ValueId v) -> Tensor& { return where.on_host(v, kernel); });
       for (ValueId v : group.outputs) where.written_on_host(v);

@@ -672,6 +672,22 @@ std::string why_not_int8_gemm(const te::ComputeDag& dag, int64_t n) {
   return {};
 }
 
+// The input read with the output's row index (the core's input operand; the other is the
+// weight). Read order does not decide it: `cast(A[i, k]) * cast(B[k, j])` may build B's read first.
+const te::Tensor& row_operand(const te::Tensor& c) {
+  struct RowReads : loopir::IRVisitor {
+    const loopir::ExprNode* row = nullptr;
+    const loopir::BufferNode* found = nullptr;
+    bool enter(const loopir::Load& load) override {
+      if (!load.indices.empty() && load.indices[0].get() == row) found = load.buffer.get();
+      return true;
+    }
+  } reads;
+  reads.row = c->axes[0].var.get();
+  reads.visit(c->reduction()->source);
+  return c->inputs[1]->buffer.get() == reads.found ? c->inputs[1] : c->inputs[0];
+}
+
 }  // namespace
 
 Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& knobs) {
@@ -684,16 +700,32 @@ Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& kno
   ScheduleState st = initial_state(dag);
   Writer w(st, schedule);
   const std::string c = out->name;
-  const std::string a = w.cache_read(out->inputs[0]->name, "accel.inp", c);
-  const std::string b = w.cache_read(out->inputs[1]->name, "accel.wgt", c);
+  const te::Tensor& rows_of = row_operand(out);
+  const te::Tensor& weights = rows_of == out->inputs[0] ? out->inputs[1] : out->inputs[0];
+  const std::string a = w.cache_read(rows_of->name, "accel.inp", c);
+  const std::string b = w.cache_read(weights->name, "accel.wgt", c);
   const std::string acc = w.cache_write(c, "accel.acc");
   auto [rows, cols] = w.tile(w.root(c, 0), w.root(c, 1), n, n);
-  const int64_t row_tiles = out->shape[0] / n;
-  if (knobs.vthreads > 1 && row_tiles % knobs.vthreads == 0 && row_tiles > 1)
-    w.vthread(w.split(rows.first, row_tiles / knobs.vthreads).first);
-  w.compute_at(acc, cols.first);
-  auto [k_outer, k_inner] = w.split(w.reduce_root(acc, 0), n);
-  w.reorder({k_outer, w.root(acc, 0), w.root(acc, 1), k_inner});
+  // The virtual threads share out the row tiles, or the column tiles when the rows do not divide.
+  const int64_t row_tiles = out->shape[0] / n, column_tiles = out->shape[1] / n, v = knobs.vthreads;
+  Loop tile_loop = cols.first;  // the innermost tile loop: one accumulator tile per iteration
+  if (v > 1 && row_tiles % v == 0 && row_tiles > 1) {
+    w.vthread(w.split(rows.first, row_tiles / v).first);
+  } else if (v > 1 && column_tiles % v == 0 && column_tiles > 1) {
+    auto [threads, rest] = w.split(cols.first, column_tiles / v);
+    w.reorder({threads, rows.first, rest});
+    w.vthread(threads);
+    tile_loop = rest;
+  }
+  w.compute_at(acc, tile_loop);
+  // Each LOAD brings n·t columns of the reduction (one DRAM request instead of t): the latency of
+  // a request is paid once per t GEMMs.
+  const int64_t k_tiles = out->reduction()->axes[0].extent / n;
+  int64_t t = std::min<int64_t>(knobs.k_tiles, k_tiles);
+  while (k_tiles % t != 0) --t;
+  auto [k_outer, k_rest] = w.split(w.reduce_root(acc, 0), n * t);
+  auto [k_middle, k_inner] = w.split(k_rest, n);
+  w.reorder({k_outer, k_middle, w.root(acc, 0), w.root(acc, 1), k_inner});
   w.compute_at(a, k_outer);
   w.compute_at(b, k_outer);
   w.tensorize(w.root(acc, 0), "gemm_" + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n) + "_i8");

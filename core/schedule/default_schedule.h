@@ -66,9 +66,12 @@ Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile = 8, int64
 //
 //   cache_read(A, accel.inp, C)   cache_read(B, accel.wgt, C)   cache_write(C, accel.acc)
 //   tile(C.i, C.j, n, n)                        one n×n accumulator tile per (i.outer, j.outer)
-//   split(C.i.outer) into `vthreads` parts, vthread(the outer part)   (when the row tiles divide)
-//   compute_at(C_acc, C.j.outer); split(C_acc.k, n); reorder(k.outer, i, j, k.inner)
-//   compute_at(A_inp, k.outer); compute_at(B_wgt, k.outer)   an n×n tile of each per GEMM
+//   split(C.i.outer) into `vthreads` parts, vthread(the outer part)   (C.j.outer when the rows
+//                                                                       do not divide)
+//   compute_at(C_acc, C.j.outer); split(C_acc.k, n·t); split(k.inner, n)
+//   reorder(k.outer, k.inner.outer, i, j, k.inner.inner)
+//   compute_at(A_inp, k.outer); compute_at(B_wgt, k.outer)   n×(n·t) and (n·t)×n tiles: one
+//                                                             LOAD each per t GEMMs
 //   tensorize(C_acc.i, gemm_NxNxN_i8)
 //
 // The virtual threads interleave two accumulator tiles, so one tile's loads overlap the other's
@@ -78,6 +81,7 @@ Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile = 8, int64
 struct AccelKnobs {
   int64_t gemm = 16;  // the core's n
   int64_t vthreads = 2;
+  int64_t k_tiles = 8;  // GEMMs per LOAD of the reduction axis (at most; a divisor of K/n)
 };
 Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& knobs = {});
 
