@@ -134,6 +134,7 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
       k.tensor_expression = te::to_string(*dag);
       std::optional<schedule::Schedule> accel = hand;
       std::string why;
+      if (hand) lower_for_accelerator(k.name, *dag, *hand, target);  // a step it refuses: Error naming it
       if (!accel) {
         try {
           accel = schedule::default_accel_schedule(*dag, accel_knobs(target));

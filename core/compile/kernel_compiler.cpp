@@ -150,6 +150,34 @@ LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, 
   }
 }
 
+loopir::Func lower_for_accelerator(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
+                                   const Target& target) {
+  te::ComputeDag named = dag;
+  named.name = kernel;
+  // The first `count` steps, lowered and generated: the function, or why not.
+  auto attempt = [&](size_t count, std::string* why) -> std::optional<loopir::Func> {
+    schedule::Schedule prefix = s;
+    prefix.steps.resize(count);
+    try {
+      loopir::Func f = lower::lower(named, prefix).func;
+      build_module({f}, target);
+      return f;
+    } catch (const Error& e) {
+      *why = e.what();
+      return std::nullopt;
+    }
+  };
+  std::string why;
+  if (std::optional<loopir::Func> f = attempt(s.steps.size(), &why)) return *f;
+  size_t culprit = s.steps.size();  // 1-based: the step after which nothing compiles again
+  std::string ignored;
+  while (culprit > 1 && !attempt(culprit - 1, &ignored)) --culprit;
+  const std::string prefix = "kernel '" + kernel + "': ";
+  if (why.starts_with(prefix)) why.erase(0, prefix.size());
+  throw Error(prefix + "step " + std::to_string(culprit) + " " + schedule::to_string(s.steps.at(culprit - 1)) + ": " +
+              why);
+}
+
 LoweringRecords record_lowering(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s) {
   LoweringRecords r;
   try {

@@ -100,6 +100,13 @@ struct LoweredKernel {
 LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, const Target& target,
                            const std::optional<schedule::Schedule>& given = std::nullopt);
 
+// For an accelerator, whose code generator accepts only some programs: lowers `s` and generates
+// its code; when that fails, throws Error naming the step that made it fail, the one after which
+// no longer prefix of `s` compiles ("kernel 'K': step 14 parallel(C.i.outer.inner): accel-sim
+// codegen: ..."), so every step kind is either accepted or refused by name.
+loopir::Func lower_for_accelerator(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
+                                   const Target& target);
+
 // The program after every step and after every lowering pass of `s` (the studio's program pane,
 // `tessel lower --steps/--passes`). Never throws: a failure lands in `error`.
 struct LoweringRecords {
