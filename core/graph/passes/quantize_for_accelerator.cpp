@@ -38,6 +38,16 @@ struct Product {
   std::optional<Tensor> bias;  // f32 [channels]
   Shape out_shape;             // of the float result
   bool nchw = false;           // a conv: out is [images, rows = OH·OW, channels] transposed to NCHW
+  // An integer convolution (ConvInteger, QLinearConv of a QDQ model): its declared int8 weights
+  // and scales are used as they are. x is 8-bit with zero point x_zero; uint8 is moved to int8 by
+  // -128 (exact), and the products of the move are added back per channel.
+  bool integer = false;
+  bool qlinear = false;             // QLinearConv: requantized to its declared output scale
+  ValueId y_zero = kNoValue;        // QLinearConv's output zero point
+  int64_t x_zero = 0;               // the input's zero point
+  double x_scale = 1, y_scale = 1;  // QLinearConv's declared scales
+  std::vector<double> w_scale;      // per output channel (QLinearConv)
+  std::optional<Tensor> int_bias;   // int32 [channels] (QLinearConv's B)
 };
 
 class AcceleratorQuantizer {
@@ -50,6 +60,7 @@ class AcceleratorQuantizer {
       std::optional<Product> p;
       const std::string& op = g_.nodes[id].op->name;
       if (op == "Conv") p = conv(id);
+      if (op == "ConvInteger" || op == "QLinearConv") p = integer_conv(id);
       if (op == "Gemm" || op == "MatMul") p = dense(id);
       if (p) offload(*p);
     }
@@ -65,13 +76,67 @@ class AcceleratorQuantizer {
 
   std::optional<Product> conv(NodeId id) const {
     const Node& node = g_.nodes[id];
-    const auto& a = attrs_as<ops::ConvAttrs>(node.attrs);
-    const ValueId x = node.inputs[0];
     const Tensor* w = constant(node.inputs[1]);
     const Tensor* b = node.inputs.size() > 2 ? constant(node.inputs[2]) : nullptr;
     if (node.inputs.size() > 2 && node.inputs[2] != kNoValue && !b) return std::nullopt;
+    if (!w || type(node.inputs[0]).dtype != DataType::kFloat32) return std::nullopt;
+    std::optional<Product> p = window(id, node.inputs[0], *w);
+    if (p && b) p->bias = *b;
+    return p;
+  }
+
+  // The value of a constant scalar (one element), or nullopt.
+  std::optional<double> scalar(ValueId v) const {
+    const Tensor* t = constant(v);
+    return t && t->numel() == 1 ? std::optional<double>(t->get_double(0)) : std::nullopt;
+  }
+  bool all_zero(ValueId v) const {
+    if (v == kNoValue) return true;
+    const Tensor* t = constant(v);
+    if (!t) return false;
+    for (int64_t i = 0; i < t->numel(); ++i)
+      if (t->get_double(i) != 0) return false;
+    return true;
+  }
+
+  // ConvInteger(x, w, x_zero, w_zero) and QLinearConv(x, sx, zx, w, sw, zw, sy, zy, B) with constant
+  // int8 weights of zero point 0 and a constant per-tensor input zero point.
+  std::optional<Product> integer_conv(NodeId id) const {
+    const Node& node = g_.nodes[id];
+    const bool qlinear = node.op->name == "QLinearConv";
+    auto input = [&](size_t k) { return k < node.inputs.size() ? node.inputs[k] : kNoValue; };
+    const ValueId x = input(0), w = input(qlinear ? 3 : 1);
+    const ValueId x_zero = input(qlinear ? 2 : 2), w_zero = input(qlinear ? 5 : 3);
+    const DataType xt = type(x).dtype;
+    const Tensor* weights = constant(w);
+    if (!weights || weights->dtype() != DataType::kInt8 || !all_zero(w_zero)) return std::nullopt;
+    if (xt != DataType::kUInt8 && xt != DataType::kInt8) return std::nullopt;
+    std::optional<double> zx = x_zero == kNoValue ? std::optional<double>(0) : scalar(x_zero);
+    if (!zx) return std::nullopt;
+    Tensor as_float(DataType::kFloat32, weights->shape());
+    for (int64_t i = 0; i < as_float.numel(); ++i) as_float.set_double(i, weights->get_double(i));
+    std::optional<Product> p = window(id, x, as_float);
+    if (!p) return std::nullopt;
+    p->integer = true, p->qlinear = qlinear, p->x_zero = static_cast<int64_t>(*zx);
+    if (qlinear) {
+      const std::optional<double> sx = scalar(input(1)), sy = scalar(input(6));
+      const Tensor* sw = constant(input(4));
+      if (!sx || !sy || !sw || !constant(input(7)) || constant(input(7))->numel() != 1) return std::nullopt;
+      if (input(8) != kNoValue && !constant(input(8))) return std::nullopt;
+      p->x_scale = *sx, p->y_scale = *sy, p->y_zero = input(7);
+      for (int64_t o = 0; o < p->channels; ++o) p->w_scale.push_back(sw->get_double(sw->numel() == 1 ? 0 : o));
+      if (input(8) != kNoValue) p->int_bias = constant(input(8))->reshaped(Shape{p->channels});
+    }
+    return p;
+  }
+
+  // A 2-D convolution of one group as im2col rows by the weights.
+  std::optional<Product> window(NodeId id, ValueId x, const Tensor& weight) const {
+    const Node& node = g_.nodes[id];
+    const auto& a = attrs_as<ops::ConvAttrs>(node.attrs);
     const Shape& xs = type(x).shape;
-    if (!w || a.group != 1 || xs.size() != 4 || type(x).dtype != DataType::kFloat32) return std::nullopt;
+    const Tensor* w = &weight;
+    if (a.group != 1 || xs.size() != 4 || weight.shape().size() != 4) return std::nullopt;
     const Shape& ws = w->shape();
     const ops::nn::WindowGeometry geo = ops::nn::resolve_window(
         "Conv", {xs[2], xs[3]}, {ws[2], ws[3]},
@@ -94,7 +159,6 @@ class AcceleratorQuantizer {
               p.table[static_cast<size_t>((oy * ow + ox) * p.depth + k)] = (ch * h + iy) * wd + ix;
             }
     p.weight = w->reshaped(Shape{p.channels, p.depth});
-    if (b) p.bias = *b;
     p.out_shape = {xs[0], p.channels, oh, ow};
     return p;
   }
@@ -158,33 +222,52 @@ class AcceleratorQuantizer {
     for (int64_t o = 0; o < p.channels; ++o) {
       double top = 0;
       for (int64_t k = 0; k < p.depth; ++k) top = std::max(top, std::abs(p.weight.get_double(o * p.depth + k)));
-      const double scale = top > 0 ? top / 127 : 1;
+      const double scale = p.integer ? 1 : top > 0 ? top / 127 : 1;  // declared int8 weights stay as they are
       sw.set_double(o, scale);
       for (int64_t k = 0; k < p.depth; ++k)
         wq.set_double(k * channels + o,
-                      std::clamp(std::nearbyint(p.weight.get_double(o * p.depth + k) / scale), -127.0, 127.0));
+                      std::clamp(std::nearbyint(p.weight.get_double(o * p.depth + k) / scale), -128.0, 127.0));
     }
-    // The activation's scale, from this run's values.
-    ops::ReduceAttrs all;
-    all.keepdims = 0;
-    const ValueId top =
-        node("absmax", "ReduceMax", make_attrs(all), {node("abs", "Abs", make_attrs(NoAttrs{}), {p.x})});
-    Tensor step(DataType::kFloat32, Shape{});
-    step.set_double(0, 127.0);
-    Tensor tiny(DataType::kFloat32, Shape{});
-    tiny.set_double(0, 1e-30);
-    const ValueId sx = node("scale", "Max", make_attrs(NoAttrs{}),
-                            {node("scale_raw", "Div", make_attrs(NoAttrs{}), {top, constant_value("levels", step)}),
-                             constant_value("tiny", tiny)});
-    ops::QuantizeLinearAttrs q;
-    q.axis = 1;
-    const ValueId xq = node("quantized", "QuantizeLinear", make_attrs(q),
-                            {p.x, sx, constant_value("zero_point", Tensor(DataType::kInt8, Shape{}))});
+    ValueId sx = kNoValue, xq = p.x;
+    int64_t shift = 0;  // xq = x - shift, int8
+    if (p.integer && type(p.x).dtype == DataType::kUInt8) {
+      // uint8 → int8 by -128, exactly: dequantize with zero point 128, quantize with zero point 0.
+      shift = 128;
+      ops::DequantizeLinearAttrs d;
+      Tensor one(DataType::kFloat32, Shape{});
+      one.set_double(0, 1.0);
+      Tensor middle(DataType::kUInt8, Shape{});
+      middle.set_double(0, 128);
+      const ValueId moved = node("centered", "DequantizeLinear", make_attrs(d),
+                                 {p.x, constant_value("unit", one), constant_value("middle", middle)});
+      xq = node("shifted", "QuantizeLinear", make_attrs(ops::QuantizeLinearAttrs{}),
+                {moved, constant_value("unit", one), constant_value("zero_point", Tensor(DataType::kInt8, Shape{}))});
+    } else if (!p.integer) {
+      // The activation's scale, from this run's values.
+      ops::ReduceAttrs all;
+      all.keepdims = 0;
+      const ValueId top =
+          node("absmax", "ReduceMax", make_attrs(all), {node("abs", "Abs", make_attrs(NoAttrs{}), {p.x})});
+      Tensor step(DataType::kFloat32, Shape{});
+      step.set_double(0, 127.0);
+      Tensor tiny(DataType::kFloat32, Shape{});
+      tiny.set_double(0, 1e-30);
+      sx = node("scale", "Max", make_attrs(NoAttrs{}),
+                {node("scale_raw", "Div", make_attrs(NoAttrs{}), {top, constant_value("levels", step)}),
+                 constant_value("tiny", tiny)});
+      ops::QuantizeLinearAttrs q;
+      q.axis = 1;
+      xq = node("quantized", "QuantizeLinear", make_attrs(q),
+                {p.x, sx, constant_value("zero_point", Tensor(DataType::kInt8, Shape{}))});
+    }
+    // The padding reads the input's zero (x = x_zero, so x - x_zero = 0): x_zero - shift after the move.
+    Tensor pad_value(DataType::kInt8, Shape{});
+    pad_value.set_double(0, static_cast<double>(p.x_zero - shift));
     // im2col rows through the index table; index image_elements is the zero after the image.
     const ValueId flat = node("flat", "Reshape", make_attrs(ops::ReshapeAttrs{}),
                               {xq, shape_constant("flat_shape", {p.images, p.image_elements})});
-    const ValueId padded =
-        node("padded", "Pad", make_attrs(ops::PadAttrs{}), {flat, shape_constant("pads", {0, 0, 0, 1})});
+    const ValueId padded = node("padded", "Pad", make_attrs(ops::PadAttrs{}),
+                                {flat, shape_constant("pads", {0, 0, 0, 1}), constant_value("pad_value", pad_value)});
     Tensor table(DataType::kInt64, Shape{rows, depth});
     int64_t* t = table.data<int64_t>();
     for (int64_t r = 0; r < rows; ++r)
@@ -204,12 +287,39 @@ class AcceleratorQuantizer {
     const ValueId real = node("real", "Slice", make_attrs(NoAttrs{}),
                               {per_image, shape_constant("starts", {0, 0}),
                                shape_constant("ends", {p.rows, p.channels}), shape_constant("axes", {1, 2})});
-    ops::CastAttrs to_float;
-    to_float.to = DataType::kFloat32;
-    const ValueId f = node("float", "Cast", make_attrs(to_float), {real});
-    const ValueId scale = node("requant_scale", "Mul", make_attrs(NoAttrs{}), {sx, constant_value("weight_scale", sw)});
-    ValueId out = node("scaled", "Mul", make_attrs(NoAttrs{}), {f, scale});
-    if (p.bias) out = node("biased", "Add", make_attrs(NoAttrs{}), {out, constant_value("bias", *p.bias)});
+    ValueId out;
+    if (p.integer) {
+      // Σ (x - x_zero)·w = Σ (x - shift)·w + (shift - x_zero)·Σ w, per output channel; plus B.
+      Tensor add(DataType::kInt32, Shape{p.channels});
+      for (int64_t o = 0; o < p.channels; ++o) {
+        int64_t column = 0;
+        for (int64_t k = 0; k < p.depth; ++k) column += static_cast<int64_t>(p.weight.get_double(o * p.depth + k));
+        add.set_double(o, static_cast<double>((shift - p.x_zero) * column +
+                                              (p.int_bias ? static_cast<int64_t>(p.int_bias->get_double(o)) : 0)));
+      }
+      out = node("corrected", "Add", make_attrs(NoAttrs{}), {real, constant_value("correction", add)});
+      if (p.qlinear) {
+        ops::CastAttrs to_float;
+        to_float.to = DataType::kFloat32;
+        Tensor scale(DataType::kFloat32, Shape{p.channels});
+        for (int64_t o = 0; o < p.channels; ++o)
+          scale.set_double(o, p.x_scale * p.w_scale[static_cast<size_t>(o)] / p.y_scale);
+        Tensor one(DataType::kFloat32, Shape{});
+        one.set_double(0, 1.0);
+        out = node("rescaled", "Mul", make_attrs(NoAttrs{}),
+                   {node("float", "Cast", make_attrs(to_float), {out}), constant_value("requant_scale", scale)});
+        out = node("requantized", "QuantizeLinear", make_attrs(ops::QuantizeLinearAttrs{}),
+                   {out, constant_value("unit", one), p.y_zero});
+      }
+    } else {
+      ops::CastAttrs to_float;
+      to_float.to = DataType::kFloat32;
+      const ValueId f = node("float", "Cast", make_attrs(to_float), {real});
+      const ValueId scale =
+          node("requant_scale", "Mul", make_attrs(NoAttrs{}), {sx, constant_value("weight_scale", sw)});
+      out = node("scaled", "Mul", make_attrs(NoAttrs{}), {f, scale});
+      if (p.bias) out = node("biased", "Add", make_attrs(NoAttrs{}), {out, constant_value("bias", *p.bias)});
+    }
     if (p.nchw) {
       const Shape& s = p.out_shape;
       out = node("nhwc", "Reshape", make_attrs(ops::ReshapeAttrs{}),
