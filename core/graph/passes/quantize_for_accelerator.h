@@ -30,6 +30,13 @@
 // products are requantized on the host (Cast, Mul by %s·%sw, Add the float bias), where they fuse
 // with what follows (Relu, the residual Add). A Gemm or MatMul is the same with one image of M
 // rows.
+//
+// A QDQ model's integer convolutions (ConvInteger, QLinearConv: quantize_qdq) keep the scales the
+// model declares: its int8 weights (zero point 0) are the core's operand as they are; a uint8 input
+// becomes int8 by -128, exactly (DequantizeLinear with zero point 128, QuantizeLinear with 0), and
+// Σ (x - zx)·w = Σ (x - 128)·w + (128 - zx)·Σ w adds a constant per channel (with QLinearConv's
+// bias); padding reads zx - 128, the input's zero. QLinearConv is requantized on the host:
+// QuantizeLinear(acc · sx·sw/sy, 1, zy).
 #include "core/graph/passes/pass_context.h"
 
 namespace tessel {
