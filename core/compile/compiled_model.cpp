@@ -192,11 +192,10 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
         return what.starts_with("kernel '" + model->kernels_[index].name + "'");
       });
       if (refused == kernel_of_func.end() || options.schedules.count(model->kernels_[*refused].name)) throw;
-      const size_t f = static_cast<size_t>(refused - kernel_of_func.begin());
-      CompiledKernel& k = model->kernels_[*refused];
-      funcs.erase(funcs.begin() + static_cast<std::ptrdiff_t>(f));
+      const size_t index = *refused;
+      funcs.erase(funcs.begin() + (refused - kernel_of_func.begin()));
       kernel_of_func.erase(refused);
-      put_on_host(k, *dags[static_cast<size_t>(&k - model->kernels_.data())], what);
+      put_on_host(model->kernels_[index], *dags[index], what);
     }
   }
   if (!host_funcs.empty()) model->host_module_ = build_module(host_funcs, *model->host_target_);
