@@ -119,6 +119,20 @@ int run_profile_command(std::span<const std::string> argv) {
       std::any_of(p.kernels.begin(), p.kernels.end(), [](const compile::KernelProfile& k) { return k.device_clock; });
   if (device_clock)
     std::printf("\nkernel times: the device's events (start to end), [reference] kernels: the host's\n");
+  // A simulated device's own counts (accel-sim): cycles, how busy each unit was, DRAM traffic.
+  bool counted = false;
+  for (const auto& k : p.kernels) {
+    if (k.device_counters.empty()) continue;
+    if (!counted) std::printf("\n%-40s %s\n", "on the device", "counters of the last run");
+    counted = true;
+    std::string line;
+    for (const auto& [name, value] : k.device_counters) {
+      char text[64];
+      std::snprintf(text, sizeof text, name.ends_with("_utilization") ? " %s %.2f" : " %s %.0f", name.c_str(), value);
+      line += text;
+    }
+    std::printf("%-40s%s\n", k.name.substr(0, 40).c_str(), line.c_str());
+  }
   if (!p.last_run.copies.empty()) {
     double ms = 0;
     int64_t bytes = 0;

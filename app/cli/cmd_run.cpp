@@ -50,7 +50,8 @@ constexpr const char* kDetails =
     "  --no-passes           run the graph as imported: no optimizing graph pass, only shape inference,\n"
     "                        fusion and memory planning (to compare)\n"
     "  --report              print how many kernels were compiled, and why each other one runs with\n"
-    "                        the reference kernels\n"
+    "                        the reference kernels; on an accelerator (accel-sim), where each kernel\n"
+    "                        ran and why it was not offloaded, and the host<->device copies\n"
     "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
     "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
     "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
@@ -121,7 +122,8 @@ class OutputFiles {
 // On a device target: the data that crossed between host and device memory in the run, with the
 // reference kernels it was for (the host<->device edges of the graph).
 void report_copies(const compile::CompiledModel& model, const compile::RunTimes& times) {
-  if (model.device().type == DeviceType::kCPU || !model.module()) return;  // nothing ran on the device
+  if (model.device().type == DeviceType::kCPU || (!model.module() && !model.host_module()))
+    return;  // nothing ran on the device
   int64_t in = 0, out = 0, fallback = 0;
   std::map<int, std::pair<int, int64_t>> by_kernel;  // kernel → copies, bytes
   for (const compile::RunTimes::Copy& c : times.copies) {
@@ -131,7 +133,7 @@ void report_copies(const compile::CompiledModel& model, const compile::RunTimes&
       ++count, bytes += c.bytes;
     }
   }
-  std::printf("host<->device copies on %s: inputs in %s, outputs out %s, for reference kernels %s\n",
+  std::printf("host<->device copies on %s: inputs in %s, outputs out %s, between host and device kernels %s\n",
               device_str(model.device()).c_str(), byte_size_text(in).c_str(), byte_size_text(out).c_str(),
               byte_size_text(fallback).c_str());
   for (const auto& [kernel, copies] : by_kernel)
@@ -184,6 +186,12 @@ int run_run_command(std::span<const std::string> argv) {
                 target.kind().c_str());
     for (const compile::CompiledKernel& k : compiled->kernels())
       if (!k.compiled) std::printf("reference kernels: %s: %s\n", k.name.c_str(), k.fallback_reason.c_str());
+    if (compiled->host_target()) {  // an accelerator: which kernels were offloaded, and why not the others
+      std::printf("where the kernels ran:\n");
+      for (const compile::CompiledKernel& k : compiled->kernels())
+        std::printf("  %s: %s%s\n", k.name.c_str(), compiled->placement(k).c_str(),
+                    k.on_host ? (" (not offloaded: " + k.host_reason + ")").c_str() : "");
+    }
     report_copies(*compiled, times);
   }
 

@@ -50,6 +50,9 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
     KernelProfile kp;
     kp.name = kernels[k].name;
     kp.compiled = kernels[k].compiled;
+    kp.placement = model.placement(kernels[k]);
+    for (const RunTimes::DeviceCounters& c : runs.back().device_counters)
+      if (c.kernel == static_cast<int>(k)) kp.device_counters = c.values;
     std::vector<double> times;
     for (const RunTimes& r : runs) {
       auto on_device = std::find_if(r.device_spans.begin(), r.device_spans.end(),
@@ -91,6 +94,12 @@ nlohmann::json profile_json(const Profile& p) {
                             {"intensity", k.intensity},
                             {"bound", k.bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.bound)},
                             {"attainable_gflops", k.attainable_gflops}});
+    j["kernels"].back()["placement"] = k.placement;
+    if (!k.device_counters.empty()) {
+      nlohmann::json device = nlohmann::json::object();
+      for (const auto& [name, value] : k.device_counters) device[name] = value;
+      j["kernels"].back()["device"] = device;
+    }
   }
   // Host↔device copies of the last run (a device target): what the run's edges between host and
   // device memory cost.

@@ -81,9 +81,39 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   const MemoryPlan& plan = *model->pipeline_.memory_plan;
   check_memory_limit(g, plan, options.memory_limit);  // before anything is compiled or allocated
   const bool codegen = generates_code(target);
+  const bool accelerator = codegen && is_accelerator(target);
+  if (accelerator) model->host_target_ = host_target_of(target);
+  const bool host_codegen = accelerator && generates_code(*model->host_target_);
 
-  std::vector<loopir::Func> funcs;
-  KernelScratch largest_scratch;  // the compiled kernel that allocates the most for itself
+  std::vector<loopir::Func> funcs, host_funcs;
+  std::vector<size_t> kernel_of_func;               // funcs[f] is kernels_[kernel_of_func[f]]
+  std::vector<std::optional<te::ComputeDag>> dags;  // by kernel: kept to move a kernel to the host
+  KernelScratch largest_scratch;                    // the compiled kernel that allocates the most for itself
+  auto keep = [&](CompiledKernel& k, LoweredKernel lowered, std::vector<loopir::Func>& into) {
+    k.schedule = std::move(lowered.schedule);
+    k.params = std::move(lowered.params);
+    k.loop_program = loopir::to_string(lowered.func);
+    loopir::ScratchNeed scratch = loopir::scratch_need(lowered.func);
+    if (scratch.bytes > largest_scratch.need.bytes) largest_scratch = {k.name, std::move(scratch)};
+    into.push_back(std::move(lowered.func));
+    k.compiled = true;
+  };
+  // A kernel the accelerator does not take: compiled for the host, or run by the reference kernels.
+  auto put_on_host = [&](CompiledKernel& k, const te::ComputeDag& dag, std::string why) {
+    const FusionGroup& group = fusion.groups.at(static_cast<size_t>(k.group));
+    k.on_host = true;
+    k.host_reason = std::move(why);
+    k.compiled = false;
+    if (!host_codegen) {
+      k.fallback_reason = "the host target '" + model->host_target_->kind() + "' has no code generator";
+      return;
+    }
+    try {
+      keep(k, lower_kernel(group, dag, *model->host_target_), host_funcs);
+    } catch (const Error& e) {
+      k.fallback_reason = e.what();
+    }
+  };
   for (const MemoryStep& step : plan.steps) {
     const FusionGroup& group = fusion.groups.at(static_cast<size_t>(step.group));
     CompiledKernel k;
@@ -100,7 +130,29 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
       k.fallback_reason = "target '" + target.kind() + "' has no code generator";
     else
       dag = kernel_dag(g, group, &k.fallback_reason);
-    if (dag) {
+    if (dag && accelerator) {
+      k.tensor_expression = te::to_string(*dag);
+      std::optional<schedule::Schedule> accel = hand;
+      std::string why;
+      if (hand) lower_for_accelerator(k.name, *dag, *hand, target);  // a step it refuses: Error naming it
+      if (!accel) {
+        try {
+          accel = schedule::default_accel_schedule(*dag, accel_knobs(target));
+        } catch (const Error& e) {
+          why = e.what();
+        }
+      }
+      if (accel) {
+        try {
+          keep(k, lower_kernel(group, *dag, target, accel), funcs);
+          kernel_of_func.push_back(model->kernels_.size());
+        } catch (const Error& e) {
+          if (hand) throw;
+          why = e.what();
+        }
+      }
+      if (!k.compiled) put_on_host(k, *dag, why);
+    } else if (dag) {
       k.tensor_expression = te::to_string(*dag);
       std::optional<schedule::Schedule> tuned;
       if (!hand && options.tuned_schedule) tuned = options.tuned_schedule(*dag);
@@ -114,28 +166,47 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
           }
         }
         k.tuned = from_log.has_value();
-        LoweredKernel lowered = from_log ? std::move(*from_log) : lower_kernel(group, *dag, target, hand);
-        k.schedule = std::move(lowered.schedule);
-        k.params = std::move(lowered.params);
-        k.loop_program = loopir::to_string(lowered.func);
-        loopir::ScratchNeed scratch = loopir::scratch_need(lowered.func);
-        if (scratch.bytes > largest_scratch.need.bytes) largest_scratch = {k.name, std::move(scratch)};
-        funcs.push_back(std::move(lowered.func));
-        k.compiled = true;
+        keep(k, from_log ? std::move(*from_log) : lower_kernel(group, *dag, target, hand), funcs);
       } catch (const Error& e) {
         if (hand) throw;  // a hand schedule that does not lower is the caller's error
         k.fallback_reason = e.what();
       }
     }
     k.compile_ms = ms_since(start);
+    dags.push_back(std::move(dag));
     model->kernels_.push_back(std::move(k));
   }
   // Kernels allocate their own scratch when they run; refuse one that cannot fit before any code is built.
   check_memory_limit(g, plan, options.memory_limit, &largest_scratch);
   const auto start = Clock::now();
-  if (!funcs.empty()) model->module_ = build_module(funcs, target);
+  // The accelerator's code generator refuses a kernel by name ("kernel 'K': accel-sim codegen:
+  // ..."): that kernel goes to the host and the others are generated again.
+  while (!funcs.empty()) {
+    try {
+      model->module_ = build_module(funcs, target);
+      break;
+    } catch (const Error& e) {
+      if (!accelerator) throw;
+      const std::string what = e.what();
+      auto refused = std::find_if(kernel_of_func.begin(), kernel_of_func.end(), [&](size_t index) {
+        return what.starts_with("kernel '" + model->kernels_[index].name + "'");
+      });
+      if (refused == kernel_of_func.end() || options.schedules.count(model->kernels_[*refused].name)) throw;
+      const size_t index = *refused;
+      funcs.erase(funcs.begin() + (refused - kernel_of_func.begin()));
+      kernel_of_func.erase(refused);
+      put_on_host(model->kernels_[index], *dags[index], what);
+    }
+  }
+  if (!host_funcs.empty()) model->host_module_ = build_module(host_funcs, *model->host_target_);
   model->codegen_ms_ = ms_since(start);
   return model;
+}
+
+std::string CompiledModel::placement(const CompiledKernel& k) const {
+  if (!k.on_host && k.compiled) return device_str(device_) + " (" + target_.kind() + ")";
+  if (k.compiled) return "host (" + host_target_->kind() + ")";
+  return "host (reference kernels)";
 }
 
 Device target_device(const Target& target) {
@@ -151,7 +222,7 @@ CompiledModel::~CompiledModel() = default;
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs, RunTimes* times) const {
   // Without a module nothing runs on the device: every group is a reference kernel on the host.
-  if (device_.type != DeviceType::kCPU && module_)
+  if (device_.type != DeviceType::kCPU && (module_ || host_module_))
     return run_on_device(*this, device_, *device_constants_, inputs, times);
   const Graph& g = graph();
   const MemoryPlan& plan = *pipeline_.memory_plan;

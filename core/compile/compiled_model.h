@@ -8,6 +8,15 @@
 //          tensors at their planned offsets; outputs copied out. On a device that is not the CPU
 //          the plan's blocks live in device memory instead (core/compile/device_run.h).
 //
+// Partitioning. On an accelerator (compile::is_accelerator: accel-sim) a kernel is offloaded when
+// its schedule tensorizes onto the GEMM core and the accelerator's code generator accepts it; every
+// other kernel is compiled for the host (llvm, else c, else the reference kernels) and runs there,
+// its operands copied through the DeviceAPI (device_run.h, RunTimes::copies):
+//
+//   kernel ──default_accel_schedule──▶ lowers ──accel codegen──▶ accelerator module   (offloaded)
+//             │ does not tensorize       │ fails    │ refuses the kernel
+//             └───────────────────────────┴──────────┴──▶ default CPU schedule ──▶ host module  (on_host)
+//
 // A group whose ops have no tensor-expression builder (or whose lowering fails) runs with the
 // reference kernels instead, through the same executor; so does every group when the target has
 // no code generator (`ref`). A plan that needs more memory than CompileOptions::memory_limit is
@@ -32,6 +41,8 @@ struct CompiledKernel {
   int group = -1;                 // index into fusion->groups
   bool compiled = false;          // false: runs with the reference kernels
   std::string fallback_reason;    // why not compiled
+  bool on_host = false;           // an accelerator target's kernel that runs on the host (partitioning)
+  std::string host_reason;        // why it was not offloaded
   std::vector<ValueId> params;    // graph values bound to the kernel's parameters, in order
   schedule::Schedule schedule;    // the schedule it was lowered with
   bool tuned = false;             // the schedule came from CompileOptions::tuned_schedule
@@ -102,6 +113,13 @@ struct RunTimes {
     double begin_ms = 0, end_ms = 0;
   };
   std::vector<DeviceSpan> device_spans;
+  // What a simulated device counted in each kernel it ran (accel-sim: cycles, each unit's busy
+  // cycles and utilization, DRAM bytes, MACs; Module::last_call_counters).
+  struct DeviceCounters {
+    int kernel = 0;  // index into kernel_ms
+    std::vector<std::pair<std::string, double>> values;
+  };
+  std::vector<DeviceCounters> device_counters;
   double total_ms = 0;
 };
 
@@ -129,6 +147,11 @@ class CompiledModel {
   const Graph& graph() const { return *pipeline_.graph; }
   const std::vector<CompiledKernel>& kernels() const { return kernels_; }
   const Module* module() const { return module_.get(); }
+  // An accelerator target's host side: the target and module of the kernels that run on the host.
+  const std::optional<Target>& host_target() const { return host_target_; }
+  const Module* host_module() const { return host_module_.get(); }
+  // Where kernel k runs, for reports: "accel_sim:0 (accel-sim)", "host (llvm)", "host (reference kernels)".
+  std::string placement(const CompiledKernel& k) const;
   Device device() const { return device_; }
   int compiled_count() const;
   double codegen_ms() const { return codegen_ms_; }
@@ -141,6 +164,8 @@ class CompiledModel {
   GraphPipelineResult pipeline_;
   std::vector<CompiledKernel> kernels_;
   std::unique_ptr<Module> module_;
+  std::optional<Target> host_target_;
+  std::unique_ptr<Module> host_module_;
   double codegen_ms_ = 0;
 };
 

@@ -122,15 +122,27 @@ std::vector<Tensor> run_on_device(const CompiledModel& model, Device device, Dev
     const FusionGroup& group = groups.at(static_cast<size_t>(k.group));
     const int kernel = static_cast<int>(index);
     const double begin = where.now_ms();
-    if (k.compiled) {
+    if (k.compiled && k.on_host) {  // partitioned off the accelerator: compiled for the host
+      std::vector<Tensor*> args;
+      for (ValueId v : k.params) {
+        Tensor& t = where.on_host(v, kernel);
+        if (!t.defined()) t = Tensor(g.value(v).type.dtype, g.value(v).type.shape);  // an output
+        args.push_back(&t);
+      }
+      model.host_module()->call_host(k.name, args);
+      for (ValueId v : group.outputs) where.written_on_host(v);
+    } else if (k.compiled) {
       std::vector<const NDArray*> args;
       for (ValueId v : k.params) args.push_back(&where.on_device(v, kernel));
       const double launched = where.now_ms();
       model.module()->call(k.name, args);
       for (ValueId v : group.outputs) where.written_on_device(v);
-      if (times)
+      if (times) {
         if (const std::optional<LaunchTimes> device = model.module()->last_launch_times())
           times->device_spans.push_back({kernel, launched + device->start_ms, launched + device->end_ms});
+        if (auto counters = model.module()->last_call_counters(); !counters.empty())
+          times->device_counters.push_back({kernel, std::move(counters)});
+      }
     } else {
       run_group_reference(g, group, [&](ValueId v) -> Tensor& { return where.on_host(v, kernel); });
       for (ValueId v : group.outputs) where.written_on_host(v);

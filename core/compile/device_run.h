@@ -8,6 +8,8 @@
 //                          │
 //   compiled kernel ─▶ Module::call on device arrays (no copies)
 //   reference group ─▶ its inputs device→host, the reference kernels, its outputs host→device
+//   host kernel     ─▶ the same, with the host module's code (an accelerator's kernels that do
+//                          │  not tensorize: partitioning, compiled_model.h)
 //                          │                              (the host↔device edges of `--report`)
 //   graph outputs ──copy──▶ host
 //

@@ -27,7 +27,20 @@ Target require_code_generator(Target target, const std::string& what) {
               "' has none (targets with one: " + (kinds.empty() ? "none loaded" : kinds) + ")");
 }
 
+bool is_accelerator(const Target& target) { return target.kind_info().find_option("gemm") != nullptr; }
+
+schedule::AccelKnobs accel_knobs(const Target& target) { return {.gemm = target.get_int("gemm"), .vthreads = 2}; }
+
+Target host_target_of(const Target& /*target*/) { return default_target(); }
+
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
+  if (is_accelerator(target)) {
+    try {
+      return schedule::default_accel_schedule(dag, accel_knobs(target));
+    } catch (const Error&) {
+      return {};  // plain loops, which its code generator refuses: the kernel runs on the host
+    }
+  }
   // A kind whose code runs on another device than the host CPU gets the GPU-style default
   // (thread blocks, shared tiles, barriers); its code generator decides how to launch it.
   if (target.kind_info().device != "cpu") {
@@ -135,6 +148,34 @@ LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, 
   } catch (const Error& e) {
     rethrow_with_context(e, where + ": lowering");
   }
+}
+
+loopir::Func lower_for_accelerator(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
+                                   const Target& target) {
+  te::ComputeDag named = dag;
+  named.name = kernel;
+  // The first `count` steps, lowered and generated: the function, or why not.
+  auto attempt = [&](size_t count, std::string* why) -> std::optional<loopir::Func> {
+    schedule::Schedule prefix = s;
+    prefix.steps.resize(count);
+    try {
+      loopir::Func f = lower::lower(named, prefix).func;
+      build_module({f}, target);
+      return f;
+    } catch (const Error& e) {
+      *why = e.what();
+      return std::nullopt;
+    }
+  };
+  std::string why;
+  if (std::optional<loopir::Func> f = attempt(s.steps.size(), &why)) return *f;
+  size_t culprit = s.steps.size();  // 1-based: the step after which nothing compiles again
+  std::string ignored;
+  while (culprit > 1 && !attempt(culprit - 1, &ignored)) --culprit;
+  const std::string prefix = "kernel '" + kernel + "': ";
+  if (why.starts_with(prefix)) why.erase(0, prefix.size());
+  throw Error(prefix + "step " + std::to_string(culprit) + " " + schedule::to_string(s.steps.at(culprit - 1)) + ": " +
+              why);
 }
 
 LoweringRecords record_lowering(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s) {

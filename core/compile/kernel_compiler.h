@@ -33,6 +33,7 @@
 #include "core/graph/passes/fusion_result.h"
 #include "core/loopir/ir.h"
 #include "core/lower/step_views.h"
+#include "core/schedule/default_schedule.h"
 #include "core/schedule/schedule.h"
 #include "core/support/tensor.h"
 #include "core/target/target.h"
@@ -55,6 +56,13 @@ Target require_code_generator(Target target, const std::string& what);
 // schedule) for a DAG the default schedule cannot be built for.
 schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target);
 schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes);
+// An accelerator: a kind whose device computes with a GEMM core (it has the `gemm` option:
+// accel-sim). Its default schedule is schedule::default_accel_schedule, and it runs only the
+// kernels that tensorize onto the core; CompiledModel compiles the others for host_target_of().
+bool is_accelerator(const Target& target);
+schedule::AccelKnobs accel_knobs(const Target& target);
+// Where an accelerator's other kernels run: the best CPU code generator loaded (default_target()).
+Target host_target_of(const Target& target);
 // The vector lanes of a target given as a spec (the studio holds targets as text): a spec whose
 // kind is not registered in this process (its plugin is not loaded here) gets the host CPU's
 // width, as the `ref` kind describes it.
@@ -91,6 +99,13 @@ struct LoweredKernel {
 // when not even plain loops do.
 LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, const Target& target,
                            const std::optional<schedule::Schedule>& given = std::nullopt);
+
+// For an accelerator, whose code generator accepts only some programs: lowers `s` and generates
+// its code; when that fails, throws Error naming the step that made it fail, the one after which
+// no longer prefix of `s` compiles ("kernel 'K': step 14 parallel(C.i.outer.inner): accel-sim
+// codegen: ..."), so every step kind is either accepted or refused by name.
+loopir::Func lower_for_accelerator(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
+                                   const Target& target);
 
 // The program after every step and after every lowering pass of `s` (the studio's program pane,
 // `tessel lower --steps/--passes`). Never throws: a failure lands in `error`.

@@ -67,6 +67,9 @@ class Module {
   // The device's timing of the last call, from a backend whose device records events (opencl);
   // none from host backends, whose time is the host clock's.
   virtual std::optional<LaunchTimes> last_launch_times() const { return std::nullopt; }
+  // What a simulated device counted in the last call, by name ("cycles", "compute_busy",
+  // "dram_read_bytes", ...: accel-sim); empty for everything else.
+  virtual std::vector<std::pair<std::string, double>> last_call_counters() const { return {}; }
 
  protected:
   // args[k] is the data space of parameter k; args[params.size()] is the loopir::CheckRecord the

@@ -61,6 +61,8 @@ class Writer {
   void unroll(const Loop& l) { add(step("unroll", {name(l)})); }
   void parallel(const Loop& l) { add(step("parallel", {name(l)})); }
   void bind(const Loop& l, const char* tag) { add(step("bind", {name(l), arg(tag)})); }
+  void vthread(const Loop& l) { add(step("vthread", {name(l)})); }
+  void tensorize(const Loop& l, const std::string& intrinsic) { add(step("tensorize", {name(l), arg(intrinsic)})); }
   void compute_at(const std::string& producer, const Loop& at) { add(step("compute_at", {arg(producer), name(at)})); }
   void compute_inline(const std::string& s) { add(step("compute_inline", {arg(s)})); }
   void set_scope(const std::string& s, const char* scope) { add(step("set_scope", {arg(s), arg(scope)})); }
@@ -713,6 +715,91 @@ Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile, int64_t t
       gpu_injective(w, n, threads);
   }
   return out;
+}
+
+namespace {
+
+// Why `dag` is not the int8 GEMM the accelerator's core computes; empty when it is.
+std::string why_not_int8_gemm(const te::ComputeDag& dag, int64_t n) {
+  if (dag.outputs.size() != 1) return "the kernel has " + std::to_string(dag.outputs.size()) + " outputs, not one";
+  const te::Tensor& c = dag.outputs[0];
+  const loopir::Reduce* red = c->reduction();
+  if (!red) return "'" + c->name + "' is not a reduction";
+  if (c->axes.size() != 2 || red->axes.size() != 1)
+    return "'" + c->name + "' is not a matrix product (" + std::to_string(c->axes.size()) + " axes, " +
+           std::to_string(red->axes.size()) + " reduction axes)";
+  if (c->dtype != DataType::kInt32)
+    return "'" + c->name + "' is " + std::string(dtype_name(c->dtype)) + ", not an int32 accumulation";
+  if (dag.ops.size() != 3 || c->inputs.size() != 2)
+    return "the kernel computes more than one product (" + std::to_string(dag.ops.size()) + " tensors)";
+  for (const te::Tensor& in : c->inputs)
+    if (!in->is_placeholder || in->dtype != DataType::kInt8 || in->shape.size() != 2)
+      return "'" + in->name + "' is not a 2-D int8 input";
+  const int64_t m = c->shape[0], cols = c->shape[1], k = red->axes[0].extent;
+  if (m % n != 0 || cols % n != 0 || k % n != 0)
+    return "its extents " + std::to_string(m) + "x" + std::to_string(cols) + "x" + std::to_string(k) +
+           " are not multiples of the GEMM core's " + std::to_string(n);
+  return {};
+}
+
+// The input read with the output's row index (the core's input operand; the other is the
+// weight). Read order does not decide it: `cast(A[i, k]) * cast(B[k, j])` may build B's read first.
+const te::Tensor& row_operand(const te::Tensor& c) {
+  struct RowReads : loopir::IRVisitor {
+    const loopir::ExprNode* row = nullptr;
+    const loopir::BufferNode* found = nullptr;
+    bool enter(const loopir::Load& load) override {
+      if (!load.indices.empty() && load.indices[0].get() == row) found = load.buffer.get();
+      return true;
+    }
+  } reads;
+  reads.row = c->axes[0].var.get();
+  reads.visit(c->reduction()->source);
+  return c->inputs[1]->buffer.get() == reads.found ? c->inputs[1] : c->inputs[0];
+}
+
+}  // namespace
+
+Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& knobs) {
+  const int64_t n = knobs.gemm;
+  if (std::string why = why_not_int8_gemm(dag, n); !why.empty())
+    throw Error("accel: " + why + "; the core computes int32 += int8 x int8 in " + std::to_string(n) + "x" +
+                std::to_string(n) + "x" + std::to_string(n) + " blocks");
+  const te::Tensor& out = dag.outputs[0];
+  Schedule schedule;
+  ScheduleState st = initial_state(dag);
+  Writer w(st, schedule);
+  const std::string c = out->name;
+  const te::Tensor& rows_of = row_operand(out);
+  const te::Tensor& weights = rows_of == out->inputs[0] ? out->inputs[1] : out->inputs[0];
+  const std::string a = w.cache_read(rows_of->name, "accel.inp", c);
+  const std::string b = w.cache_read(weights->name, "accel.wgt", c);
+  const std::string acc = w.cache_write(c, "accel.acc");
+  auto [rows, cols] = w.tile(w.root(c, 0), w.root(c, 1), n, n);
+  // The virtual threads share out the row tiles, or the column tiles when the rows do not divide.
+  const int64_t row_tiles = out->shape[0] / n, column_tiles = out->shape[1] / n, v = knobs.vthreads;
+  Loop tile_loop = cols.first;  // the innermost tile loop: one accumulator tile per iteration
+  if (v > 1 && row_tiles % v == 0 && row_tiles > 1) {
+    w.vthread(w.split(rows.first, row_tiles / v).first);
+  } else if (v > 1 && column_tiles % v == 0 && column_tiles > 1) {
+    auto [threads, rest] = w.split(cols.first, column_tiles / v);
+    w.reorder({threads, rows.first, rest});
+    w.vthread(threads);
+    tile_loop = rest;
+  }
+  w.compute_at(acc, tile_loop);
+  // Each LOAD brings n·t columns of the reduction (one DRAM request instead of t): the latency of
+  // a request is paid once per t GEMMs.
+  const int64_t k_tiles = out->reduction()->axes[0].extent / n;
+  int64_t t = std::min<int64_t>(knobs.k_tiles, k_tiles);
+  while (k_tiles % t != 0) --t;
+  auto [k_outer, k_rest] = w.split(w.reduce_root(acc, 0), n * t);
+  auto [k_middle, k_inner] = w.split(k_rest, n);
+  w.reorder({k_outer, k_middle, w.root(acc, 0), w.root(acc, 1), k_inner});
+  w.compute_at(a, k_outer);
+  w.compute_at(b, k_outer);
+  w.tensorize(w.root(acc, 0), "gemm_" + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n) + "_i8");
+  return schedule;
 }
 
 }  // namespace tessel::schedule

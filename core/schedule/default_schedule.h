@@ -59,4 +59,30 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes, c
 //   other reductions                    one block per element of the first axis
 Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile = 8, int64_t threads = 64);
 
+// The default schedule for an accelerator with an n×n×n int8 GEMM core (accel-sim). It applies to
+// one kernel shape only, the one the core computes:
+//
+//   C[i, j] = sum(int32(A[i, k]) * int32(B[k, j]), k)    A, B int8 placeholders; M, N, K multiples of n
+//
+//   cache_read(A, accel.inp, C)   cache_read(B, accel.wgt, C)   cache_write(C, accel.acc)
+//   tile(C.i, C.j, n, n)                        one n×n accumulator tile per (i.outer, j.outer)
+//   split(C.i.outer) into `vthreads` parts, vthread(the outer part)   (C.j.outer when the rows
+//                                                                       do not divide)
+//   compute_at(C_acc, C.j.outer); split(C_acc.k, n·t); split(k.inner, n)
+//   reorder(k.outer, k.inner.outer, i, j, k.inner.inner)
+//   compute_at(A_inp, k.outer); compute_at(B_wgt, k.outer)   n×(n·t) and (n·t)×n tiles: one
+//                                                             LOAD each per t GEMMs
+//   tensorize(C_acc.i, gemm_NxNxN_i8)
+//
+// The virtual threads interleave two accumulator tiles, so one tile's loads overlap the other's
+// GEMMs (the lowering inserts the dependence tokens). Anything else throws Error saying why the
+// kernel does not tensorize ("accel: the output is float32, not an int32 accumulation"); the
+// compile driver then runs that kernel on the host (core/compile/compiled_model.h).
+struct AccelKnobs {
+  int64_t gemm = 16;  // the core's n
+  int64_t vthreads = 2;
+  int64_t k_tiles = 8;  // GEMMs per LOAD of the reduction axis (at most; a divisor of K/n)
+};
+Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& knobs = {});
+
 }  // namespace tessel::schedule

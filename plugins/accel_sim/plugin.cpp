@@ -38,6 +38,31 @@ class AccelModule final : public Module {
 
   std::string target_kind() const override { return "accel-sim"; }
 
+  // The simulated time of the last call: its cycles at the clock of the machine model.
+  std::optional<LaunchTimes> last_launch_times() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!last_call_) return std::nullopt;
+    const double ms = static_cast<double>(last_call_->cycles) / (static_cast<double>(config_.clock_mhz) * 1e3);
+    return LaunchTimes{.submit_ms = 0, .start_ms = 0, .end_ms = ms};
+  }
+
+  std::vector<std::pair<std::string, double>> last_call_counters() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!last_call_) return {};
+    const accel::SimResult& r = *last_call_;
+    const double cycles = static_cast<double>(std::max<int64_t>(r.cycles, 1));
+    std::vector<std::pair<std::string, double>> out{{"cycles", static_cast<double>(r.cycles)}};
+    for (int u = 0; u < accel::kUnits; ++u) {
+      const std::string unit = accel::unit_name(static_cast<accel::Unit>(u));
+      out.emplace_back(unit + "_busy", static_cast<double>(r.busy[static_cast<size_t>(u)]));
+      out.emplace_back(unit + "_utilization", static_cast<double>(r.busy[static_cast<size_t>(u)]) / cycles);
+    }
+    out.emplace_back("dram_read_bytes", static_cast<double>(r.dram_read_bytes));
+    out.emplace_back("dram_write_bytes", static_cast<double>(r.dram_write_bytes));
+    out.emplace_back("macs", static_cast<double>(r.macs));
+    return out;
+  }
+
   std::map<std::string, std::string> artifacts() const override {
     std::string text = "; machine: " + config_.str() + "\n";
     for (size_t k = 0; k < programs_.size(); ++k)
@@ -102,6 +127,7 @@ class AccelModule final : public Module {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     last_[kernel_index] = std::make_shared<accel::SimResult>(std::move(r));
+    last_call_ = last_[kernel_index];
   }
 
   // The kernel on zeroed scratch DRAM: the checks that do not depend on the data, and the cycles.
@@ -122,6 +148,7 @@ class AccelModule final : public Module {
   std::vector<accel::Program> programs_;
   std::vector<accel::SimResult> estimates_;
   mutable std::vector<std::shared_ptr<const accel::SimResult>> last_;
+  mutable std::shared_ptr<const accel::SimResult> last_call_;  // of whichever kernel ran last
   mutable std::mutex mutex_;
 };
 

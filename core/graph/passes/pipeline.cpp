@@ -8,6 +8,7 @@
 #include "core/graph/passes/fuse_ops.h"
 #include "core/graph/passes/infer_shapes.h"
 #include "core/graph/passes/plan_memory.h"
+#include "core/graph/passes/quantize_for_accelerator.h"
 #include "core/graph/passes/quantize_qdq.h"
 #include "core/graph/passes/simplify_inference.h"
 #include "core/graph/passes/transform_layout.h"
@@ -23,6 +24,7 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
       {"simplify_inference", simplify_inference},      // batch norm into conv weights, no dropout/identity
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       {"eliminate_dead_code", eliminate_dead_code},    // what no output needs
+      {"quantize_for_accelerator", quantize_for_accelerator},  // GEMM-core targets: conv/dense → int8 GEMMs
       {"transform_layout", transform_layout},          // NCHW → NCHW16c for conv chains; every value gets a layout
       {"eliminate_dead_code", eliminate_dead_code},    // plain weights replaced by blocked ones
       {"fuse_ops", fuse_ops},                          // groups of nodes → one kernel each

@@ -72,8 +72,11 @@ te::Tensor integer_product(BuildContext& c, size_t a_in, size_t a_zp, size_t b_i
     } else {
       ib.push_back(r.var);
     }
-    Expr av = convert(acc, te::at(a, ia)) - zero_point(c, a_zp, row, acc);
-    Expr bv = convert(acc, te::at(b, ib)) - zero_point(c, b_zp, column, acc);
+    // An absent zero point subtracts nothing, so the product keeps the form of an int8 GEMM
+    // intrinsic (tensorize matches it: an accelerator's core, schedule::default_accel_schedule).
+    Expr av = convert(acc, te::at(a, ia)), bv = convert(acc, te::at(b, ib));
+    if (c.has(a_zp)) av = av - zero_point(c, a_zp, row, acc);
+    if (c.has(b_zp)) bv = bv - zero_point(c, b_zp, column, acc);
     return te::sum(av * bv, {r});
   });
 }

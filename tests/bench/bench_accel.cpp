@@ -1,0 +1,135 @@
+// Accelerator benchmark: every convolution (and the classifier) of ResNet-18 at 224x224 as the
+// int8 GEMM the accel-sim target offloads (quantize_for_accelerator: im2col rows × weights, each
+// extent rounded up to the GEMM core), compiled with the accelerator's default schedule
+// (schedule::default_accel_schedule) with 1 and with 2 virtual threads, run on the simulator:
+// cycles, compute-unit utilization (compute busy ÷ total cycles) and the speed-up of the second
+// virtual thread. The whole network's figure is the sum over its layers (each layer as often as
+// ResNet-18 has it). Cycles are the simulator's, so the figures do not depend on the host's load.
+//
+//   bench_accel [--short] [--target SPEC]      --short: the first layer of each stage only;
+//                                               SPEC: the machine, e.g. "accel-sim -dram_latency=32"
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/lower/pipeline.h"
+#include "core/plugin/plugin_manager.h"
+#include "core/runtime/codegen.h"
+#include "core/schedule/default_schedule.h"
+#include "core/target/target.h"
+#include "core/te/tensor.h"
+
+using namespace tessel;
+
+namespace {
+
+struct Layer {
+  const char* name;
+  int64_t channels_in, size_in, channels_out, kernel, stride, pad;
+  int count;  // how many of it ResNet-18 has
+};
+
+// ResNet-18 (torchvision), batch 1, 224x224. The fc layer is a 1x1 "conv" on a 1x1 image.
+const Layer kLayers[] = {
+    {"conv1 7x7/2 3->64", 3, 224, 64, 7, 2, 3, 1},           {"layer1 3x3 64->64", 64, 56, 64, 3, 1, 1, 4},
+    {"layer2.0 3x3/2 64->128", 64, 56, 128, 3, 2, 1, 1},     {"layer2.0 downsample 1x1/2", 64, 56, 128, 1, 2, 0, 1},
+    {"layer2 3x3 128->128", 128, 28, 128, 3, 1, 1, 3},       {"layer3.0 3x3/2 128->256", 128, 28, 256, 3, 2, 1, 1},
+    {"layer3.0 downsample 1x1/2", 128, 28, 256, 1, 2, 0, 1}, {"layer3 3x3 256->256", 256, 14, 256, 3, 1, 1, 3},
+    {"layer4.0 3x3/2 256->512", 256, 14, 512, 3, 2, 1, 1},   {"layer4.0 downsample 1x1/2", 256, 14, 512, 1, 2, 0, 1},
+    {"layer4 3x3 512->512", 512, 7, 512, 3, 1, 1, 3},        {"fc 512->1000", 512, 1, 1000, 1, 1, 0, 1},
+};
+
+int64_t round_up(int64_t v, int64_t n) { return (v + n - 1) / n * n; }
+
+// C[i, j] = Σ int32(A[i, k]) · int32(B[k, j]): the kernel quantize_for_accelerator offloads.
+te::ComputeDag gemm_dag(int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::placeholder("A", {m, k}, DataType::kInt8);
+  te::Tensor b = te::placeholder("B", {k, n}, DataType::kInt8);
+  loopir::IterVar r = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {m, n}, [&](const std::vector<loopir::Expr>& i) {
+    return te::sum(
+        te::cast(DataType::kInt32, te::at(a, {i[0], r.var})) * te::cast(DataType::kInt32, te::at(b, {r.var, i[1]})),
+        {r});
+  });
+  return te::make_dag("gemm", {c});
+}
+
+Tensor random_int8(Shape shape, uint64_t seed) {
+  Tensor t(DataType::kInt8, std::move(shape));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> dist(-127, 127);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int8_t>()[i] = static_cast<int8_t>(dist(rng));
+  return t;
+}
+
+struct Run {
+  double cycles = 0, compute_utilization = 0, load_utilization = 0;
+};
+
+Run simulate(const te::ComputeDag& dag, const Target& target, int64_t vthreads, Tensor& a, Tensor& b, Tensor& c) {
+  const schedule::Schedule s =
+      schedule::default_accel_schedule(dag, {.gemm = target.get_int("gemm"), .vthreads = vthreads});
+  loopir::Func f = lower::lower(dag, s).func;
+  auto module = build_module({f}, target);
+  module->call_host(f.name, {&a, &b, &c});
+  Run r;
+  for (const auto& [name, value] : module->last_call_counters()) {
+    if (name == "cycles") r.cycles = value;
+    if (name == "compute_utilization") r.compute_utilization = value;
+    if (name == "load_utilization") r.load_utilization = value;
+  }
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool short_run = false;
+  std::string spec = "accel-sim";
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--short"))
+      short_run = true;
+    else if (!std::strcmp(argv[i], "--target") && i + 1 < argc)
+      spec = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: bench_accel [--short] [--target SPEC]\n");
+      return 2;
+    }
+  }
+  try {
+    PluginManager::global().load_all({TESSEL_BINARY_DIR "/plugins"});
+    const Target target = Target::parse(spec);
+    const int64_t n = target.get_int("gemm");
+    std::printf("ResNet-18 layers as int8 GEMMs on %s\n", target.str().c_str());
+    std::printf("%-28s %5s %5s %5s %3s %12s %7s %7s %12s %7s %7s %8s\n", "layer", "M", "N", "K", "x", "cycles vt1",
+                "cmp%", "ld%", "cycles vt2", "cmp%", "ld%", "speed-up");
+    double total[2] = {0, 0};
+    int64_t previous_stage = -1;
+    for (const Layer& l : kLayers) {
+      if (short_run && l.size_in == previous_stage) continue;
+      previous_stage = l.size_in;
+      const int64_t out = (l.size_in + 2 * l.pad - l.kernel) / l.stride + 1;
+      const int64_t m = round_up(out * out, n), cols = round_up(l.channels_out, n),
+                    k = round_up(l.channels_in * l.kernel * l.kernel, n);
+      const te::ComputeDag dag = gemm_dag(m, cols, k);
+      Tensor a = random_int8({m, k}, 1), b = random_int8({k, cols}, 2), c(DataType::kInt32, {m, cols});
+      const Run one = simulate(dag, target, 1, a, b, c), two = simulate(dag, target, 2, a, b, c);
+      total[0] += one.cycles * l.count, total[1] += two.cycles * l.count;
+      std::printf("%-28s %5lld %5lld %5lld %3d %12.0f %6.1f%% %6.1f%% %12.0f %6.1f%% %6.1f%% %7.2fx\n", l.name,
+                  static_cast<long long>(m), static_cast<long long>(cols), static_cast<long long>(k), l.count,
+                  one.cycles, 100 * one.compute_utilization, 100 * one.load_utilization, two.cycles,
+                  100 * two.compute_utilization, 100 * two.load_utilization, one.cycles / std::max(two.cycles, 1.0));
+      std::fflush(stdout);
+    }
+    const double mhz = static_cast<double>(target.get_int("clock_mhz"));
+    std::printf("%s: %.0f cycles (%.2f ms) with 1 virtual thread, %.0f (%.2f ms) with 2: %.2fx\n",
+                short_run ? "these layers" : "whole network (offloaded layers, each as often as it occurs)", total[0],
+                total[0] / (mhz * 1e3), total[1], total[1] / (mhz * 1e3), total[0] / std::max(total[1], 1.0));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_accel: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
