@@ -20,7 +20,7 @@ struct Pool {
 Pool read_pool(const TfIdfVectorizerAttrs& a) {
   const char* op = "TfIdfVectorizer";
   if (!a.pool_strings.empty())
-    throw Error(std::string(op) + ": pool_strings needs string tensors, which Tessel does not have");
+    throw Error(std::string(op) + ": pool_strings (n-grams of string tensors) is not supported");
   if (a.min_gram_length > a.max_gram_length)
     throw Error(std::string(op) + ": min_gram_length " + s(a.min_gram_length) + " exceeds max_gram_length " +
                 s(a.max_gram_length));

@@ -32,7 +32,7 @@ struct TfIdfVectorizerAttrs {
     v(pool_int64s,
       {.name = "pool_int64s", .doc = "The n-grams to count, grouped by length", .def = std::vector<int64_t>{}});
     v(pool_strings, {.name = "pool_strings",
-                     .doc = "String n-grams (not supported: no string tensors)",
+                     .doc = "String n-grams (not supported)",
                      .def = std::vector<std::string>{}});
     v(weights,
       {.name = "weights", .doc = "Weight of each n-gram of the pool; empty: all 1", .def = std::vector<float>{}});
