@@ -62,10 +62,12 @@ InputFiles read_input_files(const fs::path& dir, const std::string& model, const
   }
 }
 
-void check_input_types(const Graph& graph, const InputFiles& inputs, const std::string& model) {
+void check_input_types(const Graph& graph, InputFiles& inputs, const std::string& model) {
   for (size_t k = 0; k < inputs.tensors.size(); ++k) {
     const Value& v = graph.value(graph.inputs[k]);
-    const Tensor& t = inputs.tensors[k];
+    Tensor& t = inputs.tensors[k];
+    if (v.type.dtype == DataType::kBFloat16 && t.dtype() == DataType::kUInt16)
+      t = Tensor::view(DataType::kBFloat16, t.shape(), t.raw_data()).clone();
     if (t.dtype() != v.type.dtype || t.shape() != v.type.shape)
       throw Error(inputs.paths[k] + ": input '" + v.name + "' of " + model + " is " + type_str(v.type) +
                   ", the file holds " + type_str({t.dtype(), t.shape()}));

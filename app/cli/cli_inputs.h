@@ -25,7 +25,8 @@ InputFiles read_input_files(const std::filesystem::path& dir, const std::string&
                             ImportOptions& options);
 
 // Every input tensor has the type the compiled graph expects; else an error naming the file,
-// the input and both types.
-void check_input_types(const Graph& graph, const InputFiles& inputs, const std::string& model);
+// the input and both types. A u16 file for a bf16 input is taken as its bit patterns (the ONNX
+// 1.12 test data stores bfloat16 so) and retyped in place.
+void check_input_types(const Graph& graph, InputFiles& inputs, const std::string& model);
 
 }  // namespace tessel::cli

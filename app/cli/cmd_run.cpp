@@ -157,7 +157,7 @@ int run_run_command(std::span<const std::string> argv) {
   OnnxModelFile file(model);  // parsed once: its inputs tell which input files bind shape operands
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));
-  const InputFiles inputs = read_input_files(inputs_dir, model, file, options);
+  InputFiles inputs = read_input_files(inputs_dir, model, file, options);
 
   // One pipeline for every target: graph passes, fusion, memory plan, kernels compiled by the
   // target's code generator; without one (`ref`), or for a group without a tensor expression,

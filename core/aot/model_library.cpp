@@ -42,6 +42,14 @@ const char* c_dtype_name(DataType t) {
       return "uint8";
     case DataType::kBool:
       return "bool";
+    case DataType::kUInt16:
+      return "uint16";
+    case DataType::kUInt32:
+      return "uint32";
+    case DataType::kUInt64:
+      return "uint64";
+    case DataType::kString:
+      return "string";
   }
   return "unknown";
 }

@@ -135,7 +135,10 @@ std::string to_text(const Tensor& v) {
   if (!v.defined()) return "none";
   // Exact values, so the graph text format can read the tensor back.
   std::string s = "tensor<" + std::string(dtype_name(v.dtype())) + shape_str(v.shape()) + ">[";
-  for (int64_t i = 0; i < v.numel(); ++i) s += (i ? "," : "") + number_text(v.get_double(i));
+  for (int64_t i = 0; i < v.numel(); ++i) {
+    const bool text = v.dtype() == DataType::kString;
+    s += (i ? "," : "") + (text ? nlohmann::json(std::string(v.string_at(i))).dump() : number_text(v.get_double(i)));
+  }
   return s + "]";
 }
 
@@ -148,6 +151,8 @@ nlohmann::json to_json(const std::vector<std::string>& v) { return v; }
 nlohmann::json to_json(DataType v) { return std::string(dtype_name(v)); }
 nlohmann::json to_json(const Tensor& v) {
   if (!v.defined()) return nullptr;
+  if (v.dtype() == DataType::kString)
+    return {{"dtype", std::string(dtype_name(v.dtype()))}, {"shape", v.shape()}, {"values", v.strings()}};
   std::vector<double> values(static_cast<size_t>(v.numel()));
   for (int64_t i = 0; i < v.numel(); ++i) values[i] = v.get_double(i);
   return {{"dtype", std::string(dtype_name(v.dtype()))}, {"shape", v.shape()}, {"values", values}};

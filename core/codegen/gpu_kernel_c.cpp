@@ -225,8 +225,16 @@ const char* value_type(DataType t) {
       return "long";
     case DataType::kUInt8:
       return "uchar";
+    case DataType::kUInt16:
+      return "ushort";
+    case DataType::kUInt32:
+      return "uint";
+    case DataType::kUInt64:
+      return "ulong";
     case DataType::kBool:
       return "uchar";
+    case DataType::kString:
+      break;  // never compiled (te_from_graph declines string values)
   }
   return "float";
 }
@@ -412,12 +420,18 @@ class Emitter {
   std::string binary(const ir::Binary& n) {
     using Op = ir::BinaryOp;
     const bool fp = dtype_is_float(n.a->dtype) || dtype_is_float(n.b->dtype);
+    // Integers meet in long, which holds every narrower type exactly; a u64 operand needs ulong for
+    // its order, division and remainder (min, max and the comparisons are overloaded for ulong).
+    const bool wide_unsigned = n.a->dtype == DataType::kUInt64 || n.b->dtype == DataType::kUInt64;
     const DataType operand =
-        fp ? (n.a->dtype == DataType::kFloat64 || n.b->dtype == DataType::kFloat64 ? DataType::kFloat64
-                                                                                   : DataType::kFloat32)
-           : DataType::kInt64;
+        fp              ? (n.a->dtype == DataType::kFloat64 || n.b->dtype == DataType::kFloat64 ? DataType::kFloat64
+                                                                                                : DataType::kFloat32)
+        : wide_unsigned ? DataType::kUInt64
+                        : DataType::kInt64;
     const std::string a = cast(expr(n.a), n.a->dtype, operand), b = cast(expr(n.b), n.b->dtype, operand);
     std::string r;
+    if (wide_unsigned && !fp && (n.op == Op::kDiv || n.op == Op::kMod))  // floor and truncation agree
+      return cast("(" + a + (n.op == Op::kDiv ? " / " : " % ") + b + ")", operand, n.dtype);
     switch (n.op) {
       case Op::kAdd:
         r = "(" + a + " + " + b + ")";

@@ -38,7 +38,7 @@
 namespace tessel::codegen {
 
 // What one C-family GPU language spells differently. The prelude must define: the types uchar,
-// ushort, uint, half (as storage); tessel_floordiv, tessel_floormod, tessel_fmod_floor,
+// ushort, uint, ulong, half (as storage); tessel_floordiv, tessel_floormod, tessel_fmod_floor,
 // tessel_round_half, tessel_bf16_to_float, tessel_float_to_bf16, vload_half(i, p),
 // vstore_half_rte(v, i, p), NAN, INFINITY, the struct tessel_check_record {int claimed; int check;
 // long value;} and tessel_check_failed(record, check, value), which returns 0.

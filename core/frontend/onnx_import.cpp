@@ -1,5 +1,10 @@
 #include "core/frontend/onnx_import.h"
 
+// clang-format off
+#include <onnx/onnx_pb.h>  // before onnx-data.pb.h: it defines ONNX_API
+#include <onnx/onnx-data.pb.h>
+// clang-format on
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -476,10 +481,31 @@ std::vector<std::string> onnx_shape_operand_inputs(const std::string& path) {
   return names;
 }
 
+namespace {
+
+// A SequenceProto file also parses as a TensorProto: its name, elem_type and first tensor land in
+// the fields of packed dims, data_type and the (deprecated) segment. Such a file is named for what
+// it is instead of as a segmented tensor.
+void refuse_sequence_file(const std::string& path, const onnx::TensorProto& as_tensor) {
+  if (!as_tensor.has_segment()) return;
+  onnx::SequenceProto sequence;
+  try {
+    parse_proto_file(path, sequence, "SequenceProto");
+  } catch (const Error&) {
+    return;
+  }
+  if (sequence.elem_type() != onnx::SequenceProto::TENSOR) return;
+  throw Error("the file holds a sequence of " + std::to_string(sequence.tensor_values_size()) +
+              " tensors (an ONNX SequenceProto), not a tensor; Tessel reads tensor inputs only");
+}
+
+}  // namespace
+
 Tensor read_tensor_pb(const std::string& path) {
   onnx::TensorProto proto;
   parse_proto_file(path, proto, "TensorProto");
   try {
+    refuse_sequence_file(path, proto);
     if (proto.data_type() == onnx::TensorProto::UNDEFINED)
       throw Error("the tensor has no data type (is this a TensorProto file?)");
     load_external_data(proto, std::filesystem::path(path).parent_path());

@@ -16,6 +16,11 @@ const char* typed_field_for(DataType t) {
       return "double_data";
     case DataType::kInt64:
       return "int64_data";
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      return "uint64_data";
+    case DataType::kString:
+      return "string_data";
     default:
       return "int32_data";
   }
@@ -102,12 +107,19 @@ namespace {
 
 // Where the values of `proto` are stored. Throws unless that field holds exactly the declared
 // number of elements.
-enum class Source { kRaw, kFloat, kDouble, kInt32, kInt64, kEmpty };
+enum class Source { kRaw, kFloat, kDouble, kInt32, kInt64, kUInt64, kString, kEmpty };
 
 Source data_source(const onnx::TensorProto& proto, const DeclaredTensor& d) {
-  if (proto.has_segment()) throw Error("segmented tensors are not supported");
+  if (proto.has_segment()) throw Error("segmented tensors (TensorProto.segment, deprecated in ONNX) are not supported");
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error("its data is stored externally and was not loaded");
+  if (d.dtype == DataType::kString) {  // strings have no raw form
+    if (shape_numel(d.shape) == 0) return Source::kEmpty;
+    if (proto.string_data_size() == 0 || !proto.raw_data().empty())
+      throw Error("string values belong in string_data, found " + present_fields(proto));
+    check_count(proto.string_data(), "string_data", d);
+    return Source::kString;
+  }
   if (!proto.raw_data().empty()) {
     if (static_cast<int64_t>(proto.raw_data().size()) != d.bytes)
       throw Error("raw_data has " + std::to_string(proto.raw_data().size()) + " bytes but " +
@@ -128,7 +140,12 @@ Source data_source(const onnx::TensorProto& proto, const DeclaredTensor& d) {
       if (proto.int64_data_size() == 0) break;
       check_count(proto.int64_data(), "int64_data", d);
       return Source::kInt64;
-    default:  // i8 i16 i32 u8 bool f16 bf16: int32_data
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      if (proto.uint64_data_size() == 0) break;
+      check_count(proto.uint64_data(), "uint64_data", d);
+      return Source::kUInt64;
+    default:  // i8 i16 i32 u8 u16 bool f16 bf16: int32_data
       if (proto.int32_data_size() == 0) break;
       check_count(proto.int32_data(), "int32_data", d);
       return Source::kInt32;
@@ -173,6 +190,12 @@ Tensor tensor_from_onnx(const onnx::TensorProto& proto) {
       case Source::kInt64:
         fill_from_field(t, proto.int64_data());
         break;
+      case Source::kUInt64:
+        fill_from_field(t, proto.uint64_data());
+        break;
+      case Source::kString:
+        for (int i = 0; i < proto.string_data_size(); ++i) t.set_string(i, proto.string_data(i));
+        break;
       case Source::kEmpty:
         break;
     }
@@ -187,6 +210,10 @@ void tensor_to_onnx(const Tensor& t, const std::string& name, onnx::TensorProto*
   out->set_name(name);
   out->set_data_type(dtype_to_onnx(t.dtype()));
   for (int64_t d : t.shape()) out->add_dims(d);
+  if (t.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < t.numel(); ++i) out->add_string_data(std::string(t.string_at(i)));
+    return;
+  }
   out->set_raw_data(reinterpret_cast<const char*>(t.raw_data()), t.nbytes());
 }
 

@@ -10,6 +10,7 @@
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/quant_ops.h"
+#include "core/graph/ops/random_ops.h"
 #include "core/graph/ops/recurrent.h"
 #include "core/graph/ops/signal_ops.h"
 #include "core/graph/ops/shape_ops.h"
@@ -40,6 +41,7 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/recurrent.def"
 #include "core/graph/ops/text_ops.def"
 #include "core/graph/ops/control_flow.def"
+#include "core/graph/ops/random_ops.def"
   };
 }
 #undef TESSEL_OP

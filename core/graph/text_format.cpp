@@ -39,6 +39,12 @@ std::string constant_body(const Tensor& t) {
   if (t.numel() <= kMaxPrintedConstant) {
     std::string s = "[";
     for (int64_t i = 0; i < t.numel(); ++i) {
+      if (t.dtype() == DataType::kString) {  // quoted, with " and \ escaped
+        s += i ? ", \"" : "\"";
+        for (char c : t.string_at(i)) s += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+        s += "\"";
+        continue;
+      }
       char buf[32];
       std::snprintf(buf, sizeof buf, "%s%.9g", i ? ", " : "", t.get_double(i));
       s += buf;
@@ -259,7 +265,7 @@ class Parser {
       std::mt19937_64 rng(seed);
       std::uniform_real_distribution<double> dist(-1.0, 1.0);
       // Integers in [-8, 8), or [0, 8) for unsigned types.
-      const bool is_unsigned = type.dtype == DataType::kUInt8;
+      const bool is_unsigned = dtype_is_unsigned(type.dtype);
       for (int64_t i = 0; i < t.numel(); ++i) {
         double r = dist(rng);
         t.set_double(i, dtype_is_float(type.dtype) ? r : std::floor(is_unsigned ? (r + 1) * 4 : r * 8));

@@ -43,6 +43,37 @@ struct Value {
 Value int_value(int64_t v) { return Value{0, v, false}; }
 Value float_value(double v) { return Value{v, 0, true}; }
 
+// Integer elements move between tensors and Values as exact 64-bit patterns, never through double
+// (an int64 or u64 beyond 2^53 would lose its low bits); a u64 above 2^63 is held as the int64 of
+// the same bits, and the operations whose meaning depends on the sign read it back as unsigned.
+int64_t load_integer(const Tensor& t, int64_t flat) {
+  return dispatch_dtype(t.dtype(), [&]<class T>() -> int64_t {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<int64_t>(reinterpret_cast<const T*>(t.raw_data())[flat]);
+    else
+      return static_cast<int64_t>(to_double(reinterpret_cast<const T*>(t.raw_data())[flat]));
+  });
+}
+void store_integer(Tensor& t, int64_t flat, int64_t v) {
+  dispatch_dtype(t.dtype(), [&]<class T>() {
+    T* data = reinterpret_cast<T*>(t.raw_data());
+    if constexpr (std::is_same_v<T, bool>)
+      data[flat] = v != 0;
+    else if constexpr (std::is_integral_v<T>)
+      data[flat] = static_cast<T>(v);
+    else
+      data[flat] = from_double<T>(static_cast<double>(v));
+  });
+}
+double unsigned_as_double(int64_t bits) { return static_cast<double>(static_cast<uint64_t>(bits)); }
+
+// A float converted to u64: values from 2^63 on do not fit int64 but do fit the same bits.
+int64_t float_to_uint64_bits(double f) {
+  if (!(f >= 0)) return static_cast<int64_t>(f > -9223372036854775808.0 ? f : 0);
+  if (f >= 18446744073709551616.0) return -1;
+  return static_cast<int64_t>(static_cast<uint64_t>(f));
+}
+
 double round_to(DataType t, double v) {
   switch (t) {
     case DataType::kFloat32:
@@ -79,7 +110,12 @@ class Interpreter {
         Value val = eval(n->value);
         Tensor& t = tensor_of(*n->buffer);
         int64_t flat = flat_index(*n->buffer, n->indices, t);
-        t.set_double(flat, val.as_double());
+        if (!val.is_float && !dtype_is_float(t.dtype()))
+          store_integer(t, flat, val.i);
+        else if (!val.is_float && n->value->dtype == DataType::kUInt64)
+          t.set_double(flat, unsigned_as_double(val.i));
+        else
+          t.set_double(flat, val.as_double());
         return;
       }
       case NodeKind::kAllocate: {
@@ -148,15 +184,19 @@ class Interpreter {
       case NodeKind::kCast: {
         auto* n = as<Cast>(e);
         Value v = eval(n->value);
-        if (dtype_is_float(n->dtype)) return float_value(round_to(n->dtype, v.as_double()));
-        if (n->dtype == DataType::kBool) return int_value(v.as_double() != 0);
+        const bool from_u64 = !v.is_float && n->value->dtype == DataType::kUInt64;
+        if (dtype_is_float(n->dtype))
+          return float_value(round_to(n->dtype, from_u64 ? unsigned_as_double(v.i) : v.as_double()));
+        if (n->dtype == DataType::kBool) return int_value(v.is_float ? v.f != 0 : v.i != 0);
+        if (v.is_float && n->dtype == DataType::kUInt64) return int_value(float_to_uint64_bits(std::trunc(v.f)));
         return int_value(v.is_float ? static_cast<int64_t>(std::trunc(v.f)) : v.i);
       }
       case NodeKind::kLoad: {
         auto* n = as<Load>(e);
         Tensor& t = tensor_of(*n->buffer);
-        double v = t.get_double(flat_index(*n->buffer, n->indices, t));
-        return dtype_is_float(n->dtype) ? float_value(v) : int_value(static_cast<int64_t>(v));
+        const int64_t flat = flat_index(*n->buffer, n->indices, t);
+        if (dtype_is_float(n->dtype)) return float_value(t.get_double(flat));
+        return int_value(load_integer(t, flat));
       }
       case NodeKind::kCall:
         return eval_call(*as<Call>(e));
@@ -251,14 +291,19 @@ class Interpreter {
       }
     }
     int64_t x = a.i, y = b.i;
+    if (n.a->dtype == DataType::kUInt64 || n.b->dtype == DataType::kUInt64) {
+      if (auto r = eval_unsigned(n, static_cast<uint64_t>(x), static_cast<uint64_t>(y))) return *r;
+    }
     if (auto c = eval_comparison(n.op, x, y)) return int_value(*c);
+    // + - * wrap modulo 2^64 as compiled code does (signed overflow would be undefined here).
+    auto wrap = [](uint64_t v) { return int_value(static_cast<int64_t>(v)); };
     switch (n.op) {
       case BinaryOp::kAdd:
-        return int_value(x + y);
+        return wrap(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
       case BinaryOp::kSub:
-        return int_value(x - y);
+        return wrap(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
       case BinaryOp::kMul:
-        return int_value(x * y);
+        return wrap(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
       case BinaryOp::kDiv:
         if (y == 0) throw Error("interpreter: integer division by zero in " + to_string(n.a) + " / " + to_string(n.b));
         return int_value(floor_div(x, y));
@@ -273,6 +318,27 @@ class Interpreter {
         break;
     }
     throw Error("interpreter: unsupported operator " + std::string(binary_op_symbol(n.op)));
+  }
+
+  // The u64 operations whose result differs from int64's on the same bits: order, division and
+  // remainder (floor and truncation agree for unsigned values). + - * wrap alike.
+  std::optional<Value> eval_unsigned(const Binary& n, uint64_t x, uint64_t y) {
+    if (auto c = eval_comparison(n.op, x, y)) return int_value(*c);
+    auto bits = [](uint64_t v) { return int_value(static_cast<int64_t>(v)); };
+    switch (n.op) {
+      case BinaryOp::kDiv:
+        if (y == 0) throw Error("interpreter: integer division by zero in " + to_string(n.a) + " / " + to_string(n.b));
+        return bits(x / y);
+      case BinaryOp::kMod:
+        if (y == 0) throw Error("interpreter: integer modulo by zero in " + to_string(n.a) + " % " + to_string(n.b));
+        return bits(x % y);
+      case BinaryOp::kMin:
+        return bits(std::min(x, y));
+      case BinaryOp::kMax:
+        return bits(std::max(x, y));
+      default:
+        return std::nullopt;
+    }
   }
 
   // A call with a registered evaluator (a tensor intrinsic) runs the statement the evaluator

@@ -21,6 +21,8 @@ constexpr DtypeInfo kDtypes[] = {
     {DataType::kInt8, "i8", "int8", 1},        {DataType::kInt16, "i16", "int16", 2},
     {DataType::kInt32, "i32", "int32", 4},     {DataType::kInt64, "i64", "int64", 8},
     {DataType::kUInt8, "u8", "uint8", 1},      {DataType::kBool, "bool", "bool", 1},
+    {DataType::kUInt16, "u16", "uint16", 2},   {DataType::kUInt32, "u32", "uint32", 4},
+    {DataType::kUInt64, "u64", "uint64", 8},   {DataType::kString, "str", "string", sizeof(void*)},
 };
 const DtypeInfo& info(DataType t) { return kDtypes[static_cast<int>(t)]; }
 }  // namespace
@@ -34,14 +36,20 @@ DataType dtype_from_name(std::string_view name) {
   if (name == "float") return DataType::kFloat32;
   if (name == "double") return DataType::kFloat64;
   throw Error("unknown data type '" + std::string(name) +
-              "' (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 bool)");
+              "' (expected one of f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64 bool str)");
 }
 
 bool dtype_is_float(DataType t) {
   return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 ||
          t == DataType::kBFloat16;
 }
-bool dtype_is_integer(DataType t) { return !dtype_is_float(t) && t != DataType::kBool; }
+bool dtype_is_integer(DataType t) { return !dtype_is_float(t) && t != DataType::kBool && t != DataType::kString; }
+void throw_not_numeric(DataType t) {
+  throw Error(std::string(dtype_name(t)) + " tensors have no numeric elements (strings run on the reference kernels of the ops that take them)");
+}
+bool dtype_is_unsigned(DataType t) {
+  return t == DataType::kUInt8 || t == DataType::kUInt16 || t == DataType::kUInt32 || t == DataType::kUInt64;
+}
 
 float to_float(BFloat16 h) { return std::bit_cast<float>(static_cast<uint32_t>(h.bits) << 16); }
 
@@ -100,7 +108,8 @@ struct OnnxCode {
 constexpr OnnxCode kOnnxCodes[] = {
     {1, DataType::kFloat32}, {2, DataType::kUInt8},  {3, DataType::kInt8},  {5, DataType::kInt16},
     {6, DataType::kInt32},   {7, DataType::kInt64},  {9, DataType::kBool},  {10, DataType::kFloat16},
-    {11, DataType::kFloat64}, {16, DataType::kBFloat16},
+    {11, DataType::kFloat64}, {16, DataType::kBFloat16}, {4, DataType::kUInt16}, {12, DataType::kUInt32},
+    {13, DataType::kUInt64}, {8, DataType::kString},
 };
 }  // namespace
 

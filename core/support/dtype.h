@@ -8,16 +8,23 @@
 
 namespace tessel {
 
+// The unsigned types wider than a byte and strings come last so that the older codes keep their
+// numbers. A string element is a handle to an interned string (tensor.h, "String tensors"): it has
+// no arithmetic and no C++ element type, so dispatch_dtype refuses it.
 enum class DataType : uint8_t {
   kFloat32, kFloat64, kFloat16, kBFloat16,
   kInt8, kInt16, kInt32, kInt64, kUInt8, kBool,
+  kUInt16, kUInt32, kUInt64, kString,
 };
+inline constexpr DataType kLastDataType = DataType::kString;
 
 size_t dtype_size(DataType t);
 std::string_view dtype_name(DataType t);         // "f32", "i64", "bool", ...
 DataType dtype_from_name(std::string_view name);  // accepts short names and "float32" etc.; throws Error
 bool dtype_is_float(DataType t);
 bool dtype_is_integer(DataType t);                // signed or unsigned, not bool
+bool dtype_is_unsigned(DataType t);               // u8 u16 u32 u64 (not bool)
+[[noreturn]] void throw_not_numeric(DataType t);  // "string tensors have no numeric elements"
 
 // Wrappers for the 16-bit float types so templates can tell them apart from integers.
 struct Float16 { uint16_t bits = 0; };
@@ -37,11 +44,15 @@ template <> struct DataTypeOf<int16_t> { static constexpr DataType value = DataT
 template <> struct DataTypeOf<int32_t> { static constexpr DataType value = DataType::kInt32; };
 template <> struct DataTypeOf<int64_t> { static constexpr DataType value = DataType::kInt64; };
 template <> struct DataTypeOf<uint8_t> { static constexpr DataType value = DataType::kUInt8; };
+template <> struct DataTypeOf<uint16_t> { static constexpr DataType value = DataType::kUInt16; };
+template <> struct DataTypeOf<uint32_t> { static constexpr DataType value = DataType::kUInt32; };
+template <> struct DataTypeOf<uint64_t> { static constexpr DataType value = DataType::kUInt64; };
 template <> struct DataTypeOf<bool> { static constexpr DataType value = DataType::kBool; };
 
 // Calls f.template operator()<T>() with the C++ type of `t`. Use with a template lambda:
 //   dispatch_dtype(t, [&]<class T>() { ... });
 template <class F> decltype(auto) dispatch_dtype(DataType t, F&& f) {
+  if (t == DataType::kString) throw_not_numeric(t);
   switch (t) {
     case DataType::kFloat32: return f.template operator()<float>();
     case DataType::kFloat64: return f.template operator()<double>();
@@ -53,6 +64,10 @@ template <class F> decltype(auto) dispatch_dtype(DataType t, F&& f) {
     case DataType::kInt64: return f.template operator()<int64_t>();
     case DataType::kUInt8: return f.template operator()<uint8_t>();
     case DataType::kBool: return f.template operator()<bool>();
+    case DataType::kUInt16: return f.template operator()<uint16_t>();
+    case DataType::kUInt32: return f.template operator()<uint32_t>();
+    case DataType::kUInt64: return f.template operator()<uint64_t>();
+    case DataType::kString: break;
   }
   return f.template operator()<float>();
 }

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <unordered_set>
 #include <type_traits>
 
 #include "core/support/error.h"
@@ -81,6 +83,38 @@ std::vector<int64_t> Tensor::to_int64s() const {
   return out;
 }
 
+const std::string* intern_string(std::string_view s) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> pool;  // node-based: an element never moves
+  std::lock_guard lock(mutex);
+  return &*pool.emplace(s).first;
+}
+
+Tensor Tensor::from_strings(Shape shape, const std::vector<std::string>& values) {
+  Tensor t(DataType::kString, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != t.numel())
+    throw Error(std::to_string(values.size()) + " strings for a tensor of shape " + shape_str(t.shape()));
+  for (size_t i = 0; i < values.size(); ++i) t.set_string(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+std::string_view Tensor::string_at(int64_t i) const {
+  check_type(DataType::kString);
+  const std::string* s = reinterpret_cast<const std::string* const*>(raw_data())[i];
+  return s ? std::string_view(*s) : std::string_view();
+}
+
+void Tensor::set_string(int64_t i, std::string_view value) {
+  check_type(DataType::kString);
+  reinterpret_cast<const std::string**>(raw_data())[i] = value.empty() ? nullptr : intern_string(value);
+}
+
+std::vector<std::string> Tensor::strings() const {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < numel(); ++i) out.emplace_back(string_at(i));
+  return out;
+}
+
 Tensor Tensor::clone() const {
   Tensor t(dtype_, shape_);
   std::memcpy(t.raw_data(), raw_data(), nbytes());
@@ -124,6 +158,10 @@ Tensor Tensor::cast(DataType to) const {
 std::string Tensor::summary() const {
   std::string s = std::string(dtype_name(dtype_)) + shape_str(shape_) + " {";
   int64_t n = std::min<int64_t>(numel(), 6);
+  if (dtype_ == DataType::kString) {
+    for (int64_t i = 0; i < n; ++i) s += (i ? ", \"" : "\"") + std::string(string_at(i)) + "\"";
+    return s + (numel() > n ? ", ...}" : "}");
+  }
   for (int64_t i = 0; i < n; ++i) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%s%g", i ? ", " : "", get_double(i));

@@ -6,6 +6,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/support/dtype.h"
 #include "core/support/shape.h"
@@ -56,6 +58,12 @@ class Tensor {
   // Reads an integer tensor (any integer dtype) as int64 values: shapes, axes, pads, indices.
   std::vector<int64_t> to_int64s() const;
 
+  // String tensors (dtype kString), see the note below.
+  static Tensor from_strings(Shape shape, const std::vector<std::string>& values);
+  std::string_view string_at(int64_t i) const;
+  void set_string(int64_t i, std::string_view value);
+  std::vector<std::string> strings() const;
+
   Tensor clone() const;
   // Same bytes, new shape (numel must match). Shares storage.
   Tensor reshaped(Shape shape) const;
@@ -69,6 +77,25 @@ class Tensor {
   Shape shape_;
   std::shared_ptr<std::byte[]> storage_;
 };
+
+// String tensors
+// --------------
+// Strings reach Tessel only where an op needs them (Cast to and from string, StringNormalizer), and
+// such ops run on the reference kernels. So the numeric core keeps its one representation, bytes
+// of fixed-size elements, and a string element is a fixed-size handle: the address of a string
+// interned in a process-wide pool that only grows. Zero bytes are the empty string.
+//
+//   Tensor kString [3]: 8-byte handles           intern pool (append-only, never moves a string)
+//   ┌──────────┬──────────┬──────────┐           ┌──────────┐
+//   │ ●────────┼──────────┼──●       │ nullptr   │ "monday" │◀── both handles: equal strings share
+//   └──────────┴──────────┴──────────┘ = ""      └──────────┘    one entry
+//
+// Everything that moves bytes (Identity, Reshape, the memory plan's arena, copies between
+// executors) moves strings unchanged; everything that computes refuses them (dispatch_dtype throws,
+// the tensor-expression builders decline string values, so their groups run on the reference path).
+// The pool is never freed: it holds the distinct strings a process has seen, which for models
+// and their test inputs stays small.
+const std::string* intern_string(std::string_view s);
 
 // Alignment of every tensor's storage in bytes (one AVX-512 register, one cache line).
 constexpr size_t kTensorAlignment = 64;

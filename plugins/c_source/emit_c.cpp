@@ -60,6 +60,9 @@ const char* c_type(DataType t) {
     case DataType::kInt32: return "int32_t";
     case DataType::kInt64: return "int64_t";
     case DataType::kUInt8: return "uint8_t";
+    case DataType::kUInt16: return "uint16_t";
+    case DataType::kUInt32: return "uint32_t";
+    case DataType::kUInt64: return "uint64_t";
     case DataType::kBool: return "uint8_t";
     default: return nullptr;
   }
@@ -177,11 +180,23 @@ class Emitter {
   std::string binary(const ir::Binary& n) {
     using Op = ir::BinaryOp;
     bool fp = dtype_is_float(n.a->dtype) || dtype_is_float(n.b->dtype);
+    // Integers meet in int64, which holds every narrower type exactly; a u64 operand needs uint64_t
+    // for its order, division and remainder (the loop IR's floor and truncation agree there).
+    const bool wide_unsigned = n.a->dtype == DataType::kUInt64 || n.b->dtype == DataType::kUInt64;
     DataType operand = fp ? (n.a->dtype == DataType::kFloat64 || n.b->dtype == DataType::kFloat64 ? DataType::kFloat64 : DataType::kFloat32)
-                          : DataType::kInt64;
+                          : wide_unsigned ? DataType::kUInt64 : DataType::kInt64;
     std::string a = cast(expr(n.a), n.a->dtype, operand), b = cast(expr(n.b), n.b->dtype, operand);
     std::string r;
     bool single = operand == DataType::kFloat32;
+    if (wide_unsigned && !fp) {
+      switch (n.op) {
+        case Op::kDiv: return cast("(" + a + " / " + b + ")", operand, n.dtype);
+        case Op::kMod: return cast("(" + a + " % " + b + ")", operand, n.dtype);
+        case Op::kMin: return cast("(" + a + " < " + b + " ? " + a + " : " + b + ")", operand, n.dtype);
+        case Op::kMax: return cast("(" + a + " > " + b + " ? " + a + " : " + b + ")", operand, n.dtype);
+        default: break;  // + - * wrap alike; comparisons below compare uint64_t
+      }
+    }
     switch (n.op) {
       case Op::kAdd: r = "(" + a + " + " + b + ")"; break;
       case Op::kSub: r = "(" + a + " - " + b + ")"; break;

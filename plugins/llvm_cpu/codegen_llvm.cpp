@@ -141,10 +141,11 @@ class KernelEmitter {
       case DataType::kFloat16: return b_.getHalfTy();
       case DataType::kBFloat16: return b_.getBFloatTy();
       case DataType::kInt8: case DataType::kUInt8: return b_.getInt8Ty();
-      case DataType::kInt16: return b_.getInt16Ty();
-      case DataType::kInt32: return b_.getInt32Ty();
-      case DataType::kInt64: return b_.getInt64Ty();
+      case DataType::kInt16: case DataType::kUInt16: return b_.getInt16Ty();
+      case DataType::kInt32: case DataType::kUInt32: return b_.getInt32Ty();
+      case DataType::kInt64: case DataType::kUInt64: return b_.getInt64Ty();
       case DataType::kBool: return b_.getInt1Ty();
+      case DataType::kString: break;  // never compiled (te_from_graph declines string values)
     }
     return b_.getFloatTy();
   }
@@ -168,13 +169,13 @@ class KernelEmitter {
     if (to == DataType::kBFloat16) return float_to_bfloat16(convert(v, from, DataType::kFloat32));
     llvm::Type* dst = with_lanes(scalar_type(to), v);
     bool from_float = dtype_is_float(from), to_float = dtype_is_float(to);
-    bool from_unsigned = from == DataType::kUInt8 || from == DataType::kBool;
+    bool from_unsigned = dtype_is_unsigned(from) || from == DataType::kBool;
     if (to == DataType::kBool) {
       if (from_float) return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
       return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
     }
     if (from_float && to_float) return b_.CreateFPCast(v, dst);
-    if (from_float) return to == DataType::kUInt8 ? b_.CreateFPToUI(v, dst) : b_.CreateFPToSI(v, dst);
+    if (from_float) return dtype_is_unsigned(to) ? b_.CreateFPToUI(v, dst) : b_.CreateFPToSI(v, dst);
     if (to_float) return from_unsigned ? b_.CreateUIToFP(v, dst) : b_.CreateSIToFP(v, dst);
     return b_.CreateIntCast(v, dst, !from_unsigned);
   }
@@ -335,7 +336,7 @@ class KernelEmitter {
     a = splat_to(a, b);
     b = splat_to(b, a);
     bool fp = dtype_is_float(operand);
-    bool is_unsigned = operand == DataType::kUInt8 || operand == DataType::kBool;
+    bool is_unsigned = dtype_is_unsigned(operand) || operand == DataType::kBool;
     switch (n.op) {
       case Op::kAdd: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
       case Op::kSub: return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b);

@@ -1,5 +1,10 @@
 // ONNX TensorProto files (input_K.pb / output_K.pb): a round trip for every Tessel dtype, the
 // bytes ONNX expects, and clear errors naming the file.
+// clang-format off
+#include <onnx/onnx_pb.h>  // before onnx-data.pb.h: it defines ONNX_API
+#include <onnx/onnx-data.pb.h>
+// clang-format on
+
 #include "test_frontend_models.h"
 
 using namespace tessel;
@@ -15,7 +20,8 @@ class TestFrontendTensorPb : public QObject {
   void round_trip_every_dtype() {
     const DataType all[] = {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
                             DataType::kInt8,    DataType::kInt16,   DataType::kInt32,   DataType::kInt64,
-                            DataType::kUInt8,   DataType::kBool};
+                            DataType::kUInt8,   DataType::kBool,    DataType::kUInt16,  DataType::kUInt32,
+                            DataType::kUInt64};
     for (DataType dt : all) {
       Tensor t(dt, {2, 3});
       for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dt == DataType::kBool ? i % 2 : (i * 5 % 7) - 3);
@@ -34,6 +40,48 @@ class TestFrontendTensorPb : public QObject {
       QCOMPARE(proto.data_type(), dtype_to_onnx(dt));
       QCOMPARE(proto.dims_size(), 2);
     }
+  }
+
+  // ONNX keeps uint32 and uint64 in uint64_data, uint16 in int32_data, each value whole.
+  void unsigned_values_in_typed_fields() {
+    onnx::TensorProto proto;
+    proto.set_data_type(onnx::TensorProto::UINT64);
+    proto.add_dims(2);
+    proto.add_uint64_data(18446744073709551615ull);
+    proto.add_uint64_data(9223372036854775809ull);
+    const Tensor u64 = tensor_from_onnx(proto);
+    QCOMPARE(u64.dtype(), DataType::kUInt64);
+    QCOMPARE(u64.data<uint64_t>()[0], 18446744073709551615ull);
+    QCOMPARE(u64.data<uint64_t>()[1], 9223372036854775809ull);
+    proto.set_data_type(onnx::TensorProto::UINT32);
+    QCOMPARE(tensor_from_onnx(proto).data<uint32_t>()[1], 1u);  // stored wider than the type: wraps
+    onnx::TensorProto u16;
+    u16.set_data_type(onnx::TensorProto::UINT16);
+    u16.add_dims(1);
+    u16.add_int32_data(65535);
+    QCOMPARE(tensor_from_onnx(u16).data<uint16_t>()[0], uint16_t{65535});
+  }
+
+  // A SequenceProto parses as a TensorProto too; the error names it for what it is.
+  void a_sequence_file_is_named_as_one() {
+    onnx::SequenceProto seq;
+    seq.set_name("x0");
+    seq.set_elem_type(onnx::SequenceProto::TENSOR);
+    for (int i = 0; i < 2; ++i) {
+      onnx::TensorProto* t = seq.add_tensor_values();
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_dims(1);
+      t->add_float_data(1.0f);
+    }
+    const std::string p = path("seq.pb");
+    {
+      std::ofstream out(p, std::ios::binary);
+      QVERIFY(seq.SerializeToOstream(&out));
+    }
+    const QString error = error_of([&] { read_tensor_pb(p); });
+    QVERIFY2(error.contains("seq.pb") &&
+                 error.contains("holds a sequence of 2 tensors (an ONNX SequenceProto), not a tensor"),
+             qPrintable(error));
   }
 
   void scalars_and_empty_tensors() {
@@ -70,14 +118,15 @@ class TestFrontendTensorPb : public QObject {
     QVERIFY2(msg.startsWith(QString::fromStdString(path("cut.pb")) + ": ") && msg.contains("truncated"),
              qPrintable(msg));
 
-    onnx::TensorProto str;
-    str.set_name("words");
-    str.set_data_type(onnx::TensorProto::STRING);
-    str.add_dims(1);
-    str.add_string_data("hello");
-    OnnxModel::write_file(path("str.pb"), str.SerializeAsString());
-    msg = error_of([&] { read_tensor_pb(path("str.pb")); });
-    QVERIFY2(msg.contains("str.pb: tensor 'words'") && msg.contains("STRING"), qPrintable(msg));
+    onnx::TensorProto complex;
+    complex.set_name("waves");
+    complex.set_data_type(onnx::TensorProto::COMPLEX64);
+    complex.add_dims(1);
+    complex.add_float_data(1.0f);
+    complex.add_float_data(0.0f);
+    OnnxModel::write_file(path("complex.pb"), complex.SerializeAsString());
+    msg = error_of([&] { read_tensor_pb(path("complex.pb")); });
+    QVERIFY2(msg.contains("complex.pb: tensor 'waves'") && msg.contains("COMPLEX64"), qPrintable(msg));
 
     OnnxModel::write_file(path("empty.pb"), "");
     msg = error_of([&] { read_tensor_pb(path("empty.pb")); });

@@ -29,7 +29,8 @@ class TestSupport : public QObject {
     QCOMPARE(dtype_from_name("i64"), DataType::kInt64);
     QCOMPARE(dtype_from_onnx(7), DataType::kInt64);
     QCOMPARE(dtype_to_onnx(DataType::kBool), 9);
-    QVERIFY_THROWS_EXCEPTION(Error, dtype_from_onnx(8));  // STRING
+    QCOMPARE(dtype_from_onnx(8), DataType::kString);
+    QVERIFY_THROWS_EXCEPTION(Error, dtype_from_onnx(14));  // COMPLEX64
     QVERIFY_THROWS_EXCEPTION(Error, dtype_from_name("complex64"));
   }
   void tensors_refuse_absurd_sizes() {

@@ -6,7 +6,7 @@ namespace tessel::ops {
 
 std::string DTypeSet::str() const {
   std::string out;
-  for (int t = 0; t <= static_cast<int>(DataType::kBool); ++t)
+  for (int t = 0; t <= static_cast<int>(kLastDataType); ++t)
     if (contains(static_cast<DataType>(t)))
       out += (out.empty() ? "" : ", ") + std::string(dtype_name(static_cast<DataType>(t)));
   return out;
@@ -49,6 +49,12 @@ template <class Fn>
 concept HasIntBinary = requires(int64_t x) {
   Fn::apply_int(x, x);
 };
+// Functors whose integer rule depends on the sign (order, division) give a u64 rule too: the
+// int64 compute type holds a u64 above 2^63 as a negative number.
+template <class Fn>
+concept HasUnsignedBinary = requires(uint64_t x) {
+  Fn::apply_unsigned(x, x);
+};
 template <class Fn>
 concept HasFinish = requires(double x) {
   Fn::finish(x, int64_t{1});
@@ -69,7 +75,9 @@ auto compute_unary(const typename Fn::Attrs& attrs, T x) {
 
 template <class Fn, class A, class B>
 auto compute_binary(A a, B b) {
-  if constexpr (!kIsFloatLike<A> && !kIsFloatLike<B> && HasIntBinary<Fn>) {
+  if constexpr (std::is_same_v<A, uint64_t> && std::is_same_v<B, uint64_t> && HasUnsignedBinary<Fn>) {
+    return Fn::apply_unsigned(a, b);
+  } else if constexpr (!kIsFloatLike<A> && !kIsFloatLike<B> && HasIntBinary<Fn>) {
     return Fn::apply_int(load(a), load(b));
   } else if constexpr (HasFloatBinary<Fn>) {
     return Fn::apply(static_cast<double>(load(a)), static_cast<double>(load(b)));
@@ -184,6 +192,12 @@ void VariadicOp<Fn>::reference(const Attrs&, const KernelArgs& args) {
     }
     T* py = y.data<T>();
     for_each_broadcast(y.shape(), shapes, [&](int64_t o, const int64_t* in) {
+      if constexpr (std::is_same_v<T, uint64_t> && HasUnsignedBinary<Fn>) {
+        uint64_t acc = data[0][in[0]];
+        for (int64_t k = 1; k < n; ++k) acc = Fn::apply_unsigned(acc, data[k][in[k]]);
+        py[o] = acc;
+        return;
+      }
       Compute<T> acc = load(data[0][in[0]]);
       for (int64_t k = 1; k < n; ++k) acc = fold<Fn>(acc, load(data[k][in[k]]));
       if constexpr (HasFinish<Fn>) {

@@ -82,6 +82,10 @@ void ModOp::reference(const Attrs& attrs, const KernelArgs& args) {
     for_each_broadcast(y.shape(), {a.shape(), b.shape()}, [&](int64_t o, const int64_t* in) {
       if constexpr (kIsFloatLike<T>) {
         py[o] = store<T>(std::fmod(load(pa[in[0]]), load(pb[in[1]])));
+      } else if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+        // Both rules agree without signs; u64 stays out of int64, where it would turn negative.
+        if (pb[in[1]] == 0) throw Error("Mod: integer remainder by zero");
+        py[o] = static_cast<T>(pa[in[0]] % pb[in[1]]);
       } else {
         const int64_t u = load(pa[in[0]]), v = load(pb[in[1]]);
         if (v == 0) throw Error("Mod: integer remainder by zero");
@@ -96,7 +100,7 @@ void ModOp::reference(const Attrs& attrs, const KernelArgs& args) {
 void BitShiftOp::infer(const Attrs&, InferContext& ctx) {
   const TensorType& x = ctx.input(0);
   const TensorType& y = ctx.input(1);
-  require_dtype("BitShift", "input 0", x.dtype, DTypeSet{DataType::kUInt8});
+  require_dtype("BitShift", "input 0", x.dtype, kUnsignedIntTypes);
   require_same_dtype("BitShift", x.dtype, y.dtype);
   ctx.set_output(0, x.dtype, broadcast_pair("BitShift", x.shape, y.shape));
 }
@@ -105,15 +109,18 @@ void BitShiftOp::reference(const Attrs& attrs, const KernelArgs& args) {
   const Tensor& x = args.in(0);
   const Tensor& s = args.in(1);
   Tensor& y = args.out(0);
-  const int64_t bits = static_cast<int64_t>(dtype_size(x.dtype()) * 8);
   const bool left = attrs.direction == "LEFT";
-  const std::vector<int64_t> xv = x.to_int64s(), sv = s.to_int64s();
-  for_each_broadcast(y.shape(), {x.shape(), s.shape()}, [&](int64_t o, const int64_t* in) {
-    const uint64_t v = static_cast<uint64_t>(xv[in[0]]);
-    const int64_t by = sv[in[1]];
-    const uint64_t r = by >= bits ? 0 : left ? v << by : v >> by;
-    const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-    y.set_double(o, static_cast<double>(r & mask));
+  dispatch_dtype(x.dtype(), [&]<class T>() {
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+      constexpr uint64_t bits = sizeof(T) * 8;
+      const T* px = x.data<T>();
+      const T* ps = s.data<T>();
+      T* py = y.data<T>();
+      for_each_broadcast(y.shape(), {x.shape(), s.shape()}, [&](int64_t o, const int64_t* in) {
+        const uint64_t v = px[in[0]], by = ps[in[1]];
+        py[o] = by >= bits ? T{0} : static_cast<T>(left ? v << by : v >> by);  // a shift by the width leaves nothing
+      });
+    }
   });
 }
 

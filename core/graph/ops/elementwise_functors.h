@@ -349,6 +349,10 @@ struct DivFn : BinaryFnDefaults {
     if (b == 0) throw Error("Div: integer division by zero");
     return b == -1 ? wrap_neg(a) : a / b;  // INT64_MIN / -1 wraps instead of trapping
   }
+  static uint64_t apply_unsigned(uint64_t a, uint64_t b) {
+    if (b == 0) throw Error("Div: integer division by zero");
+    return a / b;
+  }
 };
 
 struct PowFn : BinaryFnDefaults {
@@ -396,21 +400,25 @@ struct LessFn : ComparisonFnDefaults {
   static constexpr const char *name = "Less", *doc = "a < b (bool), numpy broadcasting";
   static bool apply(double a, double b) { return a < b; }
   static bool apply_int(int64_t a, int64_t b) { return a < b; }
+  static bool apply_unsigned(uint64_t a, uint64_t b) { return a < b; }
 };
 struct GreaterFn : ComparisonFnDefaults {
   static constexpr const char *name = "Greater", *doc = "a > b (bool), numpy broadcasting";
   static bool apply(double a, double b) { return a > b; }
   static bool apply_int(int64_t a, int64_t b) { return a > b; }
+  static bool apply_unsigned(uint64_t a, uint64_t b) { return a > b; }
 };
 struct LessOrEqualFn : ComparisonFnDefaults {
   static constexpr const char *name = "LessOrEqual", *doc = "a <= b (bool), numpy broadcasting";
   static bool apply(double a, double b) { return a <= b; }
   static bool apply_int(int64_t a, int64_t b) { return a <= b; }
+  static bool apply_unsigned(uint64_t a, uint64_t b) { return a <= b; }
 };
 struct GreaterOrEqualFn : ComparisonFnDefaults {
   static constexpr const char *name = "GreaterOrEqual", *doc = "a >= b (bool), numpy broadcasting";
   static bool apply(double a, double b) { return a >= b; }
   static bool apply_int(int64_t a, int64_t b) { return a >= b; }
+  static bool apply_unsigned(uint64_t a, uint64_t b) { return a >= b; }
 };
 
 struct LogicFnDefaults : ComparisonFnDefaults {
@@ -437,6 +445,7 @@ struct MaxFn {
   static constexpr DTypeSet types = kNumericTypes;
   static double apply(double a, double b) { return std::isnan(a) || a >= b ? a : b; }
   static int64_t apply_int(int64_t a, int64_t b) { return std::max(a, b); }
+  static uint64_t apply_unsigned(uint64_t a, uint64_t b) { return std::max(a, b); }
 };
 
 struct MinFn {
@@ -445,6 +454,7 @@ struct MinFn {
   static constexpr DTypeSet types = kNumericTypes;
   static double apply(double a, double b) { return std::isnan(a) || a <= b ? a : b; }
   static int64_t apply_int(int64_t a, int64_t b) { return std::min(a, b); }
+  static uint64_t apply_unsigned(uint64_t a, uint64_t b) { return std::min(a, b); }
 };
 
 struct SumFn {

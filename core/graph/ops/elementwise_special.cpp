@@ -1,7 +1,12 @@
 // The element-wise ops that fit none of the three templates: Clip (optional bound inputs),
 // Where (three-way broadcast), Cast/CastLike, Identity and Dropout.
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "core/graph/ops/elementwise.h"
 
@@ -15,10 +20,20 @@ namespace {
 // int64 → f32). All of it is `store`'s rule.
 template <class D, class S>
 D cast_element(S v) {
-  if constexpr (std::is_same_v<S, D>)
+  if constexpr (std::is_same_v<S, D>) {
     return v;
-  else
+  } else if constexpr (std::is_same_v<S, uint64_t>) {  // above 2^63 a u64 is no int64
+    if constexpr (kIsFloatLike<D>)
+      return store<D>(static_cast<double>(v));
+    else
+      return store<D>(static_cast<int64_t>(v));  // keeps the low bits, as narrowing does
+  } else if constexpr (std::is_same_v<D, uint64_t> && kIsFloatLike<S>) {
+    const double x = load(v);
+    if (x >= 9223372036854775808.0 && x < 18446744073709551616.0) return static_cast<uint64_t>(x);
+    return store<D>(x);
+  } else {
     return store<D>(load(v));
+  }
 }
 
 void copy_bytes(const Tensor& from, Tensor& to) { std::memcpy(to.raw_data(), from.raw_data(), from.nbytes()); }
@@ -107,7 +122,76 @@ void WhereOp::reference(const Attrs&, const KernelArgs& args) {
 // ---------------------------------------------------------------- Cast, CastLike, Identity
 
 namespace {
+// A number as ONNX's Cast writes it: the shortest decimal that reads back to the same value of its
+// own type (numpy's str of a float32 or float64), "NaN", "INF" and "-INF"; integers in decimal;
+// bools as numpy writes them.
+template <class S>
+std::string number_text(S v) {
+  if constexpr (std::is_same_v<S, bool>) {
+    return v ? "True" : "False";
+  } else {
+    char buf[64];
+    std::to_chars_result r;
+    if constexpr (std::is_integral_v<S>) {
+      r = std::to_chars(buf, buf + sizeof buf, v);
+    } else {
+      const double d = load(v);
+      if (std::isnan(d)) return "NaN";
+      if (std::isinf(d)) return d > 0 ? "INF" : "-INF";
+      if constexpr (std::is_same_v<S, double>)
+        r = std::to_chars(buf, buf + sizeof buf, d);
+      else
+        r = std::to_chars(buf, buf + sizeof buf, static_cast<float>(d));  // f16 and bf16 print as their float
+    }
+    return std::string(buf, r.ptr);
+  }
+}
+
+// A string as ONNX's Cast reads it into type D: a decimal or scientific number with an optional
+// sign, or NaN / INF (any case, with a sign). Integers read exactly when written as integers.
+template <class D>
+D parse_number(std::string_view text) {
+  std::string_view t = text;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  bool negative = false;
+  if (!t.empty() && (t.front() == '+' || t.front() == '-')) {
+    negative = t.front() == '-';
+    t.remove_prefix(1);
+  }
+  auto fail = [&]() -> D { throw Error("Cast: '" + std::string(text) + "' is not a number"); };
+  if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>) {
+    uint64_t magnitude = 0;
+    auto r = std::from_chars(t.data(), t.data() + t.size(), magnitude);
+    if (r.ec == std::errc() && r.ptr == t.data() + t.size())
+      return static_cast<D>(negative ? uint64_t{0} - magnitude : magnitude);  // wraps as the narrow type would
+  }
+  double d = 0;
+  auto r = std::from_chars(t.data(), t.data() + t.size(), d);  // also reads inf, infinity and nan in any case
+  if (t.empty() || r.ec == std::errc::invalid_argument || r.ptr != t.data() + t.size()) return fail();
+  if (r.ec == std::errc::result_out_of_range) d = std::strtod(std::string(t).c_str(), nullptr);  // ±inf or 0
+  return store<D>(negative ? -d : d);
+}
+
 void cast_into(const Tensor& x, Tensor& y) {
+  if (x.dtype() == DataType::kString && y.dtype() == DataType::kString) {
+    std::memcpy(y.raw_data(), x.raw_data(), x.nbytes());
+    return;
+  }
+  if (y.dtype() == DataType::kString) {
+    dispatch_dtype(x.dtype(), [&]<class S>() {
+      const S* src = x.data<S>();
+      for (int64_t i = 0, n = x.numel(); i < n; ++i) y.set_string(i, number_text(src[i]));
+    });
+    return;
+  }
+  if (x.dtype() == DataType::kString) {
+    dispatch_dtype(y.dtype(), [&]<class D>() {
+      D* dst = y.data<D>();
+      for (int64_t i = 0, n = x.numel(); i < n; ++i) dst[i] = parse_number<D>(x.string_at(i));
+    });
+    return;
+  }
   dispatch_dtype(x.dtype(), [&]<class S>() {
     dispatch_dtype(y.dtype(), [&]<class D>() {
       const S* src = x.data<S>();

@@ -40,7 +40,8 @@ inline constexpr DTypeSet kFloatTypes{DataType::kFloat32, DataType::kFloat64, Da
 // Older op versions (Softplus-1, Elu-6, Round-11...) predate bfloat16.
 inline constexpr DTypeSet kFloatTypesNoBf16{DataType::kFloat32, DataType::kFloat64, DataType::kFloat16};
 inline constexpr DTypeSet kSignedIntTypes{DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64};
-inline constexpr DTypeSet kIntTypes = kSignedIntTypes | DTypeSet{DataType::kUInt8};
+inline constexpr DTypeSet kUnsignedIntTypes{DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64};
+inline constexpr DTypeSet kIntTypes = kSignedIntTypes | kUnsignedIntTypes;
 inline constexpr DTypeSet kNumericTypes = kFloatTypes | kIntTypes;
 inline constexpr DTypeSet kSignedNumericTypes = kFloatTypes | kSignedIntTypes;
 inline constexpr DTypeSet kBoolType{DataType::kBool};

@@ -1,7 +1,8 @@
-// TfIdfVectorizer: checks, shape inference and the reference kernel (text_ops.h).
+// TfIdfVectorizer and StringNormalizer: checks, shape inference and the reference kernels (text_ops.h).
 #include "core/graph/ops/text_ops.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace tessel::ops {
@@ -19,7 +20,7 @@ struct Pool {
 Pool read_pool(const TfIdfVectorizerAttrs& a) {
   const char* op = "TfIdfVectorizer";
   if (!a.pool_strings.empty())
-    throw Error(std::string(op) + ": pool_strings needs string tensors, which Tessel does not have");
+    throw Error(std::string(op) + ": pool_strings (n-grams of string tensors) is not supported");
   if (a.min_gram_length > a.max_gram_length)
     throw Error(std::string(op) + ": min_gram_length " + s(a.min_gram_length) + " exceeds max_gram_length " +
                 s(a.max_gram_length));
@@ -88,6 +89,54 @@ void TfIdfVectorizerOp::reference(const Attrs& a, const KernelArgs& args) {
       y.set_double(at, y.get_double(at) + v);
     }
   }
+}
+
+// ---------------------------------------------------------------- StringNormalizer
+
+namespace {
+
+std::string with_case(std::string_view text, const std::string& action) {
+  std::string out(text);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (action == "LOWER") c = static_cast<char>(std::tolower(u));
+    if (action == "UPPER") c = static_cast<char>(std::toupper(u));
+  }
+  return out;
+}
+
+// The strings of the row that are not stopwords, with their case changed.
+std::vector<std::string> normalized(const StringNormalizerAttrs& a, const Tensor& x) {
+  const bool sensitive = a.is_case_sensitive != 0;
+  std::vector<std::string> stop;
+  for (const std::string& w : a.stopwords) stop.push_back(sensitive ? w : with_case(w, "LOWER"));
+  std::vector<std::string> kept;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const std::string_view word = x.string_at(i);
+    const std::string key = sensitive ? std::string(word) : with_case(word, "LOWER");
+    if (std::find(stop.begin(), stop.end(), key) == stop.end()) kept.push_back(with_case(word, a.case_change_action));
+  }
+  if (kept.empty()) kept.emplace_back();  // ONNX: all dropped → one empty string
+  return kept;
+}
+
+}  // namespace
+
+void StringNormalizerOp::infer(const Attrs& a, InferContext& ctx) {
+  const TensorType& x = ctx.input(0);
+  if (x.dtype != DataType::kString)
+    throw Error("StringNormalizer: input 0 has dtype " + std::string(dtype_name(x.dtype)) + "; allowed: str");
+  if (!(x.shape.size() == 1 || (x.shape.size() == 2 && x.shape[0] == 1)))
+    throw Error("StringNormalizer: input 0 must be [C] or [1, C], got " + shape_str(x.shape));
+  const int64_t kept = static_cast<int64_t>(
+      normalized(a, ctx.require_value(0, "the input (how many strings stay depends on them)")).size());
+  ctx.set_output(0, DataType::kString, x.shape.size() == 1 ? Shape{kept} : Shape{1, kept});
+}
+
+void StringNormalizerOp::reference(const Attrs& a, const KernelArgs& args) {
+  const std::vector<std::string> kept = normalized(a, args.in(0));
+  Tensor& y = args.out(0);
+  for (size_t i = 0; i < kept.size(); ++i) y.set_string(static_cast<int64_t>(i), kept[i]);
 }
 
 }  // namespace tessel::ops

@@ -23,6 +23,12 @@ Stages unary(BuildContext& c, F f) {
   return {elementwise(c, t, [&](Values v) { return f(v[0]); })};
 }
 
+// The type u16 and u32 operands are computed in: int64 holds them exactly, and the result narrows
+// back modulo 2^bits as their own arithmetic would. u64 stays u64, so that its order is unsigned.
+DataType unsigned_operand(DataType t) {
+  return t == DataType::kUInt16 || t == DataType::kUInt32 ? DataType::kInt64 : t;
+}
+
 // f(a, b) on numbers; float_only for formulas whose integer meaning differs (Div) or is absent.
 template <class F>
 Stages binary(BuildContext& c, F f, bool float_only) {
@@ -30,13 +36,13 @@ Stages binary(BuildContext& c, F f, bool float_only) {
   if (float_only) float_operand(c);
   if (t == DataType::kBool || t == DataType::kInt8 || t == DataType::kUInt8 || t == DataType::kInt16)
     c.unsupported(std::string(dtype_name(t)) + " operands");
-  return {elementwise(c, t, [&](Values v) { return f(v[0], v[1]); })};
+  return {elementwise(c, unsigned_operand(t), [&](Values v) { return f(v[0], v[1]); })};
 }
 
 template <class F>
 Stages compare(BuildContext& c, F f) {
-  DataType t = c.input(0)->dtype;
-  if (!dtype_is_float(t) && t != DataType::kInt64 && t != DataType::kInt32)
+  DataType t = unsigned_operand(c.input(0)->dtype);
+  if (!dtype_is_float(t) && t != DataType::kInt64 && t != DataType::kInt32 && t != DataType::kUInt64)
     c.unsupported(std::string(dtype_name(t)) + " operands");
   return {elementwise(c, t, [&](Values v) { return f(v[0], v[1]); })};
 }
@@ -44,9 +50,9 @@ Stages compare(BuildContext& c, F f) {
 // f folded over every input; Mean then divides by their number.
 template <class F>
 Stages variadic(BuildContext& c, F f, bool mean) {
-  // Min, Max and Sum also take int32/int64 (Mean divides: floats only).
-  DataType t = c.input(0)->dtype;
-  if (mean || (t != DataType::kInt32 && t != DataType::kInt64)) t = float_operand(c);
+  // Min, Max and Sum also take int32/int64 and the unsigned types from u16 (Mean divides: floats only).
+  DataType t = unsigned_operand(c.input(0)->dtype);
+  if (mean || (t != DataType::kInt32 && t != DataType::kInt64 && t != DataType::kUInt64)) t = float_operand(c);
   return {elementwise(c, t, [&](Values v) {
     Expr acc = v[0];
     for (size_t i = 1; i < v.size(); ++i) acc = f(acc, v[i]);
@@ -240,7 +246,7 @@ Stages dropout(BuildContext& c) {
   return copy(c);
 }
 Stages cast(BuildContext& c) {
-  return {elementwise(c, c.input(0)->dtype, [&](Values v) { return te::cast(c.dtype(), v[0]); })};
+  return {elementwise(c, unsigned_operand(c.input(0)->dtype), [&](Values v) { return te::cast(c.dtype(), v[0]); })};
 }
 Stages cast_like(BuildContext& c) { return cast(c); }
 Stages clip(BuildContext& c) {
@@ -299,7 +305,8 @@ Stages prelu(BuildContext& c) {
 Stages mod(BuildContext& c) {
   DataType t = c.input(0)->dtype;
   if (t == DataType::kFloat16 || t == DataType::kBFloat16) c.unsupported(std::string(dtype_name(t)) + " operands");
-  if (!dtype_is_float(t) && t != DataType::kInt32) t = DataType::kInt64;  // narrow integers: exact in int64
+  // Narrow integers: exact in int64. u64 keeps its type: its remainder is unsigned (and both rules agree).
+  if (!dtype_is_float(t) && t != DataType::kInt32 && t != DataType::kUInt64) t = DataType::kInt64;
   const bool fmod = c.attrs<ops::ModAttrs>().fmod != 0;
   return {elementwise(c, t, [&](Values v) {
     if (dtype_is_float(t)) return te::intrinsic("fmod", {v[0], v[1]});
@@ -314,7 +321,7 @@ Stages mod(BuildContext& c) {
 Stages bit_shift(BuildContext& c) {
   const bool left = c.attrs<ops::BitShiftAttrs>().direction == "LEFT";
   const int64_t bits = static_cast<int64_t>(dtype_size(c.dtype()) * 8);
-  if (bits > 32) c.unsupported(std::string(dtype_name(c.dtype())) + " operands");
+  if (bits > 32) c.unsupported(std::string(dtype_name(c.dtype())) + " operands");  // u64: 2^63 is no int64
   return {elementwise(c, DataType::kInt64, [&](Values v) {
     Expr power = make_int(0);  // a shift by the width or more leaves nothing
     for (int64_t s = bits - 1; s >= 0; --s)

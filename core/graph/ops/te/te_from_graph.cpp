@@ -54,7 +54,7 @@ Expr broadcast_read(const te::Tensor& t, const std::vector<Expr>& idx) {
 // converted to `operand` type).
 te::Tensor elementwise(BuildContext& c, DataType operand, const std::function<Expr(const std::vector<Expr>&)>& fn) {
   if (!dtype_is_float(operand) && operand != DataType::kInt64 && operand != DataType::kInt32 &&
-      operand != DataType::kBool)
+      operand != DataType::kUInt64 && operand != DataType::kBool)
     c.unsupported(std::string(dtype_name(operand)) + " arithmetic");
   return te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) {
     std::vector<Expr> v;
@@ -482,6 +482,10 @@ std::optional<te::ComputeDag> build_group_dag(const Graph& g, const FusionGroup&
       const OpCompilation& compilation = n.op->compilation;
       if (!compilation.builder)
         throw Unsupported{n.op->name + " has no tensor-expression builder (" + compilation.why + ")"};
+      for (const std::vector<ValueId>* values : {&n.inputs, &n.outputs})
+        for (ValueId v : *values)
+          if (v != kNoValue && g.value(v).type.dtype == DataType::kString)
+            throw Unsupported{n.op->name + ": string values run on the reference kernels"};
       BuildContext c{g, n, id, {}, {}};
       for (ValueId v : n.inputs) c.in.push_back(v == kNoValue ? nullptr : tensors.at(v));
       for (ValueId v : n.outputs) c.out.push_back(g.value(v).type);
