@@ -10,6 +10,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/arith/simplify.h"
+#include "core/loopir/equal.h"
+#include "core/loopir/functor.h"
 #include "core/support/error.h"
 
 namespace tessel::codegen {
@@ -526,6 +529,123 @@ class Emitter {
     return cast(r, compute, n.dtype);
   }
 
+  // ── Vector types ──────────────────────────────────────────────────────────────────────────
+  // A vectorized loop of f32 stores as floatN statements (see the header); false, having emitted
+  // nothing, when the loop has anything else. Every statement is computed for all lanes before the
+  // next, as the llvm backend's vector code does; a buffer both stored and loaded in the loop at
+  // different addresses is left to the loop.
+  bool vector_loop(const ir::For& n, int indent) {
+    int64_t lanes = 0, lo = -1;
+    if (!dialect_.vector_types || !ir::is_const_int(n.extent, &lanes) || !ir::is_const_int(n.min, &lo) || lo != 0 ||
+        lanes > limits_.vector_width || (lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16))
+      return false;
+    std::vector<const ir::Store*> stores;
+    if (auto* one = ir::as<ir::Store>(n.body)) {
+      stores.push_back(one);
+    } else if (auto* seq = ir::as<ir::Seq>(n.body)) {
+      for (const auto& x : seq->stmts) {
+        auto* st = ir::as<ir::Store>(x);
+        if (!st) return false;
+        stores.push_back(st);
+      }
+    } else {
+      return false;
+    }
+    const ir::VarRef& lane = n.var;
+    const std::string type = "float" + std::to_string(lanes), width = std::to_string(lanes);
+    std::vector<std::string> lines;
+    for (const ir::Store* st : stores) {
+      if (st->buffer->dtype != DataType::kFloat32) return false;
+      bool aliased = false;
+      ir::for_each_access(n.body, [&](const ir::Buffer& b, const std::vector<ir::Expr>& idx, bool) {
+        if (b->name != st->buffer->name || idx.size() != st->indices.size()) return;
+        for (size_t d = 0; d < idx.size(); ++d) aliased = aliased || !ir::same_value(idx[d], st->indices[d]);
+      });
+      std::optional<std::string> base = unit_stride_base(st->buffer, st->indices, lane);
+      std::optional<std::string> value = aliased || !base ? std::nullopt : vector_value(st->value, lane, type, width);
+      if (!value) return false;
+      lines.push_back("vstore" + width + "(" + *value + ", 0, " + buffer_name(st->buffer) + " + " + *base + ");");
+    }
+    line(indent, "/* " + n.var->name + ": " + width + " lanes */");
+    for (const std::string& l : lines) line(indent, l);
+    return true;
+  }
+
+  // The flat index at lane 0 when consecutive lanes address consecutive elements.
+  std::optional<std::string> unit_stride_base(const ir::Buffer& b, const std::vector<ir::Expr>& idx,
+                                              const ir::VarRef& lane) {
+    std::vector<int64_t> strides = b->strides.empty() ? contiguous_strides(b->shape) : b->strides;
+    if (idx.size() == 1 && b->shape.size() != 1) strides = {1};
+    if (idx.size() != strides.size()) return std::nullopt;
+    ir::VarMap next{{lane.get(), ir::Expr(lane) + 1}};
+    ir::VarMap first{{lane.get(), ir::make_int(0, lane->dtype)}};
+    int64_t step = 0;
+    std::vector<ir::Expr> at_zero;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      int64_t delta = 0;
+      if (!ir::is_const_int(arith::simplify(ir::substitute(idx[d], next) - idx[d]), &delta)) return std::nullopt;
+      step += delta * strides[d];
+      at_zero.push_back(arith::simplify(ir::substitute(idx[d], first)));
+    }
+    if (step != 1) return std::nullopt;
+    return flat_index(b, at_zero);
+  }
+
+  // `e` for all lanes as a `type` (floatN) expression, or nothing when it has a part that is not
+  // an f32 vector operation. Loop-invariant parts are computed once and broadcast.
+  std::optional<std::string> vector_value(const ir::Expr& e, const ir::VarRef& lane, const std::string& type,
+                                          const std::string& width) {
+    if (!ir::uses_var(e, [&](const ir::Var* v) { return v == lane.get(); }))
+      return "((" + type + ")(" + cast(expr(e), e->dtype, DataType::kFloat32) + "))";
+    if (e->dtype != DataType::kFloat32) return std::nullopt;
+    auto sub = [&](const ir::Expr& x) { return vector_value(x, lane, type, width); };
+    if (auto* n = ir::as<ir::Load>(e)) {
+      if (n->buffer->dtype != DataType::kFloat32) return std::nullopt;
+      std::optional<std::string> base = unit_stride_base(n->buffer, n->indices, lane);
+      if (!base) return std::nullopt;
+      return "vload" + width + "(0, " + buffer_name(n->buffer) + " + " + *base + ")";
+    }
+    if (auto* n = ir::as<ir::Cast>(e)) return n->value->dtype == DataType::kFloat32 ? sub(n->value) : std::nullopt;
+    if (auto* n = ir::as<ir::Binary>(e)) {
+      std::optional<std::string> a = sub(n->a), b = sub(n->b);
+      if (!a || !b) return std::nullopt;
+      switch (n->op) {
+        case ir::BinaryOp::kAdd:
+          return "(" + *a + " + " + *b + ")";
+        case ir::BinaryOp::kSub:
+          return "(" + *a + " - " + *b + ")";
+        case ir::BinaryOp::kMul:
+          return "(" + *a + " * " + *b + ")";
+        case ir::BinaryOp::kDiv:
+          return "(" + *a + " / " + *b + ")";
+        case ir::BinaryOp::kMin:
+          return "fmin(" + *a + ", " + *b + ")";
+        case ir::BinaryOp::kMax:
+          return "fmax(" + *a + ", " + *b + ")";
+        default:
+          return std::nullopt;
+      }
+    }
+    if (auto* n = ir::as<ir::Call>(e)) {
+      std::vector<std::string> a;
+      for (const auto& x : n->args) {
+        std::optional<std::string> v = sub(x);
+        if (!v) return std::nullopt;
+        a.push_back(*v);
+      }
+      static const std::set<std::string> unary = {"exp",  "log",  "sqrt", "tanh", "erf",   "sin",   "cos",
+                                                  "tan",  "asin", "acos", "atan", "sinh",  "cosh",  "asinh",
+                                                  "acosh", "atanh", "rsqrt"};
+      if (unary.count(n->name) && a.size() == 1) return n->name + "(" + a[0] + ")";
+      if (n->name == "abs" && a.size() == 1) return "fabs(" + a[0] + ")";
+      if (n->name == "sigmoid" && a.size() == 1) return "(1.0f / (1.0f + exp(-(" + a[0] + "))))";
+      if ((n->name == "pow" || n->name == "fmod") && a.size() == 2) return n->name + "(" + a[0] + ", " + a[1] + ")";
+      if (n->name == "fma" && a.size() == 3) return "fma(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
   std::string flat_index(const ir::Buffer& b, const std::vector<ir::Expr>& idx) {
     std::vector<int64_t> strides = b->strides.empty() ? contiguous_strides(b->shape) : b->strides;
     if (idx.size() == 1 && b->shape.size() != 1) strides = {1};
@@ -585,6 +705,8 @@ class Emitter {
     if (!s) return;
     if (auto* n = ir::as<ir::Seq>(s)) {
       for (const auto& x : n->stmts) stmt(x, indent);
+    } else if (auto* n = ir::as<ir::For>(s); n && n->for_kind == ir::ForKind::kVectorized && vector_loop(*n, indent)) {
+      return;
     } else if (auto* n = ir::as<ir::For>(s)) {
       const std::string lo = cast(expr(n->min), n->min->dtype, DataType::kInt64);
       const std::string v = bind(n->var.get());

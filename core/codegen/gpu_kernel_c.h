@@ -25,8 +25,18 @@
 // module allocates once and passes after the parameters; `shared` is the dialect's shared
 // qualifier (one thread: a workspace); `local` is private memory. f16 values are computed in
 // float, read and written through the prelude's vload_half/vstore_half_rte; bf16 is kept as raw
-// bits. Vectorized loops are emitted as loops, unrolled loops carry `#pragma unroll`. Tensor
-// intrinsics have no implementation here: they are refused.
+// bits. Unrolled loops carry `#pragma unroll`. Tensor intrinsics have no implementation here: they
+// are refused.
+//
+// Vectorized loops become the dialect's vector types where it has them (OpenCL C's floatN) and the
+// target allows that many lanes: an f32 store at consecutive addresses of a value built from
+// consecutive f32 loads, loop-invariant values (broadcast) and the arithmetic and math functions
+// that take vectors. Anything else in the loop, and every vectorized loop in a dialect without
+// vector types, is emitted as a loop.
+//
+//   for j in 0..4 vectorized {               float4 v = vload4(0, X + (i*64 + 0)) ...
+//     Y[i*64 + j] = exp(X[i*64 + j]) * s  ->  vstore4((exp(vload4(0, X + i*64)) * ((float4)(s))),
+//   }                                                 0, Y + i*64);
 #include <array>
 #include <climits>
 #include <cstdint>
@@ -58,6 +68,7 @@ struct GpuDialect {
   std::string block, thread;                // the words launch notes use: "work-group", "work-item"
   std::string threads_limit_option;         // the target options named by a refusal to use a grid
   std::string shared_limit_option;
+  bool vector_types = false;                // floatN with vloadN/vstoreN and vector math (OpenCL C)
 };
 
 struct GpuLimits {
@@ -66,6 +77,7 @@ struct GpuLimits {
   // Per dimension x, y, z: the most blocks in the grid and threads in a block.
   std::array<int64_t, 3> max_blocks{INT64_MAX, INT64_MAX, INT64_MAX};
   std::array<int64_t, 3> max_threads{INT64_MAX, INT64_MAX, INT64_MAX};
+  int64_t vector_width = 1;  // the most lanes a vectorized loop may use as a vector type (1: none)
 };
 
 // One kernel of a lowered function: a root loop nest, launched on its own grid.

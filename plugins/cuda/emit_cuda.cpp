@@ -70,6 +70,7 @@ const codegen::GpuDialect& cuda_dialect() {
       .thread = "thread",
       .threads_limit_option = "max_threads_per_block",
       .shared_limit_option = "shared_memory_bytes",
+      .vector_types = false,  // CUDA C has float4 storage but no arithmetic on it: loops stay loops
   };
   return dialect;
 }

@@ -51,6 +51,7 @@ const codegen::GpuDialect& opencl_dialect() {
       .thread = "work-item",
       .threads_limit_option = "max_work_group_size",
       .shared_limit_option = "local_memory_bytes",
+      .vector_types = true,
   };
   return dialect;
 }
@@ -60,7 +61,9 @@ const codegen::GpuDialect& opencl_dialect() {
 codegen::GpuProgram emit_opencl(const std::vector<loopir::Func>& kernels, const EmitOptions& options) {
   return codegen::emit_gpu_kernels(
       kernels, opencl_dialect(),
-      {.max_threads_per_block = options.max_work_group_size, .shared_memory_bytes = options.local_memory_bytes});
+      {.max_threads_per_block = options.max_work_group_size,
+       .shared_memory_bytes = options.local_memory_bytes,
+       .vector_width = options.vector_width});
 }
 
 }  // namespace tessel::opencl

@@ -20,6 +20,7 @@ namespace tessel::opencl {
 struct EmitOptions {
   int64_t max_work_group_size = 256;   // the most work-items a work-group may have
   int64_t local_memory_bytes = 32768;  // the __local bytes a work-group may use
+  int64_t vector_width = 1;            // the most lanes of a vector type a vectorized loop may use
 };
 
 // Throws Error "kernel 'K': opencl codegen: ..." for what OpenCL C cannot express here.

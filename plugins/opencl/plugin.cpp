@@ -243,6 +243,7 @@ std::unique_ptr<Module> generate(const std::vector<loopir::Func>& kernels, const
   opencl::EmitOptions options;
   options.max_work_group_size = target.get_int("max_work_group_size");
   options.local_memory_bytes = target.get_int("local_memory_bytes");
+  options.vector_width = target.get_int("vector_width");
   codegen::GpuProgram program = opencl::emit_opencl(kernels, options);
   return std::make_unique<OpenClModule>(kernels, std::move(program), static_cast<int>(target.get_int("device")));
 }
@@ -295,8 +296,8 @@ TargetKind opencl_kind() {
        .choices = {}},
       {.name = "vector_width",
        .type = Type::kInt,
-       .doc = "Lanes of the vector types vectorized loops may use; loops are emitted as loops for now and the "
-              "OpenCL compiler vectorizes across work-items",
+       .doc = "Lanes of the vector types (floatN, 2 to 16) a vectorized loop may use; 1: vectorized loops are "
+              "emitted as loops (the OpenCL compiler vectorizes across work-items)",
        .default_value = [] { return TargetOptionValue{int64_t{1}}; },
        .min = 1,
        .max = 16,

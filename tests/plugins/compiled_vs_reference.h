@@ -6,8 +6,8 @@
 //   const QString failure = compiled_vs_reference(g, inputs, "llvm", kFloat32Rounding);
 //   QVERIFY2(failure.isEmpty(), qPrintable(name + " on llvm: " + failure));
 //
-// Each test file keeps its own cases (how it builds graphs and inputs); the rows of a data-driven
-// test, case × CPU backend, come from add_case_rows.
+// Each test file keeps its own cases and inputs; the graph of one node over them comes from
+// one_node_graph, the rows of a data-driven test, case × CPU backend, from add_case_rows.
 #include <QString>
 #include <QtTest>
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/compile/compiled_model.h"
+#include "core/graph/op_table.h"
 #include "core/runtime/reference_executor.h"
 #include "core/target/target.h"
 
@@ -29,6 +30,29 @@ struct Tolerance {
 // The reference computes in double and rounds once; kernels compute in float32.
 inline constexpr Tolerance kFloat32Rounding{1e-5, 1e-4};
 inline constexpr Tolerance kExact{0, 0};
+
+// One node `op` (attributes parsed from `attrs`) over graph inputs x0, x1, ... typed like `inputs`
+// (an undefined tensor: an optional input left out), with `outputs` outputs; types inferred.
+inline Graph one_node_graph(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs,
+                            int outputs = 1) {
+  Graph g;
+  std::vector<ValueId> in;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in.push_back(inputs[i].defined() ? g.add_input("x" + std::to_string(i), {inputs[i].dtype(), inputs[i].shape()})
+                                     : kNoValue);
+  const OpDef& def = get_op(op);
+  g.outputs = g.add_node("n", def, def.parse_attrs(op, attrs), in, outputs);
+  infer_types(g);
+  return g;
+}
+
+// The defined ones of `inputs`: what a graph made by one_node_graph takes.
+inline std::vector<Tensor> defined_inputs(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : inputs)
+    if (t.defined()) out.push_back(t);
+  return out;
+}
 
 // "" when the graph compiled without fallback and its outputs match; else what did not.
 inline QString compiled_vs_reference(const Graph& g, const std::vector<Tensor>& inputs, const QString& target,

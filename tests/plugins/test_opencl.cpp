@@ -128,6 +128,37 @@ class TestOpenCl : public QObject {
     check_against_interpreter(f, "opencl");
   }
 
+  // Vectorized loops as OpenCL vector types when the target allows the lanes (vector_width): the
+  // f32 loads and stores at consecutive addresses become vloadN/vstoreN, invariant values are
+  // broadcast, math functions take the vectors; a loop with anything else, or wider than the
+  // target allows, stays a loop. The results match the interpreter either way.
+  void vectorized_loops_use_vector_types() {
+    const std::string spec = "softmax M=6 N=64";
+    schedule::Schedule vec = schedule::parse_schedule(
+        "split(softmax.j, 8)\nbind(softmax.i, blockIdx.x)\nbind(softmax.j.outer, threadIdx.x)\n"
+        "vectorize(softmax.j.inner)");
+    loopir::Func f = lowered(spec, vec, "vec");
+    for (int width : {8, 4, 1}) {
+      auto module = build_module({f}, Target::parse("opencl -vector_width=" + std::to_string(width)));
+      const std::string source = module->artifacts().at("opencl");
+      const bool vector = source.find("vstore8(") != std::string::npos;
+      QVERIFY2(vector == (width == 8), source.c_str());
+      if (vector) {
+        QVERIFY2(source.find("exp((vload8(0, ") != std::string::npos, source.c_str());
+        QVERIFY2(source.find("((float8)(") != std::string::npos, source.c_str());  // the row's max, broadcast
+      }
+      check_against_interpreter(f, "opencl -vector_width=" + std::to_string(width));
+    }
+    // A strided access (the transposed read of a matmul's column) keeps the loop.
+    schedule::Schedule strided = schedule::parse_schedule(
+        "split(C.i, 4)\nbind(C.j, blockIdx.x)\nreorder(C.j, C.i.outer, C.k, C.i.inner)\nvectorize(C.i.inner)");
+    loopir::Func g = lowered("matmul M=8 N=8 K=4", strided, "col");
+    auto module = build_module({g}, Target::parse("opencl -vector_width=4"));
+    QVERIFY2(module->artifacts().at("opencl").find("vstore4(") == std::string::npos,
+             module->artifacts().at("opencl").c_str());
+    check_against_interpreter(g, "opencl -vector_width=4");
+  }
+
   // The default GPU schedule of a row reduction (softmax, layernorm): one work-group per row, each
   // reduction computed cooperatively (every work-item's partial result in __local memory, a barrier,
   // then each work-item combines them), one __kernel.

@@ -81,16 +81,9 @@ class TestTeBuildersNormalization : public QObject {
     const Case& k = cases()[static_cast<size_t>(index)];
     QVERIFY(compile::has_te_builder(k.op));
 
-    Graph g;
-    std::vector<ValueId> in;
     std::vector<Tensor> values;
-    for (size_t i = 0; i < k.inputs.size(); ++i) {
-      in.push_back(g.add_input("x" + std::to_string(i), {DataType::kFloat32, k.inputs[i]}));
-      values.push_back(random_tensor(k.inputs[i], 17 + i));
-    }
-    const OpDef& op = get_op(k.op);
-    g.outputs = {g.add_node1("n", op, op.parse_attrs(k.op, k.attrs), in)};
-    infer_types(g);
+    for (size_t i = 0; i < k.inputs.size(); ++i) values.push_back(random_tensor(k.inputs[i], 17 + i));
+    const Graph g = testing::one_node_graph(k.op, k.attrs, values);
 
     const QString failure = testing::compiled_vs_reference(g, values, target, testing::kFloat32Rounding);
     QVERIFY2(failure.isEmpty(), qPrintable(QString("%1 on %2: %3").arg(k.name, target, failure)));

@@ -130,16 +130,9 @@ class TestTeBuildersQuant : public QObject {
     const Case& k = cases()[static_cast<size_t>(index)];
     QVERIFY(compile::has_te_builder(k.op));
 
-    Graph g;
-    std::vector<ValueId> in;
     std::vector<Tensor> values;
-    for (size_t i = 0; i < k.inputs.size(); ++i) {
-      in.push_back(g.add_input("x" + std::to_string(i), {k.inputs[i].dtype, k.inputs[i].shape}));
-      values.push_back(random_tensor(k.inputs[i], 31 + i));
-    }
-    const OpDef& op = get_op(k.op);
-    g.outputs = g.add_node("n", op, op.parse_attrs(k.op, k.attrs), in, k.outputs);
-    infer_types(g);
+    for (size_t i = 0; i < k.inputs.size(); ++i) values.push_back(random_tensor(k.inputs[i], 31 + i));
+    const Graph g = testing::one_node_graph(k.op, k.attrs, values, k.outputs);
 
     // Compiled and reference kernels do the same integer and rounding arithmetic: equal bit for bit.
     const QString failure = testing::compiled_vs_reference(g, values, target, testing::kExact);

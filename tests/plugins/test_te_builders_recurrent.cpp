@@ -113,16 +113,8 @@ Graph case_graph(const Case& k, std::vector<Tensor>& values) {
   }
   while (!in.empty() && !in.back().defined()) in.pop_back();
 
-  Graph g;
-  std::vector<ValueId> ids;
-  for (size_t i = 0; i < in.size(); ++i) {
-    ids.push_back(in[i].defined() ? g.add_input("x" + std::to_string(i), {in[i].dtype(), in[i].shape()}) : kNoValue);
-    if (in[i].defined()) values.push_back(in[i]);
-  }
-  const OpDef& op = get_op(k.op);
-  g.outputs = g.add_node("n", op, op.parse_attrs(k.op, k.attrs), ids, k.outputs);
-  infer_types(g);
-  return g;
+  values = testing::defined_inputs(in);
+  return testing::one_node_graph(k.op, k.attrs, in, k.outputs);
 }
 
 void expect_match(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const QString& what) {

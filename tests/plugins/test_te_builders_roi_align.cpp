@@ -45,14 +45,7 @@ Graph case_graph(const Case& k, std::vector<Tensor>& values) {
                                                             3.0f, 9.0f, 8.0f, 8.0f, 7.5f, 12.0f, 11.0f});
   const Tensor index = Tensor::from_int64s({4}, {0, 1, 1, 0});
   values = {x, rois, index};
-  Graph g;
-  std::vector<ValueId> in;
-  for (size_t i = 0; i < values.size(); ++i)
-    in.push_back(g.add_input("x" + std::to_string(i), {values[i].dtype(), values[i].shape()}));
-  const OpDef& op = get_op("RoiAlign");
-  g.outputs = {g.add_node1("n", op, op.parse_attrs("RoiAlign", k.attrs), in)};
-  infer_types(g);
-  return g;
+  return testing::one_node_graph("RoiAlign", k.attrs, values);
 }
 
 }  // namespace
