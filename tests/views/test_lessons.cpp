@@ -5,7 +5,9 @@
 // more bytes than the fused one. Plus a screenshot of the lesson pane.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "core/plugin/plugin_manager.h"
 #include "studio_fixtures.h"
@@ -21,12 +23,21 @@ using namespace tessel::views;
 namespace {
 
 const std::string kLessons = TESSEL_SOURCE_DIR "/resources/lessons";
+constexpr int kOpenClWaitMs = 180000;
 
-StudioSnapshotPtr compile_with(const std::string& model, const nlohmann::json& pass_options) {
+// `target` empty: the session's default.
+StudioSnapshotPtr compile_with(const std::string& model, const nlohmann::json& pass_options,
+                               const std::string& target = {}) {
   SessionDocument doc;
   doc.model_path = model;
   doc.pass_options = pass_options;
+  if (!target.empty()) doc.target = target;
   return compile_model(doc, CompileProgress{});
+}
+
+bool target_available(const std::string& target) {
+  const std::vector<std::string> targets = available_targets();
+  return target.empty() || std::find(targets.begin(), targets.end(), target) != targets.end();
 }
 
 const Lesson* find_lesson(const std::vector<Lesson>& lessons, const QString& word) {
@@ -41,11 +52,20 @@ struct LessonHarness {
   KernelEditLoop loop{QStringLiteral(TESSEL_MEASURE_EXE)};
   std::unique_ptr<LessonRunner> runner;
 
+  std::string model, target;
+  nlohmann::json options;
+
   explicit LessonHarness(const Lesson& lesson) {
     LessonActions actions;
-    actions.open_model = [this](const QString& path, const nlohmann::json& options) {
-      loop.set_pass_options(options);
-      loop.set_snapshot(compile_with(path.toStdString(), options));
+    actions.open_model = [this](const QString& path, const nlohmann::json& pass_options, const QString& t) {
+      model = path.toStdString();
+      options = pass_options;
+      if (!t.isEmpty()) target = t.toStdString();
+      compile();
+    };
+    actions.set_target = [this](const QString& t) {
+      target = t.toStdString();
+      compile();
     };
     actions.select_kernel = [this](const QString& k) { loop.open_kernel(k); };
     actions.set_schedule = [this](const QString& k, const schedule::Schedule& s) { loop.set_schedule(k, s); };
@@ -55,6 +75,12 @@ struct LessonHarness {
     QObject::connect(&loop, &KernelEditLoop::measured,
                      [this](KernelMeasurementPtr m) { runner->note_measurement(*m); });
     QObject::connect(&loop, &KernelEditLoop::profiled, [this](ModelProfilePtr p) { runner->note_profile(*p); });
+  }
+
+  void compile() {
+    if (!target.empty()) loop.set_target(QString::fromStdString(target));
+    loop.set_pass_options(options);
+    loop.set_snapshot(compile_with(model, options, target));
   }
 };
 
@@ -78,14 +104,22 @@ class LessonsTest : public QObject {
     QVERIFY(lessons_.size() >= 2);
     QVERIFY(find_lesson(lessons_, "matmul"));
     QVERIFY(find_lesson(lessons_, "fusion"));
+    QVERIFY(find_lesson(lessons_, "cooperative"));
     for (const Lesson& l : lessons_) {
       QVERIFY(!l.pages.empty());
-      nlohmann::json options = nlohmann::json::object();
       StudioSnapshotPtr snap;
+      nlohmann::json options = nlohmann::json::object();
       for (size_t k = 0; k < l.pages.size(); ++k) {
         const LessonPage& p = l.pages[k];
-        if (p.model_path) snap = compile_with(*p.model_path, p.pass_options);
+        if (p.model_path) options = p.pass_options;
         const std::string where = l.path + " page " + std::to_string(k + 1);
+        const std::string target = l.target_at(k);
+        if (!target_available(target)) {
+          // Lowering needs only the target's plugin, not a device; a build without it cannot check.
+          qInfo("%s: target '%s' is not in this build, not lowered", where.c_str(), target.c_str());
+          continue;
+        }
+        if (p.model_path || !p.target.empty()) snap = compile_with(l.model_at(k), options, target);
         if (p.kernel.empty()) continue;
         QVERIFY2(snap && !snap->has_errors(), where.c_str());
         std::string why;
@@ -187,6 +221,32 @@ class LessonsTest : public QObject {
     QVERIFY(unfused.kernels > fused.kernels);
     QVERIFY(unfused.model_bytes > fused.model_bytes);
     QVERIFY(QString::fromStdString(h.runner->result_text(1)).contains("its bytes"));
+  }
+
+  // Needs an OpenCL device (PoCL in CI): runs only when named on the command line, as the ctest
+  // test_lessons_opencl does (labelled opencl, so scripts/check leaves it out where there is none).
+  void cooperative_fetching_lesson_on_opencl() {
+    if (!QCoreApplication::arguments().contains(QTest::currentTestFunction()))
+      QSKIP("needs an OpenCL device: run by test_lessons_opencl");
+    const Lesson lesson = load_lesson(kLessons + "/cooperative_fetching.json");
+    LessonHarness h(lesson);
+    std::map<std::string, std::string> program;  // page title → the loop program it lowered to
+    for (int k = 0; k < h.runner->page_count(); ++k) {
+      h.runner->go_to(k);
+      QVERIFY(h.loop.wait_until_idle(kOpenClWaitMs));
+      const LessonPage& p = h.runner->page();
+      const QString kernel = QString::fromStdString(p.kernel);
+      KernelLoweringPtr lowered = h.loop.lowering(kernel);
+      QVERIFY2(lowered && lowered->error.empty() && !lowered->passes.empty(), p.title.c_str());
+      KernelMeasurementPtr m = h.loop.measurement(kernel);
+      QVERIFY2(m && m->verdict == KernelMeasurement::Verdict::kCorrect, m ? m->error.c_str() : "no measurement");
+      QVERIFY2(QString::fromStdString(m->target).startsWith("opencl"), m->target.c_str());
+      QVERIFY2(h.runner->result(k).kernel, p.title.c_str());
+      program[p.title] = lowered->passes.back().record.text();
+      qInfo("%-52s %s", p.title.c_str(), h.runner->result_text(k).c_str());
+      qInfo("%s", program[p.title].c_str());
+      for (const auto& [name, text] : m->artifacts) qInfo("--- %s\n%s", name.c_str(), text.c_str());
+    }
   }
 };
 
