@@ -26,8 +26,7 @@ namespace tessel::views {
 
 struct LessonActions {
   // `target` empty: the session's target stays.
-  std::function<void(const QString& model_path, const nlohmann::json& pass_options, const QString& target)>
-      open_model;
+  std::function<void(const QString& model_path, const nlohmann::json& pass_options, const QString& target)> open_model;
   std::function<void(const QString& target)> set_target;  // the model stays open
   std::function<void(const QString& kernel)> select_kernel;
   std::function<void(const QString& kernel, const schedule::Schedule& s)> set_schedule;
