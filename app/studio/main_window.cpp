@@ -532,8 +532,7 @@ void MainWindow::run_lesson(views::Lesson lesson, const QString& path, int page,
     QSignalBlocker block(target_combo_);
     target_combo_->setCurrentText(QString::fromStdString(target));
   };
-  actions.open_model = [this, show_target](const QString& model, const nlohmann::json& options,
-                                           const QString& target) {
+  actions.open_model = [this, show_target](const QString& model, const nlohmann::json& options, const QString& target) {
     views::SessionDocument doc;
     doc.model_path = QFileInfo(model).absoluteFilePath().toStdString();
     doc.pass_options = options;

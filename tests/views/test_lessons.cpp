@@ -3,6 +3,8 @@
 // and page, and both walkthroughs run through the real KernelEditLoop and measuring process: the
 // matmul lesson's steps are measured faster than its naive loops, the unfused resnet block moves
 // more bytes than the fused one. Plus a screenshot of the lesson pane.
+#include <QComboBox>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -11,6 +13,7 @@
 
 #include "core/plugin/plugin_manager.h"
 #include "studio_fixtures.h"
+#include "studio_window_fixtures.h"
 #include "views/edit/kernel_edit_loop.h"
 #include "views/edit/kernel_lowering.h"
 #include "views/lessons/lesson_pane.h"
@@ -40,6 +43,9 @@ int count(const std::string& text, const std::string& what) {
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
   return n;
 }
+
+// The OpenCL tests run only when named on the command line (see tests/views/CMakeLists.txt).
+bool named_on_command_line() { return QCoreApplication::arguments().contains(QTest::currentTestFunction()); }
 
 bool target_available(const std::string& target) {
   const std::vector<std::string> targets = available_targets();
@@ -166,6 +172,37 @@ class LessonsTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, load_lesson(path));
   }
 
+  // A page's target holds for the pages after it; the runner opens the model on it, or switches
+  // the open model's target, only when it changes.
+  void a_page_sets_the_target_of_later_pages() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("targets.json").toStdString();
+    const nlohmann::json model = {{"path", kLessons + "/matmul_256.graph"}};
+    nlohmann::json lesson = {{"format", "tessel-lesson"},
+                             {"title", "Targets"},
+                             {"pages",
+                              {{{"title", "Host"}, {"text", "t"}, {"open_model", model}},
+                               {{"title", "Device"}, {"text", "t"}, {"target", "opencl"}},
+                               {{"title", "Still device"}, {"text", "t"}},
+                               {{"title", "Same model"}, {"text", "t"}, {"open_model", model}, {"target", "c"}}}}};
+    std::ofstream(path) << lesson.dump();
+    const Lesson l = load_lesson(path);
+    QCOMPARE(l.target_at(0), std::string());
+    QCOMPARE(l.target_at(2), std::string("opencl"));
+    QCOMPARE(l.target_at(3), std::string("c"));
+
+    QStringList calls;
+    LessonActions actions;
+    actions.open_model = [&](const QString& m, const nlohmann::json&, const QString& target) {
+      calls << QFileInfo(m).fileName() + " on '" + target + "'";
+    };
+    actions.set_target = [&](const QString& target) { calls << "target " + target; };
+    LessonRunner runner(l, actions);
+    for (int k : {0, 1, 2, 0, 1, 3}) runner.go_to(k);
+    // The last page names the open model again: not reopened, only its target changes.
+    QCOMPARE(calls, QStringList({"matmul_256.graph on ''", "target opencl", "target c"}));
+  }
+
   void matmul_lesson_measures_each_step_through_the_edit_loop() {
     const Lesson* lesson = find_lesson(lessons_, "matmul");
     QVERIFY(lesson);
@@ -235,8 +272,7 @@ class LessonsTest : public QObject {
   // are run whole by every thread, the cooperative page's are bound to the threads. Times are
   // printed, not compared: on PoCL work-groups run on CPU cores.
   void cooperative_fetching_lesson_on_opencl() {
-    if (!QCoreApplication::arguments().contains(QTest::currentTestFunction()))
-      QSKIP("needs an OpenCL device: run by test_lessons_opencl");
+    if (!named_on_command_line()) QSKIP("needs an OpenCL device: run by test_lessons_opencl");
     const Lesson lesson = load_lesson(kLessons + "/cooperative_fetching.json");
     LessonHarness h(lesson);
     struct Page {
@@ -290,6 +326,29 @@ class LessonsTest : public QObject {
     QCOMPARE(count(cooperative.program, "for ax1 in 0..16 bind(threadIdx.x)"), 2);
     QCOMPARE(count(cooperative.program, "for ax0 in 0..16 {"), 0);
     QCOMPARE(count(cooperative.opencl, "get_local_id"), 6);  // C's threads and both copies
+  }
+
+  // The lesson in the real main window: its first page opens the model on opencl (the target
+  // picker follows), and the cooperative page is measured there.
+  void cooperative_fetching_lesson_in_the_studio_window() {
+    if (!named_on_command_line()) QSKIP("needs an OpenCL device: run by test_lessons_opencl");
+    QTemporaryDir home;
+    test::isolate_studio("lessons_test", home.path());
+    auto w = test::show_window(test::window_options(home.path()));
+    w->start_lesson(QString::fromStdString(kLessons + "/cooperative_fetching.json"));
+    QVERIFY(w->lesson_runner());
+    QVERIFY(w->controller()->wait_until_idle(kOpenClWaitMs));
+    QCOMPARE(w->controller()->document().target, std::string("opencl"));
+    auto* picker = w->findChild<QComboBox*>("target_picker");
+    QVERIFY(picker);
+    QCOMPARE(picker->currentText(), QStringLiteral("opencl"));
+    w->lesson_runner()->go_to(w->lesson_runner()->page_count() - 1);
+    QVERIFY(w->controller()->wait_until_idle(kOpenClWaitMs));
+    QVERIFY(w->edit_loop()->wait_until_idle(kOpenClWaitMs));
+    KernelMeasurementPtr m = w->edit_loop()->measurement(QString::fromStdString(w->lesson_runner()->page().kernel));
+    QVERIFY2(m && m->verdict == KernelMeasurement::Verdict::kCorrect, m ? m->error.c_str() : "no measurement");
+    QVERIFY2(QString::fromStdString(m->target).startsWith("opencl"), m->target.c_str());
+    QVERIFY(w->lesson_runner()->result(w->lesson_runner()->page_index()).kernel);
   }
 };
 
