@@ -2,7 +2,10 @@
 // (in the model and pass options of its page), a malformed lesson gives one error naming the file
 // and page, and both walkthroughs run through the real KernelEditLoop and measuring process: the
 // matmul lesson's steps are measured faster than its naive loops, the unfused resnet block moves
-// more bytes than the fused one. Plus a screenshot of the lesson pane.
+// more bytes than the fused one. Plus a screenshot of the lesson pane. A page's target holds for
+// later pages; the cooperative fetching lesson (labelled opencl: test_lessons_opencl) compiles and
+// checks every page on the opencl target, and only its cooperative page binds the tile copies to
+// threadIdx.
 #include <QComboBox>
 #include <QFileInfo>
 #include <QTemporaryDir>
