@@ -527,13 +527,25 @@ void MainWindow::start_lesson(const QString& path, int page) {
 // is already the page's (restored after a crash), so the page's actions are not run again.
 void MainWindow::run_lesson(views::Lesson lesson, const QString& path, int page, bool resume) {
   views::LessonActions actions;
-  actions.open_model = [this](const QString& model, const nlohmann::json& options) {
+  // A page's target shows in the target picker as if the user had picked it.
+  auto show_target = [this](const std::string& target) {
+    QSignalBlocker block(target_combo_);
+    target_combo_->setCurrentText(QString::fromStdString(target));
+  };
+  actions.open_model = [this, show_target](const QString& model, const nlohmann::json& options, const QString& target) {
     views::SessionDocument doc;
     doc.model_path = QFileInfo(model).absoluteFilePath().toStdString();
     doc.pass_options = options;
-    doc.target = controller_->has_document() ? controller_->document().target : views::default_session_target();
+    doc.target = !target.isEmpty()             ? target.toStdString()
+                 : controller_->has_document() ? controller_->document().target
+                                               : views::default_session_target();
     controller_->open_document(doc, {}, false);
+    show_target(doc.target);
     center_->setCurrentWidget(panes_.graph);
+  };
+  actions.set_target = [this, show_target](const QString& target) {
+    controller_->set_target(target);
+    show_target(target.toStdString());
   };
   actions.select_kernel = [this](const QString& kernel) {
     mediator_->after_compile([this, kernel] { selection_->set_kernel(kernel); });

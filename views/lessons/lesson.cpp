@@ -44,6 +44,7 @@ LessonPage parse_page(const json& j, const fs::path& dir) {
       p.pass_options = m["pass_options"];
     }
   }
+  p.target = string_field(j, "target", false);
   p.kernel = string_field(j, "select_kernel", false);
   if (j.contains("schedule")) {
     const json& s = j["schedule"];
@@ -76,6 +77,12 @@ LessonPage parse_page(const json& j, const fs::path& dir) {
 std::string Lesson::model_at(size_t page) const {
   for (size_t k = std::min(page + 1, pages.size()); k-- > 0;)
     if (pages[k].model_path) return *pages[k].model_path;
+  return {};
+}
+
+std::string Lesson::target_at(size_t page) const {
+  for (size_t k = std::min(page + 1, pages.size()); k-- > 0;)
+    if (!pages[k].target.empty()) return pages[k].target;
   return {};
 }
 

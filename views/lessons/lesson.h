@@ -1,11 +1,12 @@
 #pragma once
 // A lesson: a guided walkthrough shipped as JSON in resources/lessons. Each page is a text plus
-// the actions that set the studio up for it, in this order: open a model (with pass options),
-// select a kernel, set its schedule (hand steps or "default"), profile the model.
+// the actions that set the studio up for it, in this order: open a model (with pass options) on
+// a target, select a kernel, set its schedule (hand steps or "default"), profile the model.
 //
 //   {"format": "tessel-lesson", "version": 1, "title": "...", "summary": "...",
 //    "pages": [{"title": "Tile", "text": "...",
 //               "open_model": {"path": "matmul_256.graph", "pass_options": {}},   (relative to the lesson)
+//               "target": "opencl",                  (this page and later ones; absent: the session's)
 //               "select_kernel": "fused_mat_mul_0",
 //               "schedule": ["tile(matmul_0.i0, matmul_0.i1, 8, 64)"] | "default",
 //               "profile": false,
@@ -27,6 +28,7 @@ struct LessonPage {
   std::string text;
   std::optional<std::string> model_path;  // absolute; set when the page opens a model
   nlohmann::json pass_options = nlohmann::json::object();
+  std::string target;  // the target from this page on; empty: the one before (or the session's)
   std::string kernel;  // the kernel to select; empty: none
   enum class ScheduleAction { kNone, kHand, kDefault } schedule_action = ScheduleAction::kNone;
   schedule::Schedule schedule;  // kHand
@@ -41,6 +43,8 @@ struct Lesson {
   std::vector<LessonPage> pages;
   // The model each page works on: the last one opened at or before it (empty: none yet).
   std::string model_at(size_t page) const;
+  // The target each page compiles for: the last one set at or before it (empty: the session's).
+  std::string target_at(size_t page) const;
 };
 
 // Throws Error naming the file, the page and what is wrong ("optimize_matmul.json: page 3

@@ -38,10 +38,16 @@ void LessonRunner::go_to(int index) {
   // Going back to an earlier page reopens that page's model: a page sees the last model opened at
   // or before it, whatever order the user visits pages in.
   auto [model, options] = model_of(static_cast<size_t>(page_));
+  const std::string target = lesson_.target_at(static_cast<size_t>(page_));
   if (!model.empty() && (model != opened_model_ || options != opened_options_)) {
     opened_model_ = model;
     opened_options_ = options;
-    if (actions_.open_model) actions_.open_model(QString::fromStdString(model), options);
+    opened_target_ = target;
+    if (actions_.open_model)
+      actions_.open_model(QString::fromStdString(model), options, QString::fromStdString(target));
+  } else if (!target.empty() && target != opened_target_) {
+    opened_target_ = target;
+    if (actions_.set_target) actions_.set_target(QString::fromStdString(target));
   }
   const QString kernel = QString::fromStdString(p.kernel);
   if (!kernel.isEmpty() && actions_.select_kernel) actions_.select_kernel(kernel);
@@ -57,6 +63,7 @@ void LessonRunner::resume_at(int index) {
   if (lesson_.pages.empty()) return;
   page_ = std::clamp(index, 0, page_count() - 1);
   std::tie(opened_model_, opened_options_) = model_of(static_cast<size_t>(page_));
+  opened_target_ = lesson_.target_at(static_cast<size_t>(page_));
   if (on_page_changed) on_page_changed(page_);
 }
 

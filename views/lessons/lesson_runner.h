@@ -4,7 +4,8 @@
 // (a kernel measurement, a model profile) are kept per page, so each page can show its measured
 // speed-up over the lesson's baseline page.
 //
-//   go_to(k) ─▶ open_model(path, pass_options)   (only when the model or its options change)
+//   go_to(k) ─▶ open_model(path, pass_options, target)   (only when the model or its options change)
+//            ─▶ set_target(target)                       (or only the page's target changes)
 //            ─▶ select_kernel(K) ─▶ set_schedule(K, s) | reset_schedule(K) ─▶ profile()
 //   loop.measured ─▶ note_measurement(m)  ─┐ recorded for page k ─▶ result_text(k):
 //   loop.profiled ─▶ note_profile(p)      ─┘   "0.197 ms, 231× faster than 'Naive loops'"
@@ -24,7 +25,9 @@
 namespace tessel::views {
 
 struct LessonActions {
-  std::function<void(const QString& model_path, const nlohmann::json& pass_options)> open_model;
+  // `target` empty: the session's target stays.
+  std::function<void(const QString& model_path, const nlohmann::json& pass_options, const QString& target)> open_model;
+  std::function<void(const QString& target)> set_target;  // the model stays open
   std::function<void(const QString& kernel)> select_kernel;
   std::function<void(const QString& kernel, const schedule::Schedule& s)> set_schedule;
   std::function<void(const QString& kernel)> reset_schedule;  // back to the default schedule
@@ -76,6 +79,7 @@ class LessonRunner {
   std::vector<LessonPageResult> results_;
   int page_ = -1;
   std::string opened_model_;
+  std::string opened_target_;
   nlohmann::json opened_options_;
 };
 
