@@ -57,6 +57,7 @@ const std::map<std::string, std::string> kSteps = {
     {"cache_read", "cache_read(C_acc, accel.acc, C)"},
     {"cache_write", "cache_write(C_acc, local)"},
     {"storage_align", "storage_align(A_inp.ax0, 32, 0)"},
+    {"set_scope", "set_scope(A_inp, global)"},
     {"double_buffer", "double_buffer(A_inp)"},
     {"pragma", "pragma(C_acc.k.outer, auto_unroll_max_step=4)"},
     {"rfactor", "rfactor(C_acc.k.outer)"},
