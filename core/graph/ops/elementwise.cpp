@@ -192,11 +192,15 @@ void VariadicOp<Fn>::reference(const Attrs&, const KernelArgs& args) {
     }
     T* py = y.data<T>();
     for_each_broadcast(y.shape(), shapes, [&](int64_t o, const int64_t* in) {
-      if constexpr (std::is_same_v<T, uint64_t> && HasUnsignedBinary<Fn>) {
-        uint64_t acc = data[0][in[0]];
-        for (int64_t k = 1; k < n; ++k) acc = Fn::apply_unsigned(acc, data[k][in[k]]);
-        py[o] = acc;
-        return;
+      // Fn's test first, on its own: it is settled when VariadicOp<Fn> is instantiated, so clang
+      // discards the branch for functors without apply_unsigned before it looks inside.
+      if constexpr (HasUnsignedBinary<Fn>) {
+        if constexpr (std::is_same_v<T, uint64_t>) {
+          uint64_t acc = data[0][in[0]];
+          for (int64_t k = 1; k < n; ++k) acc = Fn::apply_unsigned(acc, data[k][in[k]]);
+          py[o] = acc;
+          return;
+        }
       }
       Compute<T> acc = load(data[0][in[0]]);
       for (int64_t k = 1; k < n; ++k) acc = fold<Fn>(acc, load(data[k][in[k]]));
