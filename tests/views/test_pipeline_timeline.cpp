@@ -1,7 +1,8 @@
 // The device pipeline pane (views/pipeline): lanes built from a hand-made timeline value, its
 // utilization and overlap computed by hand and compared, the hover text, zoom and pan on the cycle
 // axis, the one-line answer for a kernel without device lanes, and the profile pane's tab that
-// hosts it following the selected kernel.
+// hosts it following the selected kernel; end to end, a resnet_block profile on accel-sim from
+// the measuring process gives every offloaded kernel its lanes.
 //
 // The timeline (cycles 0..50):
 //   load     [LOAD inp 0-10][LOAD wgt 10-20]          [LOAD inp 30-40]
@@ -9,11 +10,14 @@
 //   store                                                [STORE 35-45]
 // busy: load 30, compute 20, store 10; two or more busy: 15-20, 30-35 (load+compute), 35-40
 // (load+store) = 15 cycles.
+#include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
 #include <QtTest>
 
 #include "core/analysis/profile.h"
+#include "studio_fixtures.h"
+#include "views/edit/kernel_edit_loop.h"
 #include "views/pipeline/pipeline_timeline.h"
 #include "views/profile/profile_pane.h"
 
@@ -148,6 +152,37 @@ class TestPipelineTimeline : public QObject {
     QVERIFY(pane.pipeline()->summary_text().contains("no device timeline"));
     pane.clear();
     QVERIFY(pane.pipeline()->summary_text().startsWith("No profile yet"));
+  }
+
+  // The studio's path: the measuring process profiles the model on accel-sim and sends the last
+  // run (run_times_json) with the lanes; the pane draws the offloaded kernels' and names the others.
+  void measured_profile_on_the_accelerator_has_lanes() {
+    StudioSnapshotPtr snap = test::compile_now(test::sample_model("resnet_block"), "accel-sim");
+    KernelEditLoop loop(QStringLiteral(TESSEL_MEASURE_EXE));
+    loop.set_snapshot(snap);
+    loop.set_target("accel-sim");
+    QSignalSpy profiled(&loop, &KernelEditLoop::profiled);
+    loop.profile_model();
+    QVERIFY(profiled.wait(120000));
+    ModelProfilePtr p = profiled[0][0].value<ModelProfilePtr>();
+    QVERIFY2(p->error.empty(), p->error.c_str());
+    ProfilePane pane;
+    pane.set_profile(p);
+    QCOMPARE(pane.views()->currentWidget(), static_cast<QWidget*>(pane.pipeline()));
+    int with_lanes = 0, without = 0;
+    for (const compile::KernelProfile& k : p->profile.kernels) {
+      pane.set_selected_kernel(QString::fromStdString(k.name));
+      const QString text = pane.pipeline()->summary_text();
+      if (device_lanes_of(p->profile, k.name)) {
+        ++with_lanes;
+        QVERIFY2(text.contains(" cycles · load ") && text.contains("overlap"), qPrintable(text));
+        QCOMPARE(pane.pipeline()->timeline()->lanes()->lanes.size(), size_t{3});
+      } else {
+        ++without;
+        QVERIFY2(text.contains("no device timeline"), qPrintable(text));
+      }
+    }
+    QVERIFY(with_lanes > 0 && without > 0);  // the convolutions offloaded, the quantizers on the host
   }
 };
 
