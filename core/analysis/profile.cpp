@@ -230,15 +230,19 @@ namespace {
 void append_device_lane_events(const Profile& p, nlohmann::json& events) {
   constexpr int kDevicePid = 2;
   std::map<std::string, int> track_of_lane;
+  bool named = false;
   for (const RunTimes::DeviceLaneSet& set : p.last_run.device_lanes) {
     const auto k = static_cast<size_t>(set.kernel);
     if (!set.lanes || set.kernel < 0 || k >= p.kernels.size() || k >= p.last_run.kernel_spans_ms.size()) continue;
     const DeviceLanes& d = *set.lanes;
-    if (track_of_lane.empty())
+    if (!named) {  // its placement ("accel_sim:0 (accel-sim)"), unless the profile came without
+      const std::string& where = p.kernels[k].placement;
       events.push_back({{"name", "process_name"},
                         {"ph", "M"},
                         {"pid", kDevicePid},
-                        {"args", {{"name", "device " + p.kernels[k].placement}}}});
+                        {"args", {{"name", where.empty() ? "device (" + p.target + ")" : "device " + where}}}});
+      named = true;
+    }
     std::vector<int> track(d.lanes.size());
     for (size_t l = 0; l < d.lanes.size(); ++l) {
       auto [it, added] = track_of_lane.try_emplace(d.lanes[l], static_cast<int>(track_of_lane.size()) + 1);
