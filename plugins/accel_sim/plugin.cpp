@@ -8,8 +8,9 @@
 // Every kernel is simulated once at compile time on scratch DRAM: deadlocks, races and
 // out-of-bounds accesses do not depend on the data, so a kernel that compiles runs. The listing
 // (artifact "accel_program") carries that run's cycle estimate; "accel_profile" holds the counts
-// of the last call of each kernel and "accel_timeline" its instructions' (unit, start, end), the
-// lanes of a pipeline view.
+// of the last call of each kernel and "accel_timeline" its instructions' (unit, start, end). The
+// last call's counters and lanes also reach the profile as values (last_call_counters,
+// last_call_lanes → RunTimes), which the Chrome trace and the studio's pipeline pane draw.
 #include <map>
 #include <mutex>
 
