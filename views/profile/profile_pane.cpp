@@ -89,6 +89,7 @@ ProfilePane::ProfilePane(QWidget* parent) : QWidget(parent) {
   views_->setDocumentMode(true);
   views_->addTab(timeline_, tr("Run"));
   views_->addTab(pipeline_, tr("Device pipeline"));
+  views_->setMinimumWidth(1);  // the timeline alone had no minimum width; the tab bar scrolls instead
   auto* splitter = new QSplitter(Qt::Horizontal, this);
   splitter->addWidget(table_);
   splitter->addWidget(views_);
