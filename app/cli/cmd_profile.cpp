@@ -2,7 +2,10 @@
 //                [--json] [--roofline] [--shape NAME=DIMS]...
 // Compiles MODEL, runs it warm-up + N times on the given (or deterministic random) inputs, and
 // prints each kernel's min/median time, GFLOP/s, GB/s, arithmetic intensity, and with --roofline
-// the ceiling that bounds it (from `tessel calibrate`'s cache, measured now if missing).
+// the ceiling that bounds it (from `tessel calibrate`'s cache, measured now if missing). On a
+// simulated accelerator (accel-sim) each offloaded kernel also gets the device's counters and its
+// units' lanes: --json has them per kernel ("device", "device_lanes"), --trace draws one track per
+// unit under the device's process.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -131,6 +134,8 @@ int run_profile_command(std::span<const std::string> argv) {
       std::snprintf(text, sizeof text, name.ends_with("_utilization") ? " %s %.2f" : " %s %.0f", name.c_str(), value);
       line += text;
     }
+    // How much the units overlapped (the pipeline's lanes, --trace has them one by one).
+    if (k.device_lanes) line += " overlap " + std::to_string(k.device_lanes->summary.overlap_cycles);
     std::printf("%-40s%s\n", k.name.substr(0, 40).c_str(), line.c_str());
   }
   if (!p.last_run.copies.empty()) {

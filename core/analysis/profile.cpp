@@ -1,6 +1,7 @@
 #include "core/analysis/profile.h"
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 namespace tessel::compile {
@@ -53,6 +54,8 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
     kp.placement = model.placement(kernels[k]);
     for (const RunTimes::DeviceCounters& c : runs.back().device_counters)
       if (c.kernel == static_cast<int>(k)) kp.device_counters = c.values;
+    for (const RunTimes::DeviceLaneSet& l : runs.back().device_lanes)
+      if (l.kernel == static_cast<int>(k)) kp.device_lanes = l.lanes;
     std::vector<double> times;
     for (const RunTimes& r : runs) {
       auto on_device = std::find_if(r.device_spans.begin(), r.device_spans.end(),
@@ -100,6 +103,7 @@ nlohmann::json profile_json(const Profile& p) {
       for (const auto& [name, value] : k.device_counters) device[name] = value;
       j["kernels"].back()["device"] = device;
     }
+    if (k.device_lanes) j["kernels"].back()["device_lanes"] = device_lanes_json(*k.device_lanes);
   }
   // Host↔device copies of the last run (a device target): what the run's edges between host and
   // device memory cost.
@@ -128,8 +132,69 @@ nlohmann::json run_times_json(const RunTimes& r) {
     copies.push_back({c.kernel, c.value, c.to_device, c.bytes, c.begin_ms, c.end_ms});
   nlohmann::json device = nlohmann::json::array();
   for (const RunTimes::DeviceSpan& d : r.device_spans) device.push_back({d.kernel, d.begin_ms, d.end_ms});
+  nlohmann::json counters = nlohmann::json::array();
+  for (const RunTimes::DeviceCounters& c : r.device_counters) {
+    nlohmann::json values = nlohmann::json::array();  // pairs: the device's order survives the trip
+    for (const auto& [name, value] : c.values) values.push_back({name, value});
+    counters.push_back({c.kernel, values});
+  }
+  nlohmann::json lanes = nlohmann::json::array();
+  for (const RunTimes::DeviceLaneSet& l : r.device_lanes)
+    if (l.lanes) lanes.push_back({l.kernel, device_lanes_json(*l.lanes)});
   return {{"kernel_ms", r.kernel_ms}, {"spans", spans},         {"thread_spans", threads},
-          {"copies", copies},         {"device_spans", device}, {"total_ms", r.total_ms}};
+          {"copies", copies},         {"device_spans", device}, {"device_counters", counters},
+          {"device_lanes", lanes},    {"total_ms", r.total_ms}};
+}
+
+nlohmann::json device_lanes_json(const DeviceLanes& d) {
+  nlohmann::json utilization = nlohmann::json::array();
+  for (size_t l = 0; l < d.summary.busy.size(); ++l) utilization.push_back(d.summary.utilization(l));
+  nlohmann::json intervals = nlohmann::json::array();
+  for (const DeviceInterval& i : d.intervals)
+    intervals.push_back({i.lane, i.kind, i.start, i.end, i.busy, i.first, i.count, i.waits_on, i.notifies});
+  return {{"lanes", d.lanes},
+          {"kinds", d.kinds},
+          {"cycles", d.cycles},
+          {"clock_mhz", d.clock_mhz},
+          {"instructions", d.instructions},
+          {"note", d.note},
+          {"summary",
+           {{"busy", d.summary.busy}, {"utilization", utilization}, {"overlap_cycles", d.summary.overlap_cycles}}},
+          {"intervals", intervals}};
+}
+
+DeviceLanes device_lanes_from_json(const nlohmann::json& j) {
+  DeviceLanes d;
+  d.lanes = j.at("lanes").get<std::vector<std::string>>();
+  d.kinds = j.at("kinds").get<std::vector<std::string>>();
+  d.cycles = j.value("cycles", int64_t{0});
+  d.clock_mhz = j.value("clock_mhz", 0.0);
+  d.note = j.value("note", std::string());
+  for (const nlohmann::json& i : j.at("intervals")) {
+    DeviceInterval v{.lane = i.at(0).get<int>(),
+                     .kind = i.at(1).get<int>(),
+                     .start = i.at(2).get<int64_t>(),
+                     .end = i.at(3).get<int64_t>(),
+                     .busy = i.at(4).get<int64_t>(),
+                     .first = i.at(5).get<int64_t>(),
+                     .count = i.at(6).get<int64_t>(),
+                     .waits_on = i.at(7).get<uint32_t>(),
+                     .notifies = i.at(8).get<uint32_t>()};
+    if (v.lane < 0 || static_cast<size_t>(v.lane) >= d.lanes.size() || v.kind < 0 ||
+        static_cast<size_t>(v.kind) >= d.kinds.size())
+      throw Error("device lanes: an interval names a lane or kind that is not listed");
+    d.intervals.push_back(v);
+  }
+  std::stable_sort(d.intervals.begin(), d.intervals.end(), [](const DeviceInterval& a, const DeviceInterval& b) {
+    return a.lane != b.lane ? a.lane < b.lane : a.start < b.start;
+  });  // the order readers search in (make_device_lanes's)
+  d.instructions = j.value("instructions", static_cast<int64_t>(d.intervals.size()));
+  // The summary travels as it was taken before merging (exact); only its busy cycles and overlap.
+  const nlohmann::json& summary = j.at("summary");
+  d.summary.cycles = d.cycles;
+  d.summary.busy = summary.at("busy").get<std::vector<int64_t>>();
+  d.summary.overlap_cycles = summary.at("overlap_cycles").get<int64_t>();
+  return d;
 }
 
 RunTimes run_times_from_json(const nlohmann::json& j) {
@@ -144,9 +209,75 @@ RunTimes run_times_from_json(const nlohmann::json& j) {
                         c.at(4).get<double>(), c.at(5).get<double>()});
   for (const nlohmann::json& d : j.value("device_spans", nlohmann::json::array()))
     r.device_spans.push_back({d.at(0).get<int>(), d.at(1).get<double>(), d.at(2).get<double>()});
+  for (const nlohmann::json& c : j.value("device_counters", nlohmann::json::array())) {
+    RunTimes::DeviceCounters counters{c.at(0).get<int>(), {}};
+    for (const nlohmann::json& v : c.at(1))
+      counters.values.emplace_back(v.at(0).get<std::string>(), v.at(1).get<double>());
+    r.device_counters.push_back(std::move(counters));
+  }
+  for (const nlohmann::json& l : j.value("device_lanes", nlohmann::json::array()))
+    r.device_lanes.push_back(
+        {l.at(0).get<int>(), std::make_shared<const DeviceLanes>(device_lanes_from_json(l.at(1)))});
   r.total_ms = j.value("total_ms", 0.0);
   return r;
 }
+
+namespace {
+
+// The device's units as a process of their own (pid 2), one track per lane name: each kernel's
+// intervals from where it began on the device (its device span, else its host span), cycles
+// turned into µs at the device's clock (or spread over the kernel's span when the clock is unknown).
+void append_device_lane_events(const Profile& p, nlohmann::json& events) {
+  constexpr int kDevicePid = 2;
+  std::map<std::string, int> track_of_lane;
+  bool named = false;
+  for (const RunTimes::DeviceLaneSet& set : p.last_run.device_lanes) {
+    const auto k = static_cast<size_t>(set.kernel);
+    if (!set.lanes || set.kernel < 0 || k >= p.kernels.size() || k >= p.last_run.kernel_spans_ms.size()) continue;
+    const DeviceLanes& d = *set.lanes;
+    if (!named) {  // its placement ("accel_sim:0 (accel-sim)"), unless the profile came without
+      const std::string& where = p.kernels[k].placement;
+      events.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", kDevicePid},
+                        {"args", {{"name", where.empty() ? "device (" + p.target + ")" : "device " + where}}}});
+      named = true;
+    }
+    std::vector<int> track(d.lanes.size());
+    for (size_t l = 0; l < d.lanes.size(); ++l) {
+      auto [it, added] = track_of_lane.try_emplace(d.lanes[l], static_cast<int>(track_of_lane.size()) + 1);
+      track[l] = it->second;
+      if (added)
+        events.push_back({{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", kDevicePid},
+                          {"tid", it->second},
+                          {"args", {{"name", d.lanes[l] + " unit"}}}});
+    }
+    auto [begin_ms, end_ms] = p.last_run.kernel_spans_ms[k];
+    for (const RunTimes::DeviceSpan& s : p.last_run.device_spans)
+      if (s.kernel == set.kernel) begin_ms = s.begin_ms, end_ms = s.end_ms;
+    const double us_per_cycle =
+        d.clock_mhz > 0 ? 1.0 / d.clock_mhz
+                        : (end_ms - begin_ms) * 1000.0 / static_cast<double>(std::max<int64_t>(d.cycles, 1));
+    for (const DeviceInterval& i : d.intervals)
+      events.push_back({{"name", d.kinds[static_cast<size_t>(i.kind)]},
+                        {"cat", "device " + d.lanes[static_cast<size_t>(i.lane)]},
+                        {"ph", "X"},
+                        {"pid", kDevicePid},
+                        {"tid", track[static_cast<size_t>(i.lane)]},
+                        {"ts", begin_ms * 1000.0 + static_cast<double>(i.start) * us_per_cycle},
+                        {"dur", static_cast<double>(i.end - i.start) * us_per_cycle},
+                        {"args",
+                         {{"kernel", p.kernels[k].name},
+                          {"instruction", i.first},
+                          {"instructions", i.count},
+                          {"start_cycle", i.start},
+                          {"end_cycle", i.end}}}});
+  }
+}
+
+}  // namespace
 
 std::string chrome_trace(const Profile& p) {
   // Kernels run one after another on the calling thread (track 1); the chunks of their parallel
@@ -214,6 +345,7 @@ std::string chrome_trace(const Profile& p) {
                       {"ts", c.begin_ms * 1000.0},
                       {"dur", (c.end_ms - c.begin_ms) * 1000.0},
                       {"args", {{"bytes", c.bytes}}}});
+  append_device_lane_events(p, events);
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(1);
 }
 

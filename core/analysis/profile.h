@@ -10,6 +10,7 @@
 
 #include "core/analysis/calibrate.h"
 #include "core/compile/compiled_model.h"
+#include "core/runtime/device_lanes.h"
 
 namespace tessel::compile {
 
@@ -30,6 +31,7 @@ struct KernelProfile {
   // simulated device, what the device counted in the last run (RunTimes::device_counters).
   std::string placement;
   std::vector<std::pair<std::string, double>> device_counters;
+  std::shared_ptr<const DeviceLanes> device_lanes;  // and what each of its units did (RunTimes::device_lanes)
 };
 
 struct Profile {
@@ -46,11 +48,24 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
 
 nlohmann::json profile_json(const Profile& p);
 // A run's times as JSON and back (the measuring process sends the last run to the studio):
-//   {"kernel_ms": [...], "spans": [[b, e], ...], "thread_spans": [[kernel, thread, b, e], ...], "total_ms": t}
+//   {"kernel_ms": [...], "spans": [[b, e], ...], "thread_spans": [[kernel, thread, b, e], ...],
+//    "copies": [...], "device_spans": [...],
+//    "device_counters": [[kernel, [["cycles", 1234], ...]], ...],
+//    "device_lanes": [[kernel, <device_lanes_json>], ...], "total_ms": t}
 nlohmann::json run_times_json(const RunTimes& r);
 RunTimes run_times_from_json(const nlohmann::json& j);
+// One kernel call's device lanes (bounded by make_device_lanes):
+//   {"lanes": ["load", "compute", "store"], "kinds": ["LOAD inp", "GEMM", ...], "cycles": 5120,
+//    "clock_mhz": 200, "instructions": 310, "note": "",
+//    "summary": {"busy": [..per lane..], "utilization": [...], "overlap_cycles": 2900},
+//    "intervals": [[lane, kind, start, end, busy, first, count, waits_on, notifies], ...]}
+nlohmann::json device_lanes_json(const DeviceLanes& d);
+DeviceLanes device_lanes_from_json(const nlohmann::json& j);
 // Chrome trace-event JSON: one complete event ("ph": "X") per kernel of the last run on the calling
 // thread's track, and one per parallel-loop chunk on the track of the pool thread that ran it.
+// Kernels with device lanes (accel-sim) add a process for the device with one track per unit
+// (load, compute, store), their intervals converted from cycles to µs at the device's clock and
+// placed at the kernel's start on the device, so Perfetto shows the units overlapping.
 std::string chrome_trace(const Profile& p);
 
 // Deterministic inputs for the model's inputs (uniform in [-1, 1) for floats, small ints otherwise).

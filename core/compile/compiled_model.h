@@ -120,6 +120,13 @@ struct RunTimes {
     std::vector<std::pair<std::string, double>> values;
   };
   std::vector<DeviceCounters> device_counters;
+  // What each unit of a simulated device did in each kernel it ran, on the device's clock
+  // (accel-sim: load, compute and store lanes; Module::last_call_lanes). Shared, never edited.
+  struct DeviceLaneSet {
+    int kernel = 0;  // index into kernel_ms
+    std::shared_ptr<const DeviceLanes> lanes;
+  };
+  std::vector<DeviceLaneSet> device_lanes;
   double total_ms = 0;
 };
 

@@ -142,6 +142,7 @@ std::vector<Tensor> run_on_device(const CompiledModel& model, Device device, Dev
           times->device_spans.push_back({kernel, launched + device->start_ms, launched + device->end_ms});
         if (auto counters = model.module()->last_call_counters(); !counters.empty())
           times->device_counters.push_back({kernel, std::move(counters)});
+        if (auto lanes = model.module()->last_call_lanes()) times->device_lanes.push_back({kernel, std::move(lanes)});
       }
     } else {
       run_group_reference(g, group, [&](ValueId v) -> Tensor& { return where.on_host(v, kernel); });

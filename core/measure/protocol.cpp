@@ -247,7 +247,11 @@ compile::RunTimes run_times_from(const Value& v) {
       t[3].number();
     }
   r.number_or("total_ms", 0);
-  return compile::run_times_from_json(v.raw());
+  try {  // the rest (copies, device spans, counters and lanes) is checked as it is read
+    return compile::run_times_from_json(v.raw());
+  } catch (const std::exception& e) {
+    v.fail(std::string("a run's times as run_times_json writes them (") + e.what() + ")");
+  }
 }
 
 // compile::profile_json's form (`tessel profile --json`).

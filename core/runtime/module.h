@@ -3,6 +3,7 @@
 // arguments (one buffer per parameter of the lowered function, inputs then outputs), and the
 // module can hand back its artifacts (LLVM IR, assembly, C source) as text for the studio.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ namespace tessel {
 namespace loopir {
 struct Func;  // core/loopir/ir.h
 }
+struct DeviceLanes;  // core/runtime/device_lanes.h
 
 struct KernelParam {
   std::string name;
@@ -70,6 +72,9 @@ class Module {
   // What a simulated device counted in the last call, by name ("cycles", "compute_busy",
   // "dram_read_bytes", ...: accel-sim); empty for everything else.
   virtual std::vector<std::pair<std::string, double>> last_call_counters() const { return {}; }
+  // What each of a simulated device's units did in the last call (accel-sim: its load, compute
+  // and store lanes, bounded: device_lanes.h); null for everything else.
+  virtual std::shared_ptr<const DeviceLanes> last_call_lanes() const { return nullptr; }
 
  protected:
   // args[k] is the data space of parameter k; args[params.size()] is the loopir::CheckRecord the

@@ -8,11 +8,14 @@
 // Every kernel is simulated once at compile time on scratch DRAM: deadlocks, races and
 // out-of-bounds accesses do not depend on the data, so a kernel that compiles runs. The listing
 // (artifact "accel_program") carries that run's cycle estimate; "accel_profile" holds the counts
-// of the last call of each kernel and "accel_timeline" its instructions' (unit, start, end), the
-// lanes of a pipeline view.
+// of the last call of each kernel and "accel_timeline" its instructions' (unit, start, end). The
+// last call's counters and lanes also reach the profile as values (last_call_counters,
+// last_call_lanes → RunTimes), which the Chrome trace and the studio's pipeline pane draw.
+#include <map>
 #include <mutex>
 
 #include "core/plugin/plugin_api.h"
+#include "core/runtime/device_lanes.h"
 #include "plugins/accel_sim/codegen.h"
 #include "plugins/accel_sim/device_api.h"
 
@@ -61,6 +64,45 @@ class AccelModule final : public Module {
     out.emplace_back("dram_write_bytes", static_cast<double>(r.dram_write_bytes));
     out.emplace_back("macs", static_cast<double>(r.macs));
     return out;
+  }
+
+  // The last call's timeline as lanes: one interval per instruction on its unit's lane, its kind
+  // "LOAD inp", "GEMM", "ALU", "STORE" or "NOP" (a NOP only carries tokens), the tokens it waited
+  // for and gave as lane masks; bounded by merging (core/runtime/device_lanes.h).
+  std::shared_ptr<const DeviceLanes> last_call_lanes() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!last_call_) return nullptr;
+    const accel::Program& program = programs_[last_kernel_];
+    std::vector<std::string> lanes, kinds;
+    for (int u = 0; u < accel::kUnits; ++u) lanes.emplace_back(accel::unit_name(static_cast<accel::Unit>(u)));
+    std::map<std::string, int> kind_index;
+    auto kind_of = [&](const accel::Instruction& in) {
+      std::string kind = accel::opcode_name(in.op);
+      if (in.op == accel::Opcode::kLoad) kind += std::string(" ") + accel::scratchpad_name(in.sram);
+      auto [it, added] = kind_index.try_emplace(kind, static_cast<int>(kinds.size()));
+      if (added) kinds.push_back(kind);
+      return it->second;
+    };
+    std::vector<DeviceInterval> intervals;
+    intervals.reserve(last_call_->timeline.size());
+    for (size_t k = 0; k < last_call_->timeline.size() && k < program.insns.size(); ++k) {
+      const accel::Instruction& in = program.insns[k];
+      const accel::TimelineEntry& t = last_call_->timeline[k];
+      DeviceInterval i{.lane = static_cast<int>(t.unit),
+                       .kind = kind_of(in),
+                       .start = t.start,
+                       .end = t.end,
+                       .busy = t.end - t.start,
+                       .first = static_cast<int64_t>(k)};
+      for (int u = 0; u < accel::kUnits; ++u) {
+        if (in.pop[static_cast<size_t>(u)] > 0) i.waits_on |= 1u << u;
+        if (in.push[static_cast<size_t>(u)] > 0) i.notifies |= 1u << u;
+      }
+      intervals.push_back(i);
+    }
+    return std::make_shared<const DeviceLanes>(make_device_lanes(std::move(lanes), std::move(kinds),
+                                                                 std::move(intervals), last_call_->cycles,
+                                                                 static_cast<double>(config_.clock_mhz)));
   }
 
   std::map<std::string, std::string> artifacts() const override {
@@ -128,6 +170,7 @@ class AccelModule final : public Module {
     std::lock_guard<std::mutex> lock(mutex_);
     last_[kernel_index] = std::make_shared<accel::SimResult>(std::move(r));
     last_call_ = last_[kernel_index];
+    last_kernel_ = kernel_index;
   }
 
   // The kernel on zeroed scratch DRAM: the checks that do not depend on the data, and the cycles.
@@ -149,6 +192,7 @@ class AccelModule final : public Module {
   std::vector<accel::SimResult> estimates_;
   mutable std::vector<std::shared_ptr<const accel::SimResult>> last_;
   mutable std::shared_ptr<const accel::SimResult> last_call_;  // of whichever kernel ran last
+  mutable size_t last_kernel_ = 0;                             // ... which is this one
   mutable std::mutex mutex_;
 };
 

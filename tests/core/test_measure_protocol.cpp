@@ -193,6 +193,10 @@ class TestMeasureProtocol : public QObject {
     bad["last_run"]["spans"][0] = json::array({1});
     QCOMPARE(reply_error(bad), QString("reply field 'last_run.spans[0]': expected a [begin, end] pair, got [1]"));
     bad = ok;
+    bad["last_run"]["device_lanes"] = json::array({json::array({0, json{{"lanes", 3}}})});
+    QVERIFY2(reply_error(bad).startsWith("reply field 'last_run': expected a run's times"),
+             qPrintable(reply_error(bad)));
+    bad = ok;
     bad["ceilings"]["compute_gflops"]["fma_512"] = "fast";
     QCOMPARE(reply_error(bad),
              QString(R"(reply field 'ceilings.compute_gflops.fma_512': expected a number, got "fast")"));

@@ -7,10 +7,12 @@
 #include <QSaveFile>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "views/common/kernel_time.h"
+#include "views/pipeline/pipeline_timeline.h"
 #include "views/profile/profile_table_model.h"
 #include "views/profile/timeline_widget.h"
 
@@ -71,6 +73,7 @@ ProfilePane::ProfilePane(QWidget* parent) : QWidget(parent) {
                      const QString kernel = model_->kernel_at(proxy_->mapToSource(current).row());
                      selected_ = kernel;
                      timeline_->set_selected_kernel(kernel);
+                     show_pipeline_of(kernel);
                      if (on_kernel_selected) on_kernel_selected(kernel);
                    });
 
@@ -81,9 +84,15 @@ ProfilePane::ProfilePane(QWidget* parent) : QWidget(parent) {
   };
   // Side by side: the pane lives in the wide, low bottom dock, where stacking them left the table
   // one or two rows.
+  pipeline_ = new PipelinePane(this);
+  views_ = new QTabWidget(this);
+  views_->setDocumentMode(true);
+  views_->addTab(timeline_, tr("Run"));
+  views_->addTab(pipeline_, tr("Device pipeline"));
+  views_->setMinimumWidth(1);  // the timeline alone had no minimum width; the tab bar scrolls instead
   auto* splitter = new QSplitter(Qt::Horizontal, this);
   splitter->addWidget(table_);
-  splitter->addWidget(timeline_);
+  splitter->addWidget(views_);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 2);
   splitter->setChildrenCollapsible(false);
@@ -98,6 +107,7 @@ ModelProfilePtr ProfilePane::profile() const { return model_->profile(); }
 void ProfilePane::clear() {
   model_->set_profile(nullptr);
   timeline_->set_lanes({});
+  pipeline_->show_kernel(nullptr, {});
   status_->setText(tr("Not profiled yet."));
 }
 
@@ -124,6 +134,9 @@ void ProfilePane::set_profile(ModelProfilePtr profile) {
   model_->set_profile(profile);
   timeline_->set_lanes(timeline_lanes(profile->profile));
   const auto& p = profile->profile;
+  // A profile with device lanes (an accelerator target) opens on them; any other on the run.
+  views_->setCurrentWidget(p.last_run.device_lanes.empty() ? static_cast<QWidget*>(timeline_) : pipeline_);
+  show_pipeline_of(selected_);
   const KernelTime definition = p.kernels.empty() ? KernelTime{} : kernel_time(p.kernels.front(), p);
   QString ceilings = tr("no ceilings: calibrate for the attainable column");
   if (profile->ceilings)
@@ -153,7 +166,13 @@ void ProfilePane::set_ceilings(const std::optional<compile::MachineCeilings>& ce
 void ProfilePane::set_selected_kernel(const QString& kernel) {
   selected_ = kernel;
   timeline_->set_selected_kernel(kernel);
+  show_pipeline_of(kernel);
   select_row_of(kernel);
+}
+
+void ProfilePane::show_pipeline_of(const QString& kernel) {
+  const ModelProfilePtr shown = model_->profile();
+  pipeline_->show_kernel(shown ? &shown->profile : nullptr, kernel);
 }
 
 void ProfilePane::select_row_of(const QString& kernel) {

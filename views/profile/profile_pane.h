@@ -1,6 +1,7 @@
 #pragma once
 // The profile pane: a sortable per-kernel table (time, % of total, GFLOP/s, GB/s, attainable,
-// bound) and, beside it, the last run as a timeline. Selecting a row (or a timeline box) calls
+// bound) and, beside it, the last run as a timeline, or (second tab) the selected kernel's
+// pipeline on a simulated accelerator: its units' lanes (views/pipeline). Selecting a row (or a timeline box) calls
 // `on_kernel_selected`; the mediator forwards it to Selection::set_kernel, and Selection's
 // kernel_changed comes back as set_selected_kernel (which does not call back). Exports the Chrome
 // trace JSON (Perfetto / chrome://tracing open it) and CSV. No Q_OBJECT.
@@ -18,11 +19,13 @@
 
 QT_BEGIN_NAMESPACE
 class QSortFilterProxyModel;
+class QTabWidget;
 class QTableView;
 QT_END_NAMESPACE
 
 namespace tessel::views {
 
+class PipelinePane;
 class ProfileTableModel;
 class TimelineWidget;
 
@@ -52,17 +55,22 @@ class ProfilePane : public QWidget {
   ProfileTableModel* model() const { return model_; }
   QTableView* table() const { return table_; }
   TimelineWidget* timeline() const { return timeline_; }
+  PipelinePane* pipeline() const { return pipeline_; }  // the selected kernel's device units
+  QTabWidget* views() const { return views_; }          // "Run" (timeline) and "Device pipeline"
   QString status_text() const { return status_->text(); }
   QString kernel_at_view_row(int row) const;  // in the table's current (sorted) order
 
  private:
   void select_row_of(const QString& kernel);
+  void show_pipeline_of(const QString& kernel);
   void export_with_dialog(bool trace);
 
   ProfileTableModel* model_ = nullptr;
   QSortFilterProxyModel* proxy_ = nullptr;
   QTableView* table_ = nullptr;
   TimelineWidget* timeline_ = nullptr;
+  PipelinePane* pipeline_ = nullptr;
+  QTabWidget* views_ = nullptr;
   QLabel* status_ = nullptr;
   QPushButton* profile_button_ = nullptr;
   QString selected_;
