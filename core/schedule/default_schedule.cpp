@@ -212,7 +212,7 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
 // of B again. The operand is the one the vector loads come from: read contiguously along x (its
 // last index is x) and not moving with the rows; the reduction has one reduce axis (a GEMM). It
 // pays when that operand does not fit in half the L2 cache (the copy is then cheap beside the
-// misses it saves); the knob `pack` decides instead when set.
+// misses it saves) and is read by at least 4 row tiles; the knob `pack` decides instead when set.
 std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKnobs& knobs, const CpuCaches& caches) {
   if (knobs.pack && !*knobs.pack) return "";
   const loopir::Reduce* reduction = red.op->reduction();
@@ -237,6 +237,9 @@ std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKno
   });
   if (candidates != 1 || found.empty()) return "";
   if (knobs.pack) return found;
+  // Each panel is read once per row tile: a GEMV-like product (a few rows) would copy B to read
+  // it once.
+  if (axes[static_cast<size_t>(t.rows_axis)].extent < 4 * t.rows) return "";
   int64_t bytes = 0;
   for (const te::Tensor& in : red.op->inputs)
     if (in->name == found) bytes = shape_numel(in->shape) * static_cast<int64_t>(dtype_size(in->dtype));
