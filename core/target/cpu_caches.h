@@ -1,7 +1,8 @@
 #pragma once
-// The data caches of a CPU target, which default schedules block for (GEMM panels). CPU kinds
-// declare them as options (`ref` here, `llvm` in its plugin), filled in from the host by default,
-// so a schedule chosen for another machine's caches is one -l2_cache_bytes=N away.
+// The data caches of a CPU target, which default schedules block for (GEMM panels). A CPU kind that
+// generates code declares them as options (`llvm` does), filled in from the host by default, so a
+// schedule for another machine's caches is one -l2_cache_bytes=N away. Kinds without them (`ref`,
+// `c`) get a 32 KiB / 1 MiB core.
 #include <cstdint>
 #include <vector>
 

@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/support/error.h"
-#include "core/target/cpu_caches.h"
 
 namespace tessel {
 
@@ -64,7 +63,6 @@ TargetKind ref_kind() {
                        .min = 1,
                        .max = 1024,
                        .choices = {}});
-  for (TargetOptionSpec& o : cpu_cache_options()) k.options.push_back(std::move(o));
   return k;
 }
 

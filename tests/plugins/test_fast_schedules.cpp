@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/compile/kernel_compiler.h"
 #include "core/loopir/interpreter.h"
 #include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
@@ -18,6 +19,7 @@
 #include "core/schedule/default_schedule.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
+#include "core/target/cpu_caches.h"
 
 using namespace tessel;
 
@@ -230,6 +232,14 @@ class TestFastSchedules : public QObject {
       QVERIFY2(schedule::to_text(schedule::default_cpu_schedule(dag, kLanes)).find("cache_read") == std::string::npos,
                spec);
     }
+    // The target's l2_cache_bytes decides: an L2 that holds B, no packing; a small one, packing.
+    auto packs = [](const te::ComputeDag& dag, const std::string& target) {
+      return schedule::to_text(compile::default_schedule(dag, Target::parse(target))).find("cache_read") !=
+             std::string::npos;
+    };
+    QVERIFY(Target::parse("llvm").get_int("l2_cache_bytes") == host_cache_bytes(2));
+    QVERIFY(!packs(big, "llvm -vector_bits=512 -l2_cache_bytes=67108864"));
+    QVERIFY(packs(te::matmul_dag(256, 256, 256), "llvm -vector_bits=512 -l2_cache_bytes=65536"));
     schedule::CpuKnobs pack;
     pack.pack = true;
     for (const char* spec : {"matmul M=64 N=64 K=32", "matmul M=37 N=45 K=19", "matmul M=30 N=96 K=9"}) {
