@@ -8,6 +8,7 @@
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
 #include "core/schedule/default_schedule.h"
+#include "core/target/cpu_caches.h"
 
 namespace tessel::compile {
 
@@ -50,7 +51,13 @@ schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& tar
       return {};
     }
   }
-  return default_schedule(dag, target_vector_floats(target));
+  try {
+    return schedule::default_cpu_schedule(
+        dag, target_vector_floats(target), {},
+        {.l1_bytes = target_cache_bytes(target, 1), .l2_bytes = target_cache_bytes(target, 2)});
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes) {

@@ -362,6 +362,21 @@ class NestBuilder {
     return cur;
   }
 
+  // A reorder after compute_at can move a reader's loop outside the loop its producer is computed
+  // at; the producer would then run after its reader.
+  void check_readers_inside(const Stage& s, size_t pos, const Stage& child) const {
+    for (const Stage* reader : st_.effective_consumers(child.name))
+      for (const Stage* r = reader; r && r->attach == Attach::kAt; r = st_.find(r->attach_stage)) {
+        if (r->attach_stage != s.name) continue;
+        auto at = std::find(s.leaf.begin(), s.leaf.end(), r->attach_axis);
+        if (static_cast<size_t>(at - s.leaf.begin()) < pos)
+          throw Error("stage " + child.name + " is computed at " + s.name + "." + s.axes[s.leaf[pos]].name +
+                      ", inside the loop " + s.name + "." + s.axes[r->attach_axis].name + " where its reader " +
+                      reader->name + " is computed (a reorder after compute_at?)");
+        break;
+      }
+  }
+
   // Places the children attached at leaf position `pos` in front of `rest` (inside that loop).
   Stmt attach_children(const Stage& s, const StageLoops& L, size_t pos, const Expr& body, Stmt rest,
                        const std::vector<const Stage*>& kids) {
@@ -377,8 +392,19 @@ class NestBuilder {
     // Last to first: a stage's region covers what the stages after it read.
     std::vector<Stmt> nests(here.size());
     std::vector<std::vector<RegionDim>> child_regions(here.size());
+    // Stages computed at loops further in (already built into `rest`) may read a child too: a B
+    // panel packed at a column-block loop is read by the register tile computed at the tile loop
+    // inside it. Their reads count towards the region, over every loop they run inside.
+    bool deeper_kids = false;
+    for (auto* c : kids) {
+      auto at = std::find(s.leaf.begin(), s.leaf.end(), c->attach_axis);
+      if (at == s.leaf.end()) throw Error("stage " + c->name + " is computed at a loop " + s.name + " no longer has");
+      deeper_kids = deeper_kids || static_cast<size_t>(at - s.leaf.begin()) > pos;
+    }
     for (size_t k = here.size(); k-- > 0;) {
       std::vector<Stmt> later(nests.begin() + static_cast<long>(k) + 1, nests.end());
+      if (deeper_kids) later.push_back(rest);
+      check_readers_inside(s, pos, *here[k]);
       child_regions[k] = infer_region(s, L, pos, *here[k], body, later);
       nests[k] = emit_stage(*here[k], child_regions[k]);
     }

@@ -201,6 +201,51 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
   return t;
 }
 
+// The operand of a register-blocked reduction worth packing, or "" (GotoBLAS's packed B panel):
+//
+//   C[i, j] = sum(A[i, k] * B[k, j], k)     per tile column (x.outer) the K x (tile width) slice of B
+//                                           is copied into a contiguous panel, which every row tile
+//                                           of that column then streams through in order
+//
+// Unpacked, each k of the micro-kernel reads B a row further on (N floats apart: a new page every
+// k for N >= 1024, so the TLB and the prefetchers lose track), and each row tile reads the whole
+// of B again. The operand is the one the vector loads come from: read contiguously along x (its
+// last index is x) and not moving with the rows; the reduction has one reduce axis (a GEMM). It
+// pays when that operand does not fit in half the L2 cache (the copy is then cheap beside the
+// misses it saves) and is read by at least 4 row tiles; the knob `pack` decides instead when set.
+std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKnobs& knobs, const CpuCaches& caches) {
+  if (knobs.pack && !*knobs.pack) return "";
+  const loopir::Reduce* reduction = red.op->reduction();
+  if (!reduction || reduction->axes.size() != 1) return "";
+  const auto& axes = red.op->axes;
+  const loopir::Var* x = axes.back().var.get();
+  const loopir::Var* y = axes[static_cast<size_t>(t.rows_axis)].var.get();
+  auto uses = [](const loopir::Expr& e, const loopir::Var* v) {
+    return loopir::uses_var(e, [v](const loopir::Var* u) { return u == v; });
+  };
+  std::string found;
+  int candidates = 0;
+  loopir::for_each_access(red.op->body, [&](const loopir::Buffer& b, const std::vector<loopir::Expr>& idx, bool) {
+    if (idx.empty() || b->name == red.name) return;
+    bool moves_with_x = false, moves_with_y = false;
+    for (const auto& e : idx) moves_with_x = moves_with_x || uses(e, x), moves_with_y = moves_with_y || uses(e, y);
+    if (!moves_with_x) return;
+    ++candidates;
+    bool contiguous = loopir::as<loopir::Var>(idx.back()) == x;
+    for (size_t d = 0; d + 1 < idx.size(); ++d) contiguous = contiguous && !uses(idx[d], x);
+    if (contiguous && !moves_with_y) found = b->name;
+  });
+  if (candidates != 1 || found.empty()) return "";
+  if (knobs.pack) return found;
+  // Each panel is read once per row tile: a GEMV-like product (a few rows) would copy B to read
+  // it once.
+  if (axes[static_cast<size_t>(t.rows_axis)].extent < 4 * t.rows) return "";
+  int64_t bytes = 0;
+  for (const te::Tensor& in : red.op->inputs)
+    if (in->name == found) bytes = shape_numel(in->shape) * static_cast<int64_t>(dtype_size(in->dtype));
+  return 2 * bytes > caches.l2_bytes ? found : "";
+}
+
 // Register blocking of one reduction (TVM's CPU matmul recipe), with `out` the stage that holds the
 // final values: a cache_write copy of the reduction or an element-wise epilogue of the same shape.
 //
@@ -212,7 +257,7 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
 //                     acc[y][x] += ...
 //            for y.inner, x.inner vectorized:  out = epilogue(acc)
 void register_blocked(Writer& w, const std::string& out_name, const std::string& red_name, const RegisterTile& t,
-                      const CpuKnobs& knobs) {
+                      const CpuKnobs& knobs, const CpuCaches& caches) {
   const size_t rank = w.stage(out_name).op->axes.size();
   const size_t rows_axis = static_cast<size_t>(t.rows_axis);
   Loop y = w.root(out_name, rows_axis), x = w.root(out_name, rank - 1);
@@ -231,6 +276,9 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   }
   w.vectorize(x_inner);
   Loop at = x_outer;
+  // The loop a packed panel of the vector operand is copied at (see packed_operand).
+  std::optional<Loop> pack_at;
+  const std::string packed = rows_axis == rank - 2 ? packed_operand(w.stage(red_name), t, knobs, caches) : "";
   if (int64_t panel = knobs.panel.value_or(0); panel > 1 && rows_axis == rank - 2) {
     // [lead..., y.outer, x.outer, ...] -> [lead..., x.panel, y.outer, x.in_panel, ...]
     auto [x_panel, x_in_panel] = w.split(x_outer, panel);
@@ -241,8 +289,24 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     order.insert(order.end(), {x_panel, y_outer, x_in_panel});
     w.reorder(order);
     at = x_in_panel;
+    pack_at = x_panel;
+  } else if (!packed.empty()) {
+    // [lead..., y.outer, x.outer, ...] -> [lead..., x.outer, y.outer, ...]: one column of tiles
+    // after the other, each reading the panel packed for it.
+    const Stage& o = w.stage(out_name);
+    Loop y_outer{out_name, o.leaf[rank - 2]};
+    w.reorder({x_outer, y_outer});
+    at = y_outer;
+    pack_at = x_outer;
   }
   w.compute_at(red_name, at);
+  if (!packed.empty()) {
+    std::string panel = w.cache_read(packed, "global", red_name);
+    w.compute_at(panel, *pack_at);
+    const Stage& p = w.stage(panel);
+    Loop last = w.root(panel, p.op->axes.size() - 1);
+    w.vectorize(t.vectors * t.lanes > t.lanes ? w.split(last, t.lanes).second : last);
+  }
   parallelize(w, out_name, knobs, /*tiles=*/true);
 
   const te::Tensor red = w.stage(red_name).op;
@@ -345,11 +409,12 @@ RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes
 }
 
 // A reduction output: accumulate in a local register tile (cache_write), copy out per tile.
-void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes, const CpuKnobs& knobs) {
+void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes, const CpuKnobs& knobs,
+                               const CpuCaches& caches) {
   RegisterTile t = register_tile_for(w.stage(name), w.stage(name), lanes, knobs);
   if (!t.usable) return schedule_reduction_in_place(w, name, lanes);
   std::string local = w.cache_write(name, "local");  // the accumulating stage, NAME_local
-  register_blocked(w, name, local, t, knobs);
+  register_blocked(w, name, local, t, knobs, caches);
 }
 
 // Parallelizes the outermost loop of `name` when it is data-parallel (a scalar reduction has none).
@@ -499,7 +564,8 @@ void schedule_row_chain(Writer& w, const std::string& out, const std::vector<std
 
 Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes) { return default_cpu_schedule(dag, lanes, {}); }
 
-Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const CpuKnobs& knobs) {
+Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const CpuKnobs& knobs,
+                              const CpuCaches& caches) {
   Schedule out;
   ScheduleState st = initial_state(dag);
   Writer w(st, out);
@@ -536,7 +602,7 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const Cp
     Stage* s = st.find(n);
     if (!s->is_output) continue;
     if (s->op->reduction()) {
-      schedule_reduction_output(w, n, lanes, knobs);
+      schedule_reduction_output(w, n, lanes, knobs, caches);
       continue;
     }
     if (n == row_output) {
@@ -557,7 +623,7 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const Cp
     if (candidates == 1 && !fused_reduction.empty()) {
       RegisterTile t = register_tile_for(*s, *st.find(fused_reduction), lanes, knobs);
       if (t.usable) {
-        register_blocked(w, n, fused_reduction, t, knobs);
+        register_blocked(w, n, fused_reduction, t, knobs, caches);
         continue;
       }
     }

@@ -15,6 +15,11 @@
 //                                              the accumulators in vector registers; parallel the
 //                                              outermost loop. Too narrow for vectors (last axis
 //                                              < 4): tiled in place, vector axis innermost.
+//                                              A GEMM whose vector operand (B) is over half the
+//                                              L2 cache: the tile columns outermost, each packing
+//                                              its K x (tile width) slice of B into a contiguous
+//                                              panel (cache_read + compute_at at the column loop)
+//                                              that every row tile streams through.
 //   an injective output reading a reduction    the same register blocking, the output stage in
 //   with the same shape (conv + bias + relu)   the role of C: the epilogue is applied as each
 //                                              register tile is stored (compute_at)
@@ -44,11 +49,21 @@ struct CpuKnobs {
   // Second level of tiling: the tile columns (x.outer) split into panels of this many tiles, the
   // panel loop outermost, so one panel of the vector operand stays in cache across all rows (0: none).
   std::optional<int64_t> panel;
+  // GEMM-like reductions: copy the vector operand's K x (tile width) slice into a contiguous panel per
+  // column of tiles, the tile columns outermost (unset: when that operand is over half the L2 cache).
+  std::optional<bool> pack;
   std::optional<int> parallel_loops;    // 1: the outermost loop in parallel; 2: the two outermost fused
   std::optional<int64_t> vector_split;  // element-wise outputs: the vectorized inner loop's extent
   bool operator==(const CpuKnobs&) const = default;
 };
-Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes, const CpuKnobs& knobs);
+// The data caches of one core, in bytes, as the target declares them (Target's l1_cache_bytes and
+// l2_cache_bytes options; core/compile passes them). The defaults are a common x86 core's.
+struct CpuCaches {
+  int64_t l1_bytes = 32 * 1024;
+  int64_t l2_bytes = 1024 * 1024;
+};
+Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes, const CpuKnobs& knobs,
+                              const CpuCaches& caches = {});
 
 // Default schedules for GPU-style targets:
 //   a reduction output (matmul, conv)   inputs it reads are cached in shared memory per reduction

@@ -344,13 +344,18 @@ void apply_compute_at(ScheduleState& st, const StepArgs& a) {
   if (&p == &c) throw Error("a stage cannot be computed at its own loop");
   if (p.is_output) throw Error(p.name + " is an output of the kernel; it is computed at the root");
   check_not_inline(c);
-  // Every reader runs inside the loop: the consumer itself, or a stage already computed at that
-  // same loop (its nest follows p's there; lowering sizes p's region for both), or one nested in it.
+  // Every reader runs inside the loop: the consumer itself, or a stage computed at that same loop
+  // (its nest follows p's there) or at a loop of c further in (a packed panel of B computed at a
+  // column-block loop, read by a register tile computed at the tile loop inside it), or one nested
+  // in those. Lowering sizes p's region for all of them.
   auto inside = [&](const Stage* reader) {
     for (const Stage* s = reader; s; s = st.find(s->attach_stage)) {
       if (s == &c) return true;
       if (s->attach != Attach::kAt) return false;
-      if (s->attach_stage == c.name) return s->attach_axis == r.axis;
+      if (s->attach_stage == c.name) {
+        auto at = std::find(c.leaf.begin(), c.leaf.end(), s->attach_axis);
+        return at != c.leaf.end() && at - c.leaf.begin() >= r.leaf_pos;
+      }
     }
     return false;
   };
@@ -359,7 +364,7 @@ void apply_compute_at(ScheduleState& st, const StepArgs& a) {
     std::string names;
     for (auto* s : readers) names += (names.empty() ? "" : ", ") + s->name;
     throw Error("compute_at needs every reader of " + p.name + " to be " + c.name + " or computed at " +
-                a.name(1, "axis") + " (readers: " + (names.empty() ? "none" : names) + ")");
+                a.name(1, "axis") + " or a loop inside it (readers: " + (names.empty() ? "none" : names) + ")");
   }
   for (const Stage* s = &c; s && s->attach == Attach::kAt; s = st.find(s->attach_stage))
     if (s->attach_stage == p.name)

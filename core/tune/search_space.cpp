@@ -60,6 +60,8 @@ SearchSpace::SearchSpace(te::ComputeDag dag, int64_t vector_lanes) : dag_(std::m
     if (vectors.size() > 1) knobs_.push_back(knob("tile_vectors", vectors));
     if (r->k > 0) knobs_.push_back(knob("k_unroll", k_unroll));
     if (!panels.empty()) knobs_.push_back(knob("panel", panels));
+    // Packing the vector operand into panels applies to a GEMM (one reduce axis).
+    if (r->k > 0) knobs_.push_back(knob("pack", {0, 1}));
   }
   if (has_elementwise_output(dag_)) knobs_.push_back(knob("vector_split", {lanes_, 2 * lanes_, 4 * lanes_}));
   knobs_.push_back(knob("parallel_loops", {1, 2}));
@@ -85,6 +87,8 @@ schedule::CpuKnobs SearchSpace::knobs_of(const Candidate& c) const {
       k.k_unroll = v;
     else if (n == "panel")
       k.panel = v;
+    else if (n == "pack")
+      k.pack = v != 0;
     else if (n == "parallel_loops")
       k.parallel_loops = static_cast<int>(v);
     else if (n == "vector_split")

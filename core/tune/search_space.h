@@ -8,6 +8,7 @@
 //        tile_vectors   1 2 4 8 (× lanes ≤ last axis)
 //        k_unroll       1 2 4 8 (divides a lone k)
 //        panel          0 2 4 8 16 (< tile columns)      second tiling level: cache panels
+//        pack           0 1 (a lone k)                   the vector operand packed per tile column
 //        parallel_loops 1 2                              one loop, or the two outermost fused
 //        vector_split   lanes 2·lanes 4·lanes            element-wise outputs
 //   Candidate = one value index per knob ──schedule_of──▶ Schedule (default_cpu_schedule(dag, lanes, knobs))

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "core/plugin/plugin_api.h"
+#include "core/target/cpu_caches.h"
 #include "plugins/llvm_cpu/jit.h"
 
 namespace {
@@ -34,6 +35,7 @@ tessel::TargetKind llvm_kind() {
        .doc = "SIMD width in bits that schedules and layouts plan for (default: the host's widest)",
        .default_value = [] { return TargetOptionValue{tessel::host_vector_bits()}; }, .min = 32, .max = 2048, .choices = {}},
   };
+  for (TargetOptionSpec& o : tessel::cpu_cache_options()) k.options.push_back(std::move(o));
   return k;
 }
 

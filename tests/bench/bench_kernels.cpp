@@ -10,7 +10,8 @@
 //                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
 //                                    --dump writes the schedule, IR and assembly to PREFIX.<kind>
 //
-// The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/. Each GEMM
+// The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/. A GEMM
+// whose default packs panels of B is also run unpacked (the session-7 default), in the same run. Each GEMM
 // and NCHW conv shape also runs in int8 (uint8 · int8 summed in int32, as the quantized ops
 // compile) with the default schedule, beside Tessel's own fp32 figure.
 // The 2-thread block prints its own calibrated peak: on a shared machine the second core is often
@@ -32,6 +33,7 @@
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/thread_pool.h"
+#include "core/schedule/default_schedule.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
 
@@ -292,8 +294,9 @@ int main(int argc, char** argv) {
     struct Gemm {
       int64_t m, n, k;
     };
-    std::vector<Gemm> gemms = quick ? std::vector<Gemm>{{256, 256, 256}}
-                                    : std::vector<Gemm>{{1024, 1024, 1024}, {512, 512, 512}, {1, 4096, 1024}};
+    std::vector<Gemm> gemms =
+        quick ? std::vector<Gemm>{{256, 256, 256}}
+              : std::vector<Gemm>{{1024, 1024, 1024}, {512, 512, 512}, {2048, 2048, 512}, {1, 4096, 1024}};
     for (const Gemm& g : gemms) {
       double flops = 2.0 * static_cast<double>(g.m * g.n * g.k);
       te::ComputeDag dag = te::matmul_dag(g.m, g.n, g.k);
@@ -303,6 +306,16 @@ int main(int argc, char** argv) {
       std::snprintf(name, sizeof name, "gemm %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n),
                     static_cast<long>(g.k));
       print_gemm_row(name, flops, c, peak);
+      // The previous default (session 7: no packed panels of B) beside it, measured again in this
+      // run, where the default now packs.
+      schedule::CpuKnobs unpacked;
+      unpacked.pack = false;
+      const schedule::Schedule previous = schedule::default_cpu_schedule(dag, target_vector_floats(target), unpacked);
+      if (!quick && previous.steps != compile::default_schedule(dag, target).steps) {
+        GemmComparison p = compare_with_openblas(dag, previous, target, g.m, g.n, g.k, repeats);
+        std::snprintf(name, sizeof name, "  unpacked (previous)");
+        print_gemm_row(name, flops, p, peak);
+      }
       const Timing int8 = tessel_default_time(int8_matmul_dag(g.m, g.n, g.k), target, repeats);
       std::snprintf(name, sizeof name, "gemm int8 %ldx%ldx%ld", static_cast<long>(g.m), static_cast<long>(g.n),
                     static_cast<long>(g.k));

@@ -44,6 +44,12 @@ const GoldenCase kCases[] = {
     {"compute_root", "conv2d N=1 C=1 H=4 W=4 K=1 R=3 S=3 stride=1 pad=1", "compute_at(pad, conv.y)\ncompute_root(pad)"},
     {"cache_read", "matmul M=8 N=8 K=8", "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)"},
     {"cache_write", "matmul M=4 N=4 K=4", "cache_write(C, local)\ncompute_at(C_local, C.i)"},
+    // A packed panel of B per column of register tiles (the default GEMM schedule's shape): the
+    // copy is computed at the column loop, further out than its reader C_local, and holds only
+    // the K x 4 slice that column reads, contiguous in the order the tile reads it.
+    {"cache_read_panel", "matmul M=4 N=8 K=4",
+     "cache_write(C, local)\ntile(C.i, C.j, 2, 4)\nreorder(C.j.outer, C.i.outer)\ncompute_at(C_local, C.i.outer)\n"
+     "cache_read(B, global, C_local)\ncompute_at(B_global, C.j.outer)"},
     {"storage_align", "matmul M=4 N=4 K=4", "cache_read(A, shared, C)\nstorage_align(A_shared.ax0, 8, 1)"},
     {"double_buffer", "matmul M=4 N=4 K=16",
      "split(C.k, 4)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},

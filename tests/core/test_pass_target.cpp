@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/target/cpu_caches.h"
 #include "core/target/target.h"
 
 using namespace tessel;
@@ -30,6 +31,15 @@ class TestPassTarget : public QObject {
     QCOMPARE(target_vector_floats(a), int64_t{8});
     QCOMPARE(QString::fromStdString(a.str()), QString("ref -num_threads=2 -vector_bits=256"));
     QVERIFY(Target::parse(a.to_json().dump()) == a);
+  }
+
+  // The host's caches as sysfs (or sysconf) reports them; kinds without the options get a
+  // 32 KiB / 1 MiB core.
+  void cache_sizes_come_from_the_host() {
+    QVERIFY(host_cache_bytes(1) >= 4096 && host_cache_bytes(1) <= (int64_t{1} << 24));
+    QVERIFY(host_cache_bytes(2) >= host_cache_bytes(1));
+    QCOMPARE(target_cache_bytes(Target::parse("ref"), 2), int64_t{1024 * 1024});
+    QCOMPARE(target_cache_bytes(Target::parse("ref"), 1), int64_t{32 * 1024});
   }
 
   void defaults_come_from_the_kind() {

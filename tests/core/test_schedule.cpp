@@ -159,7 +159,11 @@ class TestSchedule : public QObject {
         {"bind reduction", kMm, "bind(C.k, blockIdx.x)", "C.k is a reduction axis; bind needs a data-parallel axis"},
         {"compute_at output", kFused, "compute_at(relu, conv.y)", "relu is an output of the kernel"},
         {"compute_at non-reader", kFused, "compute_at(pad, relu.y)",
-         "compute_at needs every reader of pad to be relu or computed at relu.y (readers: conv)"},
+         "compute_at needs every reader of pad to be relu or computed at relu.y or a loop inside it (readers: conv)"},
+        {"compute_at outside a reader", kMm,
+         "cache_write(C, local)\ncompute_at(C_local, C.i)\ncache_read(B, global, C_local)\ncompute_at(B_global, C.j)",
+         "step 4 compute_at(B_global, C.j): compute_at needs every reader of B_global to be C or computed at C.j or a "
+         "loop inside it (readers: C_local)"},
         {"compute_at two readers", kSoftmax, "compute_at(row_max, softmax.i)", "readers: exp_sum, softmax"},
         {"compute_at itself", kConv, "compute_at(conv, conv.y)", "a stage cannot be computed at its own loop"},
         {"inline reduction", kFused, "compute_inline(conv)",

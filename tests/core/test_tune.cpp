@@ -121,7 +121,7 @@ class TestTune : public QObject {
     SearchSpace mm(te::dag_from_spec("matmul M=128 N=256 K=64"), 16);
     QStringList names;
     for (const Knob& k : mm.knobs()) names << QString::fromStdString(k.name);
-    QCOMPARE(names, QStringList({"tile_rows", "tile_vectors", "k_unroll", "panel", "parallel_loops"}));
+    QCOMPARE(names, QStringList({"tile_rows", "tile_vectors", "k_unroll", "panel", "pack", "parallel_loops"}));
   }
 
   void the_cost_model_learns_an_order() {

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/compile/kernel_compiler.h"
 #include "core/loopir/interpreter.h"
 #include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
@@ -18,6 +19,7 @@
 #include "core/schedule/default_schedule.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
+#include "core/target/cpu_caches.h"
 
 using namespace tessel;
 
@@ -211,6 +213,41 @@ class TestFastSchedules : public QObject {
     QFETCH(QString, spec);
     te::ComputeDag dag = te::dag_from_spec(spec.toStdString());
     check_llvm_matches_interpreter(dag, schedule::default_cpu_schedule(dag, kLanes), spec);
+  }
+
+  // A GEMM whose B is over half the L2: the tile columns outermost (in parallel), B's K x (tile
+  // width) slice packed per column; forced on small shapes (tails included) to check the values.
+  void packed_gemm_panels() {
+    te::ComputeDag big = te::matmul_dag(1024, 1024, 1024);
+    std::string text = schedule::to_text(schedule::default_cpu_schedule(big, kLanes));
+    for (const char* step : {"reorder(C.j.outer, C.i.outer)", "compute_at(C_local, C.i.outer)",
+                             "cache_read(B, global, C_local)", "compute_at(B_global, C.j.outer)", "parallel(C.j.outer)"})
+      QVERIFY2(text.find(step) != std::string::npos, qPrintable(QString("no %1 in\n%2").arg(step, text.c_str())));
+    std::string program = loopir::to_string(lower::lower(big, schedule::default_cpu_schedule(big, kLanes)).func);
+    const std::string panel = "allocate B_global: f32[" + std::to_string(1024 * 4 * kLanes) + "] global";
+    QVERIFY2(program.find(panel) != std::string::npos, program.c_str());
+    // A GEMV reads B once: nothing to pack. A small B fits the cache: no packing either.
+    for (const char* spec : {"matmul M=1 N=4096 K=1024", "matmul M=256 N=256 K=256"}) {
+      te::ComputeDag dag = te::dag_from_spec(spec);
+      QVERIFY2(schedule::to_text(schedule::default_cpu_schedule(dag, kLanes)).find("cache_read") == std::string::npos,
+               spec);
+    }
+    // The target's l2_cache_bytes decides: an L2 that holds B, no packing; a small one, packing.
+    auto packs = [](const te::ComputeDag& dag, const std::string& target) {
+      return schedule::to_text(compile::default_schedule(dag, Target::parse(target))).find("cache_read") !=
+             std::string::npos;
+    };
+    QVERIFY(Target::parse("llvm").get_int("l2_cache_bytes") == host_cache_bytes(2));
+    QVERIFY(!packs(big, "llvm -vector_bits=512 -l2_cache_bytes=67108864"));
+    QVERIFY(packs(te::matmul_dag(256, 256, 256), "llvm -vector_bits=512 -l2_cache_bytes=65536"));
+    schedule::CpuKnobs pack;
+    pack.pack = true;
+    for (const char* spec : {"matmul M=64 N=64 K=32", "matmul M=37 N=45 K=19", "matmul M=30 N=96 K=9"}) {
+      te::ComputeDag dag = te::dag_from_spec(spec);
+      schedule::Schedule sched = schedule::default_cpu_schedule(dag, kLanes, pack);
+      QVERIFY2(schedule::to_text(sched).find("compute_at(B_global") != std::string::npos, spec);
+      check_llvm_matches_interpreter(dag, sched, QString("packed %1").arg(spec));
+    }
   }
 
   void default_softmax_with_an_exp_stage_computes_what_the_interpreter_computes() {
