@@ -1,0 +1,130 @@
+// The VNNI dot step (dot_16x4_u8i8_i32, core/te/tensor_intrinsic.h): an int8 matmul over weights
+// packed as [N/16][K/4][16][4], tensorized onto the step, must give bit-identical int32 results
+// on llvm (vpdpbusd where the host has it), c and interp. The llvm backend must emit vpdpbusd for
+// a target with avx512-vnni or avx-vnni, and the scalar call for one without: these compile for
+// explicit features, which LLVM does on any x86-64 host without running the code.
+#include <QtTest>
+#include <random>
+
+#include "core/loopir/printer.h"
+#include "core/lower/pipeline.h"
+#include "core/plugin/plugin_manager.h"
+#include "core/runtime/codegen.h"
+#include "core/schedule/schedule.h"
+#include "core/target/target.h"
+#include "core/te/tensor.h"
+
+using namespace tessel;
+
+namespace {
+
+// C[i, jo, ji] = Σ_{ko, ki} i32(A[i, 4·ko + ki]) · i32(B[jo, ko, ji, ki]), K and N multiples of 4 and 16.
+loopir::Func packed_matmul(int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::placeholder("A", {m, k}, DataType::kUInt8);
+  te::Tensor b = te::placeholder("B", {n / 16, k / 4, 16, 4}, DataType::kInt8);
+  loopir::IterVar ko = te::reduce_axis(k / 4, "ko"), ki = te::reduce_axis(4, "ki");
+  te::Tensor c = te::compute(
+      "C", {m, n / 16, 16},
+      [&](const std::vector<loopir::Expr>& i) {
+        loopir::Expr x = te::at(a, {i[0], ko.var * 4 + ki.var}), w = te::at(b, {i[1], ko.var, i[2], ki.var});
+        return te::sum(te::cast(DataType::kInt32, x) * te::cast(DataType::kInt32, w), {ko, ki});
+      },
+      {"i", "jo", "ji"});
+  te::ComputeDag dag = te::make_dag("packed_matmul", {c});
+  return lower::lower(dag, schedule::parse_schedule("reorder(C.i, C.jo, C.ko, C.ji, C.ki)\n"
+                                                    "tensorize(C.ji, dot_16x4_u8i8_i32)"))
+      .func;
+}
+
+// Random bytes with the extremes (0, 255, -128, 127) well represented: sums of 255 · -128 must
+// wrap nowhere and saturate nowhere.
+template <class T>
+Tensor random_bytes(DataType t, Shape shape, uint64_t seed) {
+  Tensor out(t, std::move(shape));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> dist(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+  std::uniform_int_distribution<int> pick(0, 3);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    int p = pick(rng);
+    out.data<T>()[i] = static_cast<T>(p == 0   ? std::numeric_limits<T>::min()
+                                      : p == 1 ? std::numeric_limits<T>::max()
+                                               : dist(rng));
+  }
+  return out;
+}
+
+std::string assembly_for(const std::string& target) {
+  loopir::Func f = packed_matmul(4, 32, 8);
+  auto module = build_module({f}, Target::parse(target));
+  return module->artifacts().at("asm");
+}
+
+}  // namespace
+
+class TestInt8Vnni : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    PluginManager::global().load_all({TESSEL_BINARY_DIR "/plugins"});
+    for (const char* kind : {"llvm", "c", "interp"})
+      QVERIFY2(CodeGenRegistry::global().has(kind), qPrintable(QString("the plugin for '%1' did not load").arg(kind)));
+  }
+
+  void dot_tensorized_matmul_is_exact_data() {
+    QTest::addColumn<int>("m");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<QString>("target");
+    const int shapes[][3] = {{1, 16, 4}, {7, 48, 20}, {33, 32, 256}};
+    for (auto& s : shapes)
+      for (const char* t : {"llvm", "llvm -mattr=-avx512vnni", "llvm -mattr=-avx512vnni,-avxvnni", "c", "interp"})
+        QTest::newRow(qPrintable(QString("%1x%2x%3 on %4").arg(s[0]).arg(s[1]).arg(s[2]).arg(t)))
+            << s[0] << s[1] << s[2] << QString(t);
+  }
+  void dot_tensorized_matmul_is_exact() {
+    QFETCH(int, m);
+    QFETCH(int, n);
+    QFETCH(int, k);
+    QFETCH(QString, target);
+    loopir::Func f = packed_matmul(m, n, k);
+    QVERIFY2(loopir::to_string(f).find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos,
+             loopir::to_string(f).c_str());
+    Tensor a = random_bytes<uint8_t>(DataType::kUInt8, {m, k}, 1);
+    Tensor b = random_bytes<int8_t>(DataType::kInt8, {n / 16, k / 4, 16, 4}, 2);
+    Tensor got(DataType::kInt32, {m, n / 16, 16});
+    for (int64_t i = 0; i < got.numel(); ++i) got.data<int32_t>()[i] = int32_t(0x5a5a5a5a);  // the reset must clear it
+    auto module = build_module({f}, Target::parse(target.toStdString()));
+    module->call_host(f.name, {&a, &b, &got});
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        int64_t want = 0;
+        for (int r = 0; r < k; ++r)
+          want += int64_t{a.data<uint8_t>()[i * k + r]} *
+                  b.data<int8_t>()[((j / 16 * (k / 4) + r / 4) * 16 + j % 16) * 4 + r % 4];
+        int32_t g = got.data<int32_t>()[i * n + j];
+        if (g != want)
+          QFAIL(qPrintable(QString("C[%1, %2]: reference %3, %4 gives %5").arg(i).arg(j).arg(want).arg(target).arg(g)));
+      }
+  }
+
+  void avx512_vnni_target_emits_vpdpbusd() {
+    std::string text = assembly_for("llvm -mcpu=icelake-server -mattr=+avx512f,+avx512vnni");
+    QVERIFY2(text.find("vpdpbusd") != std::string::npos && text.find("zmm") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("vpdpbusds") == std::string::npos, "the saturating form would not be exact");
+    QVERIFY2(text.find("tessel_intrin_dot") == std::string::npos, text.c_str());  // nor the reset
+  }
+  void avx_vnni_target_emits_the_256_bit_form() {
+    std::string text = assembly_for("llvm -mcpu=alderlake -mattr=-avx512f,-avx512vnni,+avxvnni");
+    QVERIFY2(text.find("vpdpbusd") != std::string::npos && text.find("ymm") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("zmm") == std::string::npos, text.c_str());
+  }
+  void target_without_vnni_calls_the_scalar_step() {
+    std::string text = assembly_for("llvm -mcpu=skylake -mattr=-avx512vnni,-avxvnni");
+    QVERIFY2(text.find("vpdpbusd") == std::string::npos, text.c_str());
+    QVERIFY2(text.find("tessel_intrin_dot_16x4_u8i8_i32") != std::string::npos, text.c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestInt8Vnni)
+#include "test_int8_vnni.moc"
