@@ -1,6 +1,8 @@
 // The VNNI dot step (dot_16x4_u8i8_i32, core/te/tensor_intrinsic.h): an int8 matmul over weights
 // packed as [N/16][K/4][16][4], tensorized onto the step, must give bit-identical int32 results
-// on llvm (vpdpbusd where the host has it), c and interp. The llvm backend must emit vpdpbusd for
+// on llvm (vpdpbusd where the host has it), c and interp; so must the whole product in the VNNI
+// form (core/te/int8_dot_product.h: any 8-bit types, zero points, ragged K and N) under
+// int8_vnni_schedule and under the default CPU schedule. The llvm backend must emit vpdpbusd for
 // a target with avx512-vnni or avx-vnni, and the scalar call for one without: these compile for
 // explicit features, which LLVM does on any x86-64 host without running the code.
 #include <QtTest>
@@ -10,8 +12,11 @@
 #include "core/lower/pipeline.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
+#include "core/schedule/default_schedule.h"
+#include "core/schedule/int8_vnni_schedule.h"
 #include "core/schedule/schedule.h"
 #include "core/target/target.h"
+#include "core/te/int8_dot_product.h"
 #include "core/te/tensor.h"
 
 using namespace tessel;
@@ -51,6 +56,14 @@ Tensor random_bytes(DataType t, Shape shape, uint64_t seed) {
                                                : dist(rng));
   }
   return out;
+}
+
+Tensor random_operand(DataType t, Shape shape, uint64_t seed) {
+  return t == DataType::kUInt8 ? random_bytes<uint8_t>(t, std::move(shape), seed)
+                               : random_bytes<int8_t>(t, std::move(shape), seed);
+}
+int64_t byte_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::kUInt8 ? int64_t{t.data<uint8_t>()[i]} : int64_t{t.data<int8_t>()[i]};
 }
 
 std::string assembly_for(const std::string& target) {
@@ -102,6 +115,76 @@ class TestInt8Vnni : public QObject {
         for (int r = 0; r < k; ++r)
           want += int64_t{a.data<uint8_t>()[i * k + r]} *
                   b.data<int8_t>()[((j / 16 * (k / 4) + r / 4) * 16 + j % 16) * 4 + r % 4];
+        int32_t g = got.data<int32_t>()[i * n + j];
+        if (g != want)
+          QFAIL(qPrintable(QString("C[%1, %2]: reference %3, %4 gives %5").arg(i).arg(j).arg(want).arg(target).arg(g)));
+      }
+  }
+
+  void int8_product_is_exact_data() {
+    QTest::addColumn<QString>("types");
+    QTest::addColumn<int>("m");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<bool>("zero_points");
+    QTest::addColumn<QString>("target");
+    QTest::addColumn<bool>("vnni_schedule");
+    const int shapes[][3] = {{1, 16, 4}, {5, 21, 7}, {12, 40, 66}};
+    for (const char* types : {"u8s8", "s8s8", "u8u8", "s8u8"})
+      for (auto& s : shapes)
+        for (bool zp : {false, true})
+          for (auto [t, vnni] : {std::pair{"llvm", true}, {"llvm", false}, {"c", true}, {"interp", true}})
+            QTest::newRow(qPrintable(QString("%1 %2x%3x%4%5 on %6 %7")
+                                         .arg(types)
+                                         .arg(s[0])
+                                         .arg(s[1])
+                                         .arg(s[2])
+                                         .arg(zp ? " zero points" : "")
+                                         .arg(t)
+                                         .arg(vnni ? "vnni schedule" : "default schedule")))
+                << QString(types) << s[0] << s[1] << s[2] << zp << QString(t) << vnni;
+  }
+  void int8_product_is_exact() {
+    QFETCH(QString, types);
+    QFETCH(int, m);
+    QFETCH(int, n);
+    QFETCH(int, k);
+    QFETCH(bool, zero_points);
+    QFETCH(QString, target);
+    QFETCH(bool, vnni_schedule);
+    const DataType ta = types.startsWith("u8") ? DataType::kUInt8 : DataType::kInt8;
+    const DataType tb = types.endsWith("u8") ? DataType::kUInt8 : DataType::kInt8;
+    te::Int8ProductOperands p{te::placeholder("A", {m, k}, ta), te::placeholder("B", {k, n}, tb), nullptr, nullptr};
+    te::Tensor za = te::placeholder("za", {m}, ta), zb = te::placeholder("zb", {n}, tb);
+    if (zero_points) {
+      p.a_zero = [&](const loopir::Expr& row) { return te::cast(DataType::kInt32, te::at(za, {row})); };
+      p.b_zero = [&](const loopir::Expr& column) { return te::cast(DataType::kInt32, te::at(zb, {column})); };
+    }
+    QVERIFY(te::why_not_int8_dot_product(p).empty());
+    te::Tensor out = te::int8_dot_product(p, "C");
+    te::ComputeDag dag = te::make_dag("int8_product", {out});
+    schedule::Schedule sched =
+        vnni_schedule ? *schedule::int8_vnni_schedule(dag) : schedule::default_cpu_schedule(dag, 16);
+    loopir::Func f = lower::lower(dag, sched).func;
+    if (vnni_schedule)
+      QVERIFY2(loopir::to_string(f).find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos,
+               loopir::to_string(f).c_str());
+
+    Tensor a = random_operand(ta, {m, k}, 11), b = random_operand(tb, {k, n}, 12);
+    Tensor zav = random_operand(ta, {m}, 13), zbv = random_operand(tb, {n}, 14);
+    Tensor got(DataType::kInt32, {m, n});
+    auto module = build_module({f}, Target::parse(target.toStdString()));
+    std::vector<Tensor*> args = {&a, &b};
+    if (zero_points) args = {&a, &b, &zav, &zbv};
+    QCOMPARE(dag.inputs().size(), args.size());
+    args.push_back(&got);
+    module->call_host(f.name, args);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        int64_t want = 0;
+        for (int r = 0; r < k; ++r)
+          want += (byte_at(a, i * k + r) - (zero_points ? byte_at(zav, i) : 0)) *
+                  (byte_at(b, r * n + j) - (zero_points ? byte_at(zbv, j) : 0));
         int32_t g = got.data<int32_t>()[i * n + j];
         if (g != want)
           QFAIL(qPrintable(QString("C[%1, %2]: reference %3, %4 gives %5").arg(i).arg(j).arg(want).arg(target).arg(g)));

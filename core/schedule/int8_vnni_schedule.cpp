@@ -1,0 +1,51 @@
+#include "core/schedule/int8_vnni_schedule.h"
+
+#include <algorithm>
+
+#include "core/te/int8_dot_product.h"
+
+namespace tessel::schedule {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The largest of `choices` (descending) that divides `extent`.
+int64_t dividing(int64_t extent, std::initializer_list<int64_t> choices) {
+  for (int64_t c : choices)
+    if (extent % c == 0) return c;
+  return 1;
+}
+
+}  // namespace
+
+std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag) {
+  auto is_dot = [](const te::Tensor& t) { return ends_with(t->name, te::kVnniDotSuffix); };
+  if (std::none_of(dag.ops.begin(), dag.ops.end(), is_dot)) return std::nullopt;
+  std::string text;
+  auto line = [&](const std::string& s) { text += s + "\n"; };
+  for (const te::Tensor& t : dag.ops) {
+    if (t->is_placeholder) continue;
+    const std::string& s = t->name;
+    const bool output = std::find(dag.outputs.begin(), dag.outputs.end(), t) != dag.outputs.end();
+    if (is_dot(t)) {
+      const int64_t rows = dividing(t->shape[0], {4, 2}), blocks = dividing(t->shape[1], {2});
+      line("tile(" + s + ".i, " + s + ".jo, " + std::to_string(rows) + ", " + std::to_string(blocks) + ")");
+      line("reorder(" + s + ".i.outer, " + s + ".jo.outer, " + s + ".ko, " + s + ".i.inner, " + s + ".jo.inner, " + s +
+           ".ji, " + s + ".ki)");
+      if (rows > 1) line("unroll(" + s + ".i.inner)");
+      if (blocks > 1) line("unroll(" + s + ".jo.inner)");
+      line("tensorize(" + s + ".ji, dot_16x4_u8i8_i32)");
+      line("parallel(" + s + ".i.outer)");
+    } else if (output || t->reduction() || ends_with(s, "_vnni_a") || ends_with(s, "_vnni_b")) {
+      if (!t->axes.empty()) line("parallel(" + s + "." + t->axes[0].var->name + ")");
+    } else {
+      line("compute_inline(" + s + ")");
+    }
+  }
+  return parse_schedule(text);
+}
+
+}  // namespace tessel::schedule
