@@ -8,6 +8,7 @@
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
 #include "core/schedule/default_schedule.h"
+#include "core/schedule/int8_vnni_schedule.h"
 
 namespace tessel::compile {
 
@@ -50,6 +51,9 @@ schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& tar
       return {};
     }
   }
+  // An int8 product in the VNNI form (core/te/int8_dot_product.h) on a CPU with the dot step.
+  if (target.kind_info().find_option("vnni") && target.get_bool("vnni"))
+    if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag)) return *s;
   return default_schedule(dag, target_vector_floats(target));
 }
 

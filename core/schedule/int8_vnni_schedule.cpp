@@ -30,7 +30,18 @@ std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag) {
     if (t->is_placeholder) continue;
     const std::string& s = t->name;
     const bool output = std::find(dag.outputs.begin(), dag.outputs.end(), t) != dag.outputs.end();
-    if (is_dot(t)) {
+    if (is_dot(t) && t->shape.size() == 5) {  // a convolution's: n, mo, y, x, mi
+      const int64_t columns = dividing(t->shape[3], {8, 7, 4, 2}), blocks = dividing(t->shape[1], {2});
+      line("split(" + s + ".mo, " + std::to_string(blocks) + ")");
+      line("split(" + s + ".x, " + std::to_string(columns) + ")");
+      line("reorder(" + s + ".n, " + s + ".mo.outer, " + s + ".y, " + s + ".x.outer, " + s + ".co, " + s + ".ry, " + s +
+           ".rx, " + s + ".mo.inner, " + s + ".x.inner, " + s + ".mi, " + s + ".ci)");
+      if (blocks > 1) line("unroll(" + s + ".mo.inner)");
+      if (columns > 1) line("unroll(" + s + ".x.inner)");
+      line("tensorize(" + s + ".mi, dot_16x4_u8i8_i32)");
+      line("fuse(" + s + ".n, " + s + ".mo.outer)");
+      line("parallel(" + s + ".n.mo.outer.fused)");
+    } else if (is_dot(t)) {
       const int64_t rows = dividing(t->shape[0], {4, 2}), blocks = dividing(t->shape[1], {2});
       line("tile(" + s + ".i, " + s + ".jo, " + std::to_string(rows) + ", " + std::to_string(blocks) + ")");
       line("reorder(" + s + ".i.outer, " + s + ".jo.outer, " + s + ".ko, " + s + ".i.inner, " + s + ".jo.inner, " + s +

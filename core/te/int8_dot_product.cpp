@@ -78,4 +78,87 @@ Tensor int8_dot_product(const Int8ProductOperands& p, const std::string& name) {
   });
 }
 
+std::string why_not_int8_dot_conv(const Int8ConvOperands& p) {
+  auto byte = [](DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; };
+  if (p.x->shape.size() != 4 || p.w->shape.size() != 4) return "not a 2-D convolution";
+  if (!byte(p.x->dtype) || !byte(p.w->dtype)) return "the operands are not 8-bit";
+  if (p.x->shape[1] != p.w->shape[1]) return "grouped";
+  return {};
+}
+
+Tensor int8_dot_conv(const Int8ConvOperands& p, const std::string& name) {
+  const Tensor &x = p.x, &w = p.w;
+  const int64_t batch = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3];
+  const int64_t m = w->shape[0], r = w->shape[2], s = w->shape[3];
+  const int64_t c4 = round_up(c, kDepth), m16 = round_up(m, kLanes);
+  const int64_t hp = (p.out_h - 1) * p.stride[0] + (r - 1) * p.dilation[0] + 1;
+  const int64_t wp = (p.out_w - 1) * p.stride[1] + (s - 1) * p.dilation[1] + 1;
+  const int64_t sa = x->dtype == DataType::kInt8 ? 128 : 0, sb = w->dtype == DataType::kUInt8 ? 128 : 0;
+  auto x_zero = [&] { return p.x_zero ? p.x_zero() : i32(0); };
+  auto w_zero = [&](const Expr& channel) { return p.w_zero ? p.w_zero(channel) : i32(0); };
+
+  Tensor input = compute(name + "_vnni_a", {batch, c4 / kDepth, hp, wp, kDepth}, [&](const std::vector<Expr>& i) {
+    Expr channel = i[1] * kDepth + i[4];
+    Expr y = i[2] - p.pad_begin[0], xx = i[3] - p.pad_begin[1];
+    Expr inside = logical_and(logical_and(ge(y, make_int(0)), lt(y, make_int(h))),
+                              logical_and(ge(xx, make_int(0)), lt(xx, make_int(wd))));
+    auto clamp = [](const Expr& v, int64_t extent) { return min(max(v, make_int(0)), make_int(extent - 1)); };
+    Expr value = to_i32(at(x, {i[0], clamp(channel, c), clamp(y, h), clamp(xx, wd)}));
+    Expr shifted = if_then_else(inside, value, x_zero()) + i32(sa);
+    return cast(DataType::kUInt8, c4 == c ? shifted : if_then_else(lt(channel, make_int(c)), shifted, i32(0)));
+  });
+  Tensor packed =
+      compute(name + "_vnni_b", {m16 / kLanes, c4 / kDepth, r, s, kLanes, kDepth}, [&](const std::vector<Expr>& i) {
+        Expr out_channel = i[0] * kLanes + i[4], channel = i[1] * kDepth + i[5];
+        Expr v = cast(
+            DataType::kInt8,
+            to_i32(at(w, {min(out_channel, make_int(m - 1)), min(channel, make_int(c - 1)), i[2], i[3]})) - i32(sb));
+        if (c4 == c && m16 == m) return v;
+        return if_then_else(logical_and(lt(out_channel, make_int(m)), lt(channel, make_int(c))), v,
+                            make_const(DataType::kInt8, 0));
+      });
+  IterVar co = reduce_axis(c4 / kDepth, "co"), ry = reduce_axis(r, "ry"), rx = reduce_axis(s, "rx"),
+          ci = reduce_axis(kDepth, "ci");
+  auto window_y = [&](const Expr& y) { return y * p.stride[0] + Expr(ry.var) * p.dilation[0]; };
+  auto window_x = [&](const Expr& xx) { return xx * p.stride[1] + Expr(rx.var) * p.dilation[1]; };
+  Tensor dot = compute(name + kVnniDotSuffix, {batch, m16 / kLanes, p.out_h, p.out_w, kLanes},
+                       [&](const std::vector<Expr>& i) {
+                         return sum(to_i32(at(input, {i[0], co.var, window_y(i[2]), window_x(i[3]), ci.var})) *
+                                        to_i32(at(packed, {i[1], co.var, ry.var, rx.var, i[4], ci.var})),
+                                    {co, ry, rx, ci});
+                       },
+                       {"n", "mo", "y", "x", "mi"});
+
+  const bool window_sums = sb != 0 || p.w_zero, weight_sums = sa != 0 || p.x_zero;
+  Tensor window_sum, weight_sum;
+  if (window_sums) {
+    // Over the real channels only (c4 - c padded channels hold 0 in X' anyway).
+    IterVar wc = reduce_axis(c4 / kDepth, "co"), wy = reduce_axis(r, "ry"), wx = reduce_axis(s, "rx"),
+            wi = reduce_axis(kDepth, "ci");
+    window_sum = compute(name + "_vnni_rows", {batch, p.out_h, p.out_w}, [&](const std::vector<Expr>& i) {
+      Expr y = i[1] * p.stride[0] + Expr(wy.var) * p.dilation[0],
+           xx = i[2] * p.stride[1] + Expr(wx.var) * p.dilation[1];
+      return sum(to_i32(at(input, {i[0], wc.var, y, xx, wi.var})), {wc, wy, wx, wi});
+    });
+  }
+  if (weight_sums) {
+    IterVar wc = reduce_axis(c, "c"), wy = reduce_axis(r, "ry"), wx = reduce_axis(s, "rx");
+    weight_sum = compute(name + "_vnni_columns", {m}, [&](const std::vector<Expr>& i) {
+      return sum(to_i32(at(w, {i[0], wc.var, wy.var, wx.var})) - i32(sb), {wc, wy, wx});
+    });
+  }
+  const int64_t window = c * r * s;
+  return compute(name, {batch, m, p.out_h, p.out_w}, [&](const std::vector<Expr>& i) {
+    Expr v = at(dot, {i[0], i[1] / kLanes, i[2], i[3], i[1] % kLanes});
+    Expr centering = i32(sb) - w_zero(i[1]);
+    if (window_sums) v = v + centering * at(window_sum, {i[0], i[2], i[3]});
+    if (weight_sums) {
+      Expr shift = i32(sa) + x_zero();
+      v = v - shift * at(weight_sum, {i[1]});
+      if (window_sums) v = v - i32(window) * shift * centering;
+    }
+    return v;
+  });
+}
+
 }  // namespace tessel::te

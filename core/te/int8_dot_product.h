@@ -42,6 +42,30 @@ std::string why_not_int8_dot_product(const Int8ProductOperands& p);
 // out[M, N] int32 = Σ_k (A[i, k] - za[i]) · (B[k, j] - zb[j]), built as above.
 Tensor int8_dot_product(const Int8ProductOperands& p, const std::string& name);
 
+// A 2-D NCHW convolution (one group) in the same form, the 4 depths taken from input channels
+// and the 16 lanes from output channels:
+//
+//   X [N, C, H, W]  ──(+sa, padded with the zero point)──► X' [N, C4/4, Hp, Wp, 4] u8
+//   W [M, C, R, S]  ──(-sb, packed)──────────────────────► W' [M16/16, C4/4, R, S, 16, 4] s8
+//   dot[n, mo, y, x, mi] = Σ_{co, r, s, ci} X'[n, co, y·sy + r·dy, x·sx + s·dx, ci] · W'[mo, co, r, s, mi, ci]
+//   out[n, m, y, x] = dot[n, m/16, y, x, m%16] + (sb - zw[m])·ΣX'(window) - (sa + zx)·ΣW'[m]
+//                     - C·R·S·(sa + zx)·(sb - zw[m])
+//
+// Padding reads the input's zero point (X' = zx + sa there), which centers to 0 as the reference
+// kernel pads. Channels beyond C are zeros in W' and add nothing.
+struct Int8ConvOperands {
+  Tensor x;                                                         // [N, C, H, W] uint8 or int8
+  Tensor w;                                                         // [M, C, R, S] int8 or uint8
+  std::function<loopir::Expr()> x_zero;                             // null: none
+  std::function<loopir::Expr(const loopir::Expr& channel)> w_zero;  // null: none
+  int64_t stride[2] = {1, 1}, dilation[2] = {1, 1}, pad_begin[2] = {0, 0};
+  int64_t out_h = 0, out_w = 0;
+};
+
+std::string why_not_int8_dot_conv(const Int8ConvOperands& p);
+// out[N, M, out_h, out_w] int32 = Σ (X - zx)·(W - zw[m]) over each window.
+Tensor int8_dot_conv(const Int8ConvOperands& p, const std::string& name);
+
 inline constexpr const char* kVnniDotSuffix = "_vnni_dot";
 
 }  // namespace tessel::te

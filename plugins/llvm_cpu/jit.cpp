@@ -236,6 +236,12 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
 
 std::string host_cpu_name() { return llvm::sys::getHostCPUName().str(); }
 
+bool host_has_vnni() {
+  llvm::StringMap<bool> features;
+  llvm::sys::getHostCPUFeatures(features);
+  return features.lookup("avx512vnni") || features.lookup("avxvnni");
+}
+
 std::string host_cpu_features() {
   llvm::StringMap<bool> features;
   llvm::sys::getHostCPUFeatures(features);

@@ -12,7 +12,8 @@
 //
 // The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/. Each GEMM
 // and NCHW conv shape also runs in int8 (uint8 · int8 summed in int32, as the quantized ops
-// compile) with the default schedule, beside Tessel's own fp32 figure.
+// compile) with the default schedule, beside Tessel's own fp32 figure; each GEMM also in the VNNI
+// form (int8_dot_product) with and without the dot step, beside OpenBLAS sgemm.
 // The 2-thread block prints its own calibrated peak: on a shared machine the second core is often
 // busy, and then that peak (and every 2-thread figure) is no higher than the 1-thread one.
 #include <cblas.h>
@@ -32,6 +33,7 @@
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/thread_pool.h"
+#include "core/te/int8_dot_product.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
 
@@ -154,6 +156,14 @@ te::ComputeDag int8_matmul_dag(int64_t m, int64_t n, int64_t k) {
         {rk});
   });
   return te::make_dag("matmul_int8", {c});
+}
+
+// The same product in the VNNI form the quantized builders emit for two matrices
+// (core/te/int8_dot_product.h: weights packed for the dot step, no zero points).
+te::ComputeDag int8_vnni_matmul_dag(int64_t m, int64_t n, int64_t k) {
+  te::Int8ProductOperands p{te::placeholder("A", {m, k}, DataType::kUInt8),
+                            te::placeholder("B", {k, n}, DataType::kInt8), nullptr, nullptr};
+  return te::make_dag("matmul_int8_vnni", {te::int8_dot_product(p, "C")});
 }
 
 // The same for an NCHW convolution (ConvInteger's and QLinearConv's kernels): X uint8 widened to
@@ -310,6 +320,20 @@ int main(int argc, char** argv) {
           "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: Tessel fp32 on this shape; u8*i8->i32; "
           "median %.1f GO)\n",
           name, flops / int8.min / 1e9, flops / c.ours.min / 1e9, c.ours.min / int8.min, "", flops / int8.median / 1e9);
+      // The VNNI form: on the dot step (the target's vnni option, on where the host has it) and,
+      // for comparison, the same packed stages under the plain default schedule.
+      for (bool vnni : {true, false}) {
+        if (vnni && !target.get_bool("vnni")) continue;
+        Target t = Target::parse("llvm -num_threads=" + std::to_string(threads) + (vnni ? " -vnni=true" : " -vnni=false"));
+        const Timing packed = tessel_default_time(int8_vnni_matmul_dag(g.m, g.n, g.k), t, repeats);
+        std::snprintf(name, sizeof name, "gemm int8 %s %ldx%ldx%ld", vnni ? "vnni" : "packed", static_cast<long>(g.m),
+                      static_cast<long>(g.n), static_cast<long>(g.k));
+        std::printf(
+            "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: OpenBLAS sgemm on this shape; Tessel fp32 %.2fx; "
+            "median %.1f GO)\n",
+            name, flops / packed.min / 1e9, flops / c.blas.min / 1e9, c.blas.min / packed.min, "",
+            c.ours.min / packed.min, flops / packed.median / 1e9);
+      }
     }
     {
       // The shipped hand schedule, on the shape it was written for, against OpenBLAS measured again.

@@ -191,6 +191,100 @@ class TestInt8Vnni : public QObject {
       }
   }
 
+  void int8_conv_is_exact_data() {
+    QTest::addColumn<QString>("types");
+    QTest::addColumn<QList<int>>("geometry");  // C, M, H, W, R, stride, pad, dilation
+    QTest::addColumn<bool>("zero_points");
+    QTest::addColumn<QString>("target");
+    const QList<QList<int>> shapes = {
+        {3, 20, 9, 9, 3, 2, 1, 1}, {16, 32, 8, 8, 3, 1, 1, 1}, {5, 16, 7, 10, 1, 1, 0, 1}, {8, 17, 9, 9, 3, 1, 2, 2}};
+    for (const char* types : {"u8s8", "s8u8"})
+      for (const QList<int>& g : shapes)
+        for (bool zp : {false, true})
+          for (const char* t : {"llvm", "c", "interp"})
+            QTest::newRow(qPrintable(QString("%1 C%2 M%3 %4x%5 k%6 s%7 p%8 d%9%10 on %11")
+                                         .arg(types)
+                                         .arg(g[0])
+                                         .arg(g[1])
+                                         .arg(g[2])
+                                         .arg(g[3])
+                                         .arg(g[4])
+                                         .arg(g[5])
+                                         .arg(g[6])
+                                         .arg(g[7])
+                                         .arg(zp ? " zero points" : "")
+                                         .arg(t)))
+                << QString(types) << g << zp << QString(t);
+  }
+  void int8_conv_is_exact() {
+    QFETCH(QString, types);
+    QFETCH(QList<int>, geometry);
+    QFETCH(bool, zero_points);
+    QFETCH(QString, target);
+    const int64_t c = geometry[0], m = geometry[1], h = geometry[2], w = geometry[3], r = geometry[4];
+    const int64_t stride = geometry[5], pad = geometry[6], dilation = geometry[7];
+    const int64_t oh = (h + 2 * pad - (r - 1) * dilation - 1) / stride + 1,
+                  ow = (w + 2 * pad - (r - 1) * dilation - 1) / stride + 1;
+    const DataType tx = types.startsWith("u8") ? DataType::kUInt8 : DataType::kInt8;
+    const DataType tw = types.endsWith("u8") ? DataType::kUInt8 : DataType::kInt8;
+    te::Int8ConvOperands p{.x = te::placeholder("X", {2, c, h, w}, tx),
+                           .w = te::placeholder("W", {m, c, r, r}, tw),
+                           .x_zero = nullptr,
+                           .w_zero = nullptr};
+    te::Tensor zx = te::placeholder("zx", {}, tx), zw = te::placeholder("zw", {m}, tw);
+    if (zero_points) {
+      p.x_zero = [&] { return te::cast(DataType::kInt32, te::at(zx, {})); };
+      p.w_zero = [&](const loopir::Expr& channel) { return te::cast(DataType::kInt32, te::at(zw, {channel})); };
+    }
+    for (int d = 0; d < 2; ++d) {
+      p.stride[d] = stride;
+      p.dilation[d] = dilation;
+      p.pad_begin[d] = pad;
+    }
+    p.out_h = oh;
+    p.out_w = ow;
+    QVERIFY(te::why_not_int8_dot_conv(p).empty());
+    te::ComputeDag dag = te::make_dag("int8_conv", {te::int8_dot_conv(p, "Y")});
+    loopir::Func f = lower::lower(dag, *schedule::int8_vnni_schedule(dag)).func;
+    QVERIFY2(loopir::to_string(f).find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos,
+             loopir::to_string(f).c_str());
+
+    Tensor x = random_operand(tx, {2, c, h, w}, 21), wt = random_operand(tw, {m, c, r, r}, 22);
+    Tensor zxv = random_operand(tx, {}, 23), zwv = random_operand(tw, {m}, 24);
+    Tensor got(DataType::kInt32, {2, m, oh, ow});
+    auto module = build_module({f}, Target::parse(target.toStdString()));
+    std::vector<Tensor*> args = {&x, &wt};
+    if (zero_points) args = {&x, &wt, &zxv, &zwv};
+    QCOMPARE(dag.inputs().size(), args.size());
+    args.push_back(&got);
+    module->call_host(f.name, args);
+    const int64_t x_zero = zero_points ? byte_at(zxv, 0) : 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t o = 0; o < m; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xx = 0; xx < ow; ++xx) {
+            int64_t want = 0;
+            for (int64_t ch = 0; ch < c; ++ch)
+              for (int64_t ky = 0; ky < r; ++ky)
+                for (int64_t kx = 0; kx < r; ++kx) {
+                  const int64_t sy = y * stride + ky * dilation - pad, sx = xx * stride + kx * dilation - pad;
+                  const bool inside = sy >= 0 && sy < h && sx >= 0 && sx < w;
+                  const int64_t xv = inside ? byte_at(x, ((n * c + ch) * h + sy) * w + sx) - x_zero : 0;
+                  want += xv * (byte_at(wt, ((o * c + ch) * r + ky) * r + kx) - (zero_points ? byte_at(zwv, o) : 0));
+                }
+            const int32_t g = got.data<int32_t>()[((n * m + o) * oh + y) * ow + xx];
+            if (g != want)
+              QFAIL(qPrintable(QString("Y[%1, %2, %3, %4]: reference %5, %6 gives %7")
+                                   .arg(n)
+                                   .arg(o)
+                                   .arg(y)
+                                   .arg(xx)
+                                   .arg(want)
+                                   .arg(target)
+                                   .arg(g)));
+          }
+  }
+
   void avx512_vnni_target_emits_vpdpbusd() {
     std::string text = assembly_for("llvm -mcpu=icelake-server -mattr=+avx512f,+avx512vnni");
     QVERIFY2(text.find("vpdpbusd") != std::string::npos && text.find("zmm") != std::string::npos, text.c_str());
