@@ -51,13 +51,15 @@ schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& tar
       return {};
     }
   }
-  // An int8 product in the VNNI form (core/te/int8_dot_product.h) on a CPU with the dot step.
-  if (target.kind_info().find_option("vnni") && target.get_bool("vnni"))
-    if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag)) return *s;
+  // An int8 product in the VNNI form (core/te/int8_dot_product.h): on the dot step where the
+  // target has it, otherwise its vector form over the same packed tiles.
+  const bool vnni = target.kind_info().find_option("vnni") && target.get_bool("vnni");
+  if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag, vnni)) return *s;
   return default_schedule(dag, target_vector_floats(target));
 }
 
 schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes) {
+  if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag, false)) return *s;
   try {
     return schedule::default_cpu_schedule(dag, vector_lanes);
   } catch (const Error&) {

@@ -21,11 +21,25 @@ int64_t dividing(int64_t extent, std::initializer_list<int64_t> choices) {
 
 }  // namespace
 
-std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag) {
+std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag, bool dot_instruction) {
   auto is_dot = [](const te::Tensor& t) { return ends_with(t->name, te::kVnniDotSuffix); };
   if (std::none_of(dag.ops.begin(), dag.ops.end(), is_dot)) return std::nullopt;
   std::string text;
   auto line = [&](const std::string& s) { text += s + "\n"; };
+  // The 16 lanes × 4 depths: the dot step innermost, or, without it, the 4 depths outside the
+  // register tile (one strided load of 16 weights per depth serves every row of the tile) and
+  // the 16 lanes a vector.
+  auto tile_steps = [&](const std::string& outside, const std::string& tile, const std::string& lanes,
+                        const std::string& depths) {
+    if (dot_instruction) {
+      line("reorder(" + outside + ", " + tile + ", " + lanes + ", " + depths + ")");
+      line("tensorize(" + lanes + ", dot_16x4_u8i8_i32)");
+    } else {
+      line("reorder(" + outside + ", " + depths + ", " + tile + ", " + lanes + ")");
+      line("unroll(" + depths + ")");
+      line("vectorize(" + lanes + ")");
+    }
+  };
   for (const te::Tensor& t : dag.ops) {
     if (t->is_placeholder) continue;
     const std::string& s = t->name;
@@ -34,21 +48,19 @@ std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag) {
       const int64_t columns = dividing(t->shape[3], {8, 7, 4, 2}), blocks = dividing(t->shape[1], {2});
       line("split(" + s + ".mo, " + std::to_string(blocks) + ")");
       line("split(" + s + ".x, " + std::to_string(columns) + ")");
-      line("reorder(" + s + ".n, " + s + ".mo.outer, " + s + ".y, " + s + ".x.outer, " + s + ".co, " + s + ".ry, " + s +
-           ".rx, " + s + ".mo.inner, " + s + ".x.inner, " + s + ".mi, " + s + ".ci)");
+      tile_steps(s + ".n, " + s + ".mo.outer, " + s + ".y, " + s + ".x.outer, " + s + ".co, " + s + ".ry, " + s + ".rx",
+                 s + ".mo.inner, " + s + ".x.inner", s + ".mi", s + ".ci");
       if (blocks > 1) line("unroll(" + s + ".mo.inner)");
       if (columns > 1) line("unroll(" + s + ".x.inner)");
-      line("tensorize(" + s + ".mi, dot_16x4_u8i8_i32)");
       line("fuse(" + s + ".n, " + s + ".mo.outer)");
       line("parallel(" + s + ".n.mo.outer.fused)");
     } else if (is_dot(t)) {
       const int64_t rows = dividing(t->shape[0], {4, 2}), blocks = dividing(t->shape[1], {2});
       line("tile(" + s + ".i, " + s + ".jo, " + std::to_string(rows) + ", " + std::to_string(blocks) + ")");
-      line("reorder(" + s + ".i.outer, " + s + ".jo.outer, " + s + ".ko, " + s + ".i.inner, " + s + ".jo.inner, " + s +
-           ".ji, " + s + ".ki)");
+      tile_steps(s + ".i.outer, " + s + ".jo.outer, " + s + ".ko", s + ".i.inner, " + s + ".jo.inner", s + ".ji",
+                 s + ".ki");
       if (rows > 1) line("unroll(" + s + ".i.inner)");
       if (blocks > 1) line("unroll(" + s + ".jo.inner)");
-      line("tensorize(" + s + ".ji, dot_16x4_u8i8_i32)");
       line("parallel(" + s + ".i.outer)");
     } else if (output || t->reduction() || ends_with(s, "_vnni_a") || ends_with(s, "_vnni_b")) {
       if (!t->axes.empty()) line("parallel(" + s + "." + t->axes[0].var->name + ")");

@@ -19,7 +19,9 @@
 
 namespace tessel::schedule {
 
-// nullopt when `dag` holds no stage in the VNNI form.
-std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag);
+// nullopt when `dag` holds no stage in the VNNI form. Without `dot_instruction` (a CPU without
+// VNNI, or a backend without the step) the same tiles compute the 16 lanes as a vector and the 4
+// depths unrolled: the packed layout stays, only the innermost step differs.
+std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag, bool dot_instruction = true);
 
 }  // namespace tessel::schedule

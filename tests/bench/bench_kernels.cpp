@@ -193,6 +193,22 @@ te::ComputeDag int8_conv2d_dag(const te::Conv2dParams& p) {
   return te::make_dag("conv2d_int8", {conv});
 }
 
+// The convolution in the VNNI form (int8_dot_conv: input NCHWc4, packed weights).
+te::ComputeDag int8_vnni_conv2d_dag(const te::Conv2dParams& p) {
+  te::Int8ConvOperands c{
+      .x = te::placeholder("X", {p.batch, p.in_channels, p.height, p.width}, DataType::kUInt8),
+      .w = te::placeholder("Wt", {p.out_channels, p.in_channels, p.kernel_h, p.kernel_w}, DataType::kInt8),
+      .x_zero = nullptr,
+      .w_zero = nullptr};
+  for (int d = 0; d < 2; ++d) {
+    c.stride[d] = p.stride;
+    c.pad_begin[d] = p.pad;
+  }
+  c.out_h = p.out_height();
+  c.out_w = p.out_width();
+  return te::make_dag("conv2d_int8_vnni", {te::int8_dot_conv(c, "conv")});
+}
+
 // Multiply-adds of the reductions (2 FLOPs each): what a GEMM or conv rate is quoted in.
 double reduction_flops(const te::ComputeDag& dag) {
   double total = 0;
@@ -324,7 +340,8 @@ int main(int argc, char** argv) {
       // for comparison, the same packed stages under the plain default schedule.
       for (bool vnni : {true, false}) {
         if (vnni && !target.get_bool("vnni")) continue;
-        Target t = Target::parse("llvm -num_threads=" + std::to_string(threads) + (vnni ? " -vnni=true" : " -vnni=false"));
+        Target t =
+            Target::parse("llvm -num_threads=" + std::to_string(threads) + (vnni ? " -vnni=true" : " -vnni=false"));
         const Timing packed = tessel_default_time(int8_vnni_matmul_dag(g.m, g.n, g.k), t, repeats);
         std::snprintf(name, sizeof name, "gemm int8 %s %ldx%ldx%ld", vnni ? "vnni" : "packed", static_cast<long>(g.m),
                       static_cast<long>(g.n), static_cast<long>(g.k));
@@ -373,6 +390,16 @@ int main(int argc, char** argv) {
             "median %.1f GO)\n",
             (std::string(c.name) + " int8").c_str(), flops / int8.min / 1e9, flops / ours.min / 1e9,
             ours.min / int8.min, "", flops / int8.median / 1e9);
+        for (bool vnni : {true, false}) {
+          if (vnni && !target.get_bool("vnni")) continue;
+          Target t =
+              Target::parse("llvm -num_threads=" + std::to_string(threads) + (vnni ? " -vnni=true" : " -vnni=false"));
+          const Timing packed = tessel_default_time(int8_vnni_conv2d_dag(p), t, repeats);
+          std::printf(
+              "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: Tessel fp32 NCHW on this shape; median %.1f GO)\n",
+              (std::string(c.name) + (vnni ? " int8 vnni" : " int8 packed")).c_str(), flops / packed.min / 1e9,
+              flops / ours.min / 1e9, ours.min / packed.min, "", flops / packed.median / 1e9);
+        }
       }
     }
     te::Conv2dParams dw{1, 144, 56, 56, 144, 3, 3, 1, 1};

@@ -128,12 +128,12 @@ class TestInt8Vnni : public QObject {
     QTest::addColumn<int>("k");
     QTest::addColumn<bool>("zero_points");
     QTest::addColumn<QString>("target");
-    QTest::addColumn<bool>("vnni_schedule");
+    QTest::addColumn<int>("vnni_schedule");  // 1: int8_vnni_schedule on the dot step, 2: its vector form, 0: default
     const int shapes[][3] = {{1, 16, 4}, {5, 21, 7}, {12, 40, 66}};
     for (const char* types : {"u8s8", "s8s8", "u8u8", "s8u8"})
       for (auto& s : shapes)
         for (bool zp : {false, true})
-          for (auto [t, vnni] : {std::pair{"llvm", true}, {"llvm", false}, {"c", true}, {"interp", true}})
+          for (auto [t, vnni] : {std::pair{"llvm", 1}, {"llvm", 0}, {"llvm", 2}, {"c", 1}, {"c", 2}, {"interp", 1}})
             QTest::newRow(qPrintable(QString("%1 %2x%3x%4%5 on %6 %7")
                                          .arg(types)
                                          .arg(s[0])
@@ -141,7 +141,9 @@ class TestInt8Vnni : public QObject {
                                          .arg(s[2])
                                          .arg(zp ? " zero points" : "")
                                          .arg(t)
-                                         .arg(vnni ? "vnni schedule" : "default schedule")))
+                                         .arg(vnni == 1   ? "dot steps"
+                                              : vnni == 2 ? "vector steps"
+                                                          : "default schedule")))
                 << QString(types) << s[0] << s[1] << s[2] << zp << QString(t) << vnni;
   }
   void int8_product_is_exact() {
@@ -151,7 +153,7 @@ class TestInt8Vnni : public QObject {
     QFETCH(int, k);
     QFETCH(bool, zero_points);
     QFETCH(QString, target);
-    QFETCH(bool, vnni_schedule);
+    QFETCH(int, vnni_schedule);
     const DataType ta = types.startsWith("u8") ? DataType::kUInt8 : DataType::kInt8;
     const DataType tb = types.endsWith("u8") ? DataType::kUInt8 : DataType::kInt8;
     te::Int8ProductOperands p{te::placeholder("A", {m, k}, ta), te::placeholder("B", {k, n}, tb), nullptr, nullptr};
@@ -163,10 +165,10 @@ class TestInt8Vnni : public QObject {
     QVERIFY(te::why_not_int8_dot_product(p).empty());
     te::Tensor out = te::int8_dot_product(p, "C");
     te::ComputeDag dag = te::make_dag("int8_product", {out});
-    schedule::Schedule sched =
-        vnni_schedule ? *schedule::int8_vnni_schedule(dag) : schedule::default_cpu_schedule(dag, 16);
+    schedule::Schedule sched = vnni_schedule ? *schedule::int8_vnni_schedule(dag, vnni_schedule == 1)
+                                             : schedule::default_cpu_schedule(dag, 16);
     loopir::Func f = lower::lower(dag, sched).func;
-    if (vnni_schedule)
+    if (vnni_schedule == 1)
       QVERIFY2(loopir::to_string(f).find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos,
                loopir::to_string(f).c_str());
 
@@ -201,7 +203,7 @@ class TestInt8Vnni : public QObject {
     for (const char* types : {"u8s8", "s8u8"})
       for (const QList<int>& g : shapes)
         for (bool zp : {false, true})
-          for (const char* t : {"llvm", "c", "interp"})
+          for (const char* t : {"llvm", "llvm vector steps", "c", "interp"})
             QTest::newRow(qPrintable(QString("%1 C%2 M%3 %4x%5 k%6 s%7 p%8 d%9%10 on %11")
                                          .arg(types)
                                          .arg(g[0])
@@ -245,14 +247,14 @@ class TestInt8Vnni : public QObject {
     p.out_w = ow;
     QVERIFY(te::why_not_int8_dot_conv(p).empty());
     te::ComputeDag dag = te::make_dag("int8_conv", {te::int8_dot_conv(p, "Y")});
-    loopir::Func f = lower::lower(dag, *schedule::int8_vnni_schedule(dag)).func;
-    QVERIFY2(loopir::to_string(f).find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos,
-             loopir::to_string(f).c_str());
+    const bool dot_steps = !target.endsWith("vector steps");
+    loopir::Func f = lower::lower(dag, *schedule::int8_vnni_schedule(dag, dot_steps)).func;
+    QCOMPARE(loopir::to_string(f).find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos, dot_steps);
 
     Tensor x = random_operand(tx, {2, c, h, w}, 21), wt = random_operand(tw, {m, c, r, r}, 22);
     Tensor zxv = random_operand(tx, {}, 23), zwv = random_operand(tw, {m}, 24);
     Tensor got(DataType::kInt32, {2, m, oh, ow});
-    auto module = build_module({f}, Target::parse(target.toStdString()));
+    auto module = build_module({f}, Target::parse(target.section(' ', 0, 0).toStdString()));
     std::vector<Tensor*> args = {&x, &wt};
     if (zero_points) args = {&x, &wt, &zxv, &zwv};
     QCOMPARE(dag.inputs().size(), args.size());
