@@ -54,11 +54,15 @@ te::Tensor integer_product(BuildContext& c, size_t a_in, size_t a_zp, size_t b_i
   const DataType acc = DataType::kInt32;
   const te::Tensor &a = c.input(a_in), &b = c.input(b_in);
   // Two matrices: the VNNI form (packed weights, dot steps; exact on every target, scheduled onto
-  // the dot instruction where the target has it, compile::default_schedule).
+  // the dot instruction where the target has it, compile::default_schedule). Except int8 × int8
+  // without zero points: the product an accelerator's GEMM core takes as it is (what
+  // quantize_for_accelerator makes; builders do not know the target), kept in the plain form below.
+  const bool accelerator_gemm =
+      a->dtype == DataType::kInt8 && b->dtype == DataType::kInt8 && !c.has(a_zp) && !c.has(b_zp);
   te::Int8ProductOperands vnni{a, b, nullptr, nullptr};
   if (c.has(a_zp)) vnni.a_zero = [&c, a_zp](const Expr& row) { return zero_point(c, a_zp, row, DataType::kInt32); };
   if (c.has(b_zp)) vnni.b_zero = [&c, b_zp](const Expr& column) { return zero_point(c, b_zp, column, DataType::kInt32); };
-  if (te::why_not_int8_dot_product(vnni).empty()) return te::int8_dot_product(vnni, name);
+  if (!accelerator_gemm && te::why_not_int8_dot_product(vnni).empty()) return te::int8_dot_product(vnni, name);
   const size_t ra = a->shape.size(), rb = b->shape.size(), R = c.shape().size();
   IterVar r = te::reduce_axis(a->shape[ra - 1], "k");
   return te::compute(name, c.shape(), [&](const std::vector<Expr>& idx) {
