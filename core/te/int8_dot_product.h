@@ -36,7 +36,8 @@ struct Int8ProductOperands {
   std::function<loopir::Expr(const loopir::Expr& column)> b_zero;
 };
 
-// Why `p` cannot take the VNNI form (ranks, types); empty when it can.
+// Why `p` cannot or should not take the VNNI form (ranks, types, fewer than 8 rows); empty when
+// it can.
 std::string why_not_int8_dot_product(const Int8ProductOperands& p);
 
 // out[M, N] int32 = Σ_k (A[i, k] - za[i]) · (B[k, j] - zb[j]), built as above.

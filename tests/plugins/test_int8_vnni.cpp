@@ -129,7 +129,7 @@ class TestInt8Vnni : public QObject {
     QTest::addColumn<bool>("zero_points");
     QTest::addColumn<QString>("target");
     QTest::addColumn<int>("vnni_schedule");  // 1: int8_vnni_schedule on the dot step, 2: its vector form, 0: default
-    const int shapes[][3] = {{1, 16, 4}, {5, 21, 7}, {12, 40, 66}};
+    const int shapes[][3] = {{8, 16, 4}, {9, 21, 7}, {12, 40, 66}};
     for (const char* types : {"u8s8", "s8s8", "u8u8", "s8u8"})
       for (auto& s : shapes)
         for (bool zp : {false, true})
@@ -191,6 +191,13 @@ class TestInt8Vnni : public QObject {
         if (g != want)
           QFAIL(qPrintable(QString("C[%1, %2]: reference %3, %4 gives %5").arg(i).arg(j).arg(want).arg(target).arg(g)));
       }
+  }
+
+  void few_rows_keep_the_plain_form() {
+    te::Int8ProductOperands p{te::placeholder("A", {1, 64}, DataType::kUInt8),
+                              te::placeholder("B", {64, 32}, DataType::kInt8), nullptr, nullptr};
+    const std::string why = te::why_not_int8_dot_product(p);
+    QVERIFY2(why.find("1 rows: packing the weights") != std::string::npos, why.c_str());
   }
 
   void int8_conv_is_exact_data() {
