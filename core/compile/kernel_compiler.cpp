@@ -8,6 +8,7 @@
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
 #include "core/schedule/default_schedule.h"
+#include "core/schedule/int8_vnni_schedule.h"
 #include "core/target/cpu_caches.h"
 
 namespace tessel::compile {
@@ -51,6 +52,10 @@ schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& tar
       return {};
     }
   }
+  // An int8 product in the VNNI form (core/te/int8_dot_product.h): on the dot step where the
+  // target has it, otherwise its vector form over the same packed tiles.
+  const bool vnni = target.kind_info().find_option("vnni") && target.get_bool("vnni");
+  if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag, vnni)) return *s;
   try {
     return schedule::default_cpu_schedule(
         dag, target_vector_floats(target), {},
@@ -61,6 +66,7 @@ schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& tar
 }
 
 schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes) {
+  if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag, false)) return *s;
   try {
     return schedule::default_cpu_schedule(dag, vector_lanes);
   } catch (const Error&) {

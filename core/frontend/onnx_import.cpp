@@ -240,7 +240,10 @@ class GraphBuilder {
                             std::vector<std::string>& captured) {
     if (auto it = not_upgraded_.find(node.name()); it != not_upgraded_.end()) return it->second;
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-    op = default_domain ? find_op(node.op_type()) : nullptr;
+    // Of the training domain, Tessel has the optimizer steps (core/graph/ops/training_ops.h).
+    const bool optimizer = node.domain() == "ai.onnx.preview.training" &&
+                           (node.op_type() == "Adagrad" || node.op_type() == "Adam" || node.op_type() == "Momentum");
+    op = default_domain || optimizer ? find_op(node.op_type()) : nullptr;
     if (!op) return default_domain ? "unknown op" : "unknown op (domain " + node.domain() + ")";
     try {
       const std::map<std::string, GraphPtr> subgraphs = build_subgraphs(node, captured);

@@ -143,7 +143,10 @@ class Upgrader {
     if (old("Concat", 4) && !find_attr(node, "axis")) set_int_attr(node, "axis", 1);
     if (opset_ < 7 && is_legacy_broadcast_op(current_op_)) return legacy_broadcast(node);
     if (old("Gemm", 7)) remove_attr(node, "broadcast");
-    if (old("Scan", 9)) throw Error("Scan before opset 9 (a batch axis and sequence_lens) is not supported");
+    if (old("Scan", 9)) {  // a batch axis and sequence_lens: Tessel's own op for that form
+      node.set_op_type("ScanBatched");
+      return emit(node);
+    }
     if (old("PRelu", 7)) return per_channel_slope(node);
     if (old("Reshape", 5)) {
       attr_to_int_input(node, "shape", 1);

@@ -16,6 +16,7 @@
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builders.h"
 #include "core/graph/ops/text_ops.h"
+#include "core/graph/ops/training_ops.h"
 
 namespace tessel {
 
@@ -42,6 +43,7 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/text_ops.def"
 #include "core/graph/ops/control_flow.def"
 #include "core/graph/ops/random_ops.def"
+#include "core/graph/ops/training_ops.def"
   };
 }
 #undef TESSEL_OP

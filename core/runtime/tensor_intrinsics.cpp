@@ -45,5 +45,16 @@ void tessel_intrin_gemm_8x8x8_i8(const int8_t* a, int64_t lda, const int8_t* b, 
   gemm_block<8>(a, lda, b, ldb, c, ldc);
 }
 void tessel_intrin_gemm_8x8x8_i8_reset(int32_t* c, int64_t ldc) { fill_zero<8>(c, ldc); }
+void tessel_intrin_dot_16x4_u8i8_i32(const uint8_t* a, const int8_t* b, int64_t ldb, int32_t* c) {
+  for (int j = 0; j < 16; ++j) {
+    // Unsigned arithmetic wraps as vpdpbusd does; the products themselves always fit.
+    uint32_t acc = static_cast<uint32_t>(c[j]);
+    for (int k = 0; k < 4; ++k) acc += static_cast<uint32_t>(int32_t{a[k]} * int32_t{b[j * ldb + k]});
+    c[j] = static_cast<int32_t>(acc);
+  }
+}
+void tessel_intrin_dot_16x4_u8i8_i32_reset(int32_t* c) {
+  for (int j = 0; j < 16; ++j) c[j] = 0;
+}
 
 }  // extern "C"

@@ -21,4 +21,7 @@ void tessel_intrin_gemm_16x16x16_i8(const int8_t* a, int64_t lda, const int8_t* 
 void tessel_intrin_gemm_16x16x16_i8_reset(int32_t* c, int64_t ldc);
 void tessel_intrin_gemm_8x8x8_i8(const int8_t* a, int64_t lda, const int8_t* b, int64_t ldb, int32_t* c, int64_t ldc);
 void tessel_intrin_gemm_8x8x8_i8_reset(int32_t* c, int64_t ldc);
+// One VNNI dot step in scalar code: c[j] += sum_k a[k] * b[j*ldb + k], j < 16, k < 4 (u8 x s8 -> s32).
+void tessel_intrin_dot_16x4_u8i8_i32(const uint8_t* a, const int8_t* b, int64_t ldb, int32_t* c);
+void tessel_intrin_dot_16x4_u8i8_i32_reset(int32_t* c);
 }

@@ -37,6 +37,27 @@ TensorIntrinsic declare_gemm(int64_t n, DataType in_type) {
   return in;
 }
 
+// C[j] += Σ_k A[k] · B[j, k] for 16 lanes j, 4 bytes k: one VNNI dot step (x86 vpdpbusd), u8 × s8
+// summed into s32 without saturation. A is 4 consecutive bytes (broadcast to every lane), B a
+// 16 × 4 block of weights, row j the 4 bytes lane j multiplies.
+TensorIntrinsic declare_dot_16x4_u8i8() {
+  Tensor a = placeholder("A", {4}, DataType::kUInt8);
+  Tensor b = placeholder("B", {16, 4}, DataType::kInt8);
+  IterVar k = reduce_axis(4, "k");
+  Tensor c =
+      compute("C", {16},
+              [&](const std::vector<Expr>& j) {
+                return sum(cast(DataType::kInt32, at(a, {k.var})) * cast(DataType::kInt32, at(b, {j[0], k.var})), {k});
+              },
+              {"j"});
+  TensorIntrinsic in;
+  in.name = "dot_16x4_u8i8_i32";
+  in.computation = make_dag(in.name, {c});
+  in.update_call = "tessel_intrin_" + in.name;
+  in.reset_call = in.update_call + "_reset";
+  return in;
+}
+
 // The output's update as a loop-IR value: combine(out[axes], source).
 Expr update_pattern(const TensorIntrinsic& in) {
   const OperationNode& out = in.output();
@@ -295,7 +316,7 @@ std::vector<Tensor> TensorIntrinsic::operands() const {
 const std::vector<TensorIntrinsic>& tensor_intrinsics() {
   static const std::vector<TensorIntrinsic> table = {
       declare_gemm(16, DataType::kFloat32), declare_gemm(8, DataType::kFloat32), declare_gemm(16, DataType::kInt8),
-      declare_gemm(8, DataType::kInt8)};
+      declare_gemm(8, DataType::kInt8), declare_dot_16x4_u8i8()};
   // Declaring an intrinsic teaches the loop-IR interpreter its calls, once. A program holds such a
   // call only after tensorize found the intrinsic here, so the interpreter always knows it in time.
   [[maybe_unused]] static const bool interpretable = register_call_evaluators(table);

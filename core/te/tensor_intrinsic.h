@@ -41,7 +41,16 @@ struct TensorIntrinsic {
 };
 
 // The declared intrinsics: gemm_16x16x16_f32, gemm_8x8x8_f32, and gemm_16x16x16_i8, gemm_8x8x8_i8
-// (int8 operands, int32 accumulator: an accelerator's GEMM core).
+// (int8 operands, int32 accumulator: an accelerator's GEMM core), and dot_16x4_u8i8_i32, the x86
+// VNNI dot step (vpdpbusd):
+//
+//   A: 4 × u8 ─broadcast─► a0 a1 a2 a3 │ a0 a1 a2 a3 │ ... (16 lanes)
+//   B: 16 × 4 × s8        b00 ..  b03  │ b10 ..  b13 │ ...          C[j] += Σ_k A[k] · B[j, k]
+//   C: 16 × s32           C[0]         │ C[1]        │ ...          (exact: no saturation)
+//
+// The llvm backend emits it as llvm.x86.avx512.vpdpbusd.512 (or two 256-bit avx-vnni steps) where
+// the target has the feature and B's rows are packed (stride 4), a call to the scalar
+// tessel_intrin_dot_16x4_u8i8_i32 elsewhere; c and interp run the scalar form.
 const std::vector<TensorIntrinsic>& tensor_intrinsics();
 const TensorIntrinsic* find_tensor_intrinsic(const std::string& name);
 // Finds the intrinsic whose update or reset call is `call_name`; sets *reset accordingly.

@@ -3,6 +3,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
@@ -386,6 +387,13 @@ class KernelEmitter {
     if (n.name == "dep_push" || n.name == "dep_pop") return llvm::Constant::getNullValue(scalar_type(n.dtype));
     // A tensor intrinsic call: a void C function of libtessel_core (core/runtime/tensor_intrinsics.h)
     // taking pointers to operand regions (address_of(BUFFER[index])) and int64 strides.
+    if (n.name == "tessel_intrin_dot_16x4_u8i8_i32" && options_.vnni != VnniForm::kNone)
+      if (vnni_dot(n)) return llvm::Constant::getNullValue(scalar_type(n.dtype));
+    if (n.name == "tessel_intrin_dot_16x4_u8i8_i32_reset" && n.args.size() == 1) {  // 16 zero lanes, on every CPU
+      b_.CreateAlignedStore(llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getInt32Ty(), 16)),
+                            operand_address(n, n.args[0]), llvm::Align(4));
+      return llvm::Constant::getNullValue(scalar_type(n.dtype));
+    }
     if (n.name.rfind("tessel_intrin_", 0) == 0) {
       std::vector<llvm::Value*> cargs;
       std::vector<llvm::Type*> types;
@@ -456,6 +464,48 @@ class KernelEmitter {
       return libm_call(n.name, args[0], n.dtype);
     }
     fail("unknown intrinsic '" + n.name + "' for " + std::string(dtype_name(n.dtype)));
+  }
+
+  // dot_16x4_u8i8_i32(&A[a], &B[b], ldb, &C[c]) as the target's vpdpbusd when B's rows are packed
+  // (ldb = 4, so the 16 × 4 bytes are one 64-byte vector); false (emit nothing) otherwise.
+  //
+  //   A's 4 bytes, one i32 ──splat──► <16 x i32>  ┐
+  //   B's 64 bytes       ──load───► <16 x i32>  ├─ vpdpbusd(C, A, B): C[j] += Σ_k u8(A)[k] · s8(B)[j, k]
+  //   C's 16 × s32       ──load───► <16 x i32>  ┘   (wrapping, not saturating: vpdpbusds would clamp)
+  //
+  // avx-vnni has only the 256-bit form: two steps over lanes 0..7 and 8..15.
+  bool vnni_dot(const ir::Call& n) {
+    int64_t ldb = 0;
+    if (n.args.size() != 4 || !ir::is_const_int(n.args[2], &ldb) || ldb != 4) return false;
+    llvm::Value *a = operand_address(n, n.args[0]), *b = operand_address(n, n.args[1]),
+                *c = operand_address(n, n.args[3]);
+    llvm::Type* i32 = b_.getInt32Ty();
+    auto* v16 = llvm::FixedVectorType::get(i32, 16);
+    llvm::Value* lhs = b_.CreateVectorSplat(16, b_.CreateAlignedLoad(i32, a, llvm::Align(1)));
+    llvm::Value* rhs = b_.CreateAlignedLoad(v16, b, llvm::Align(1));
+    llvm::Value* acc = b_.CreateAlignedLoad(v16, c, llvm::Align(4));
+    llvm::Value* sum = nullptr;
+    if (options_.vnni == VnniForm::kAvx512Vnni512) {
+      sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_512, {}, {acc, lhs, rhs});
+    } else {
+      auto half = [&](llvm::Value* v, int h) {
+        return b_.CreateShuffleVector(v, {8 * h, 8 * h + 1, 8 * h + 2, 8 * h + 3, 8 * h + 4, 8 * h + 5, 8 * h + 6,
+                                          8 * h + 7});
+      };
+      llvm::Value* parts[2];
+      for (int h = 0; h < 2; ++h)
+        parts[h] = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_256, {},
+                                      {half(acc, h), half(lhs, h), half(rhs, h)});
+      sum = b_.CreateShuffleVector(parts[0], parts[1], {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+    }
+    b_.CreateAlignedStore(sum, c, llvm::Align(4));
+    return true;
+  }
+  llvm::Value* operand_address(const ir::Call& n, const ir::Expr& arg) {
+    auto* addr = ir::as<ir::Call>(arg);
+    auto* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? ir::as<ir::Load>(addr->args[0]) : nullptr;
+    if (!l) fail(n.name + ": an operand is not address_of(BUFFER[index])");
+    return b_.CreateGEP(memory_type(l->buffer->dtype), slot(l->buffer).ptr, flat_index(l->buffer, l->indices));
   }
 
   // A libm function without an LLVM intrinsic, applied lane by lane to vectors.

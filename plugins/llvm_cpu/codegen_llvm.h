@@ -22,8 +22,13 @@ class Module;
 
 namespace tessel::llvm_cpu {
 
+// The x86 VNNI dot product (vpdpbusd) the target offers, if any: a tensorized
+// dot_16x4_u8i8_i32 step (core/te/tensor_intrinsic.h) becomes that instruction instead of a call.
+enum class VnniForm { kNone, kAvxVnni256, kAvx512Vnni512 };
+
 struct CodegenOptions {
   bool fast_math = false;  // otherwise only FMA contraction is allowed
+  VnniForm vnni = VnniForm::kNone;
 };
 
 std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& ctx, const std::vector<loopir::Func>& kernels,

@@ -203,6 +203,10 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
   auto context = std::make_unique<llvm::LLVMContext>();
   CodegenOptions cg;
   cg.fast_math = options.fast_math;
+  const llvm::MCSubtargetInfo* subtarget = (*tm)->getMCSubtargetInfo();
+  cg.vnni = subtarget->checkFeatures("+avx512vnni") ? VnniForm::kAvx512Vnni512
+            : subtarget->checkFeatures("+avxvnni")  ? VnniForm::kAvxVnni256
+                                                    : VnniForm::kNone;
   std::unique_ptr<llvm::Module> module = emit_llvm_module(*context, kernels, cg);
   module->setDataLayout((*tm)->createDataLayout());
   module->setTargetTriple((*tm)->getTargetTriple().str());
@@ -231,6 +235,12 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
 }
 
 std::string host_cpu_name() { return llvm::sys::getHostCPUName().str(); }
+
+bool host_has_vnni() {
+  llvm::StringMap<bool> features;
+  llvm::sys::getHostCPUFeatures(features);
+  return features.lookup("avx512vnni") || features.lookup("avxvnni");
+}
 
 std::string host_cpu_features() {
   llvm::StringMap<bool> features;

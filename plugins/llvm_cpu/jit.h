@@ -24,5 +24,7 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
 // Host CPU name and feature string as LLVM sees them (for `tessel targets`).
 std::string host_cpu_name();
 std::string host_cpu_features();
+// Whether the host has an x86 VNNI dot product (avx512-vnni or avx-vnni).
+bool host_has_vnni();
 
 }  // namespace tessel::llvm_cpu

@@ -31,6 +31,10 @@ tessel::TargetKind llvm_kind() {
       {.name = "fast_math", .type = TargetOptionSpec::Type::kBool,
        .doc = "Allow reassociation and ignore NaN/Inf (FMA contraction is always allowed)",
        .default_value = [] { return TargetOptionValue{false}; }, .min = 0, .max = 0, .choices = {}},
+      {.name = "vnni", .type = TargetOptionSpec::Type::kBool,
+       .doc = "Schedule int8 products onto the x86 VNNI dot step (vpdpbusd; default: the host has avx512-vnni or "
+              "avx-vnni). Exact either way: without the CPU feature the step is a scalar call",
+       .default_value = [] { return TargetOptionValue{tessel::llvm_cpu::host_has_vnni()}; }, .min = 0, .max = 0, .choices = {}},
       {.name = "vector_bits", .type = TargetOptionSpec::Type::kInt,
        .doc = "SIMD width in bits that schedules and layouts plan for (default: the host's widest)",
        .default_value = [] { return TargetOptionValue{tessel::host_vector_bits()}; }, .min = 32, .max = 2048, .choices = {}},

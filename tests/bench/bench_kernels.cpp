@@ -13,7 +13,8 @@
 // The GEMM 1024³ row is also run with the hand schedule shipped in resources/schedules/. A GEMM
 // whose default packs panels of B is also run unpacked (the session-7 default), in the same run. Each GEMM
 // and NCHW conv shape also runs in int8 (uint8 · int8 summed in int32, as the quantized ops
-// compile) with the default schedule, beside Tessel's own fp32 figure.
+// compile) with the default schedule, beside Tessel's own fp32 figure; each GEMM also in the VNNI
+// form (int8_dot_product) with and without the dot step, beside OpenBLAS sgemm.
 // The 2-thread block prints its own calibrated peak: on a shared machine the second core is often
 // busy, and then that peak (and every 2-thread figure) is no higher than the 1-thread one.
 #include <cblas.h>
@@ -34,6 +35,7 @@
 #include "core/runtime/codegen.h"
 #include "core/runtime/thread_pool.h"
 #include "core/schedule/default_schedule.h"
+#include "core/te/int8_dot_product.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
 
@@ -158,6 +160,14 @@ te::ComputeDag int8_matmul_dag(int64_t m, int64_t n, int64_t k) {
   return te::make_dag("matmul_int8", {c});
 }
 
+// The same product in the VNNI form the quantized builders emit for two matrices
+// (core/te/int8_dot_product.h: weights packed for the dot step, no zero points).
+te::ComputeDag int8_vnni_matmul_dag(int64_t m, int64_t n, int64_t k) {
+  te::Int8ProductOperands p{te::placeholder("A", {m, k}, DataType::kUInt8),
+                            te::placeholder("B", {k, n}, DataType::kInt8), nullptr, nullptr};
+  return te::make_dag("matmul_int8_vnni", {te::int8_dot_product(p, "C")});
+}
+
 // The same for an NCHW convolution (ConvInteger's and QLinearConv's kernels): X uint8 widened to
 // int32 once, padding included (zero point 0), then Σ X·int32(W[K, C, R, S]) in int32.
 te::ComputeDag int8_conv2d_dag(const te::Conv2dParams& p) {
@@ -183,6 +193,22 @@ te::ComputeDag int8_conv2d_dag(const te::Conv2dParams& p) {
                        {rc, ry, rx});
       });
   return te::make_dag("conv2d_int8", {conv});
+}
+
+// The convolution in the VNNI form (int8_dot_conv: input NCHWc4, packed weights).
+te::ComputeDag int8_vnni_conv2d_dag(const te::Conv2dParams& p) {
+  te::Int8ConvOperands c{
+      .x = te::placeholder("X", {p.batch, p.in_channels, p.height, p.width}, DataType::kUInt8),
+      .w = te::placeholder("Wt", {p.out_channels, p.in_channels, p.kernel_h, p.kernel_w}, DataType::kInt8),
+      .x_zero = nullptr,
+      .w_zero = nullptr};
+  for (int d = 0; d < 2; ++d) {
+    c.stride[d] = p.stride;
+    c.pad_begin[d] = p.pad;
+  }
+  c.out_h = p.out_height();
+  c.out_w = p.out_width();
+  return te::make_dag("conv2d_int8_vnni", {te::int8_dot_conv(c, "conv")});
 }
 
 // Multiply-adds of the reductions (2 FLOPs each): what a GEMM or conv rate is quoted in.
@@ -323,6 +349,22 @@ int main(int argc, char** argv) {
           "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: Tessel fp32 on this shape; u8*i8->i32; "
           "median %.1f GO)\n",
           name, flops / int8.min / 1e9, flops / c.ours.min / 1e9, c.ours.min / int8.min, "", flops / int8.median / 1e9);
+      // The VNNI form: on the dot step (the target's vnni option, on where the host has it) and,
+      // for comparison, the same packed stages under the plain default schedule.
+      const bool vnni_form = g.m >= 8;  // int8_dot_product declines fewer rows (packing would dominate)
+      for (bool vnni : {true, false}) {
+        if (!vnni_form || (vnni && !target.get_bool("vnni"))) continue;
+        Target t =
+            Target::parse("llvm -num_threads=" + std::to_string(threads) + (vnni ? " -vnni=true" : " -vnni=false"));
+        const Timing packed = tessel_default_time(int8_vnni_matmul_dag(g.m, g.n, g.k), t, repeats);
+        std::snprintf(name, sizeof name, "gemm int8 %s %ldx%ldx%ld", vnni ? "vnni" : "packed", static_cast<long>(g.m),
+                      static_cast<long>(g.n), static_cast<long>(g.k));
+        std::printf(
+            "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: OpenBLAS sgemm on this shape; Tessel fp32 %.2fx; "
+            "median %.1f GO)\n",
+            name, flops / packed.min / 1e9, flops / c.blas.min / 1e9, c.blas.min / packed.min, "",
+            c.ours.min / packed.min, flops / packed.median / 1e9);
+      }
     }
     {
       // The shipped hand schedule, on the shape it was written for, against OpenBLAS measured again.
@@ -362,6 +404,16 @@ int main(int argc, char** argv) {
             "median %.1f GO)\n",
             (std::string(c.name) + " int8").c_str(), flops / int8.min / 1e9, flops / ours.min / 1e9,
             ours.min / int8.min, "", flops / int8.median / 1e9);
+        for (bool vnni : {true, false}) {
+          if (vnni && !target.get_bool("vnni")) continue;
+          Target t =
+              Target::parse("llvm -num_threads=" + std::to_string(threads) + (vnni ? " -vnni=true" : " -vnni=false"));
+          const Timing packed = tessel_default_time(int8_vnni_conv2d_dag(p), t, repeats);
+          std::printf(
+              "%-28s %9.1f GO %9.1f GF %9.2fx %10s   (reference: Tessel fp32 NCHW on this shape; median %.1f GO)\n",
+              (std::string(c.name) + (vnni ? " int8 vnni" : " int8 packed")).c_str(), flops / packed.min / 1e9,
+              flops / ours.min / 1e9, ours.min / packed.min, "", flops / packed.median / 1e9);
+        }
       }
     }
     te::Conv2dParams dw{1, 144, 56, 56, 144, 3, 3, 1, 1};

@@ -193,7 +193,7 @@ class TestSchedule : public QObject {
         {"tile with nparts", kMm, "tile(C.i, C.j, nparts=2, 2)", "tile takes factors, not nparts"},
         {"tensorize unknown intrinsic", kMm, "tensorize(C.i, gemm_32x32x32_f32)",
          "unknown tensor intrinsic 'gemm_32x32x32_f32' (declared: gemm_16x16x16_f32, gemm_8x8x8_f32, gemm_16x16x16_i8, "
-         "gemm_8x8x8_i8)"},
+         "gemm_8x8x8_i8, dot_16x4_u8i8_i32)"},
         {"tensorize wrong extent", kMm, "tile(C.i, C.j, 8, 8)\ntensorize(C.i.inner, gemm_16x16x16_f32)",
          "loop C.i.inner has extent 8, but gemm_16x16x16_f32's axis i has extent 16"},
         {"tensorize too many loops", kMm, "split(C.k, 8)\ntensorize(C.i, gemm_8x8x8_f32)",

@@ -145,7 +145,9 @@ class TestTeBuildersQuant : public QObject {
   // leaves room for a few such flips. On this machine the difference is below 1e-6.
   void qdq_sample_runs_compiled_data() {
     QTest::addColumn<QString>("target");
-    for (const char* t : {"llvm", "c"}) QTest::newRow(t) << t;
+    // vnni=true schedules the convolutions onto the VNNI dot step (a scalar call where the host
+    // lacks the instruction), vnni=false leaves the same packed stages to the default schedule.
+    for (const char* t : {"llvm", "llvm -vnni=true", "llvm -vnni=false", "c"}) QTest::newRow(t) << t;
   }
   void qdq_sample_runs_compiled() {
     QFETCH(QString, target);
@@ -153,9 +155,14 @@ class TestTeBuildersQuant : public QObject {
     const Graph g = import_onnx(dir + ".onnx");
     auto compiled =
         compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
-    for (const auto& kernel : compiled->kernels())
+    int dot_kernels = 0;
+    for (const auto& kernel : compiled->kernels()) {
       QVERIFY2(kernel.compiled,
                qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
+      dot_kernels += kernel.loop_program.find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos;
+    }
+    if (target.contains("vnni=true")) QVERIFY2(dot_kernels > 0, "no kernel runs on the VNNI dot step");
+    if (target.contains("vnni=false")) QCOMPARE(dot_kernels, 0);
     const Tensor got = compiled->run({read_tensor_pb(dir + "/input_0.pb")})[0];
     const Tensor want = read_tensor_pb(dir + "/output_0.pb");
     QCOMPARE(got.shape(), want.shape());

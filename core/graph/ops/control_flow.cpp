@@ -475,4 +475,63 @@ void ScanOp::reference(const Attrs& a, const KernelArgs& args) {
   for (int64_t k = 0; k < p.states; ++k) copy_into(args.out(static_cast<int>(k)), states[k], "state " + s(k));
 }
 
+namespace {
+
+// The opset 9 Scan that one batch element of a ScanBatched runs.
+ScanAttrs per_element_scan(const ScanBatchedAttrs& a) {
+  ScanAttrs scan;
+  scan.body = a.body;
+  scan.num_scan_inputs = a.num_scan_inputs;
+  scan.scan_input_directions = a.directions;
+  return scan;
+}
+
+}  // namespace
+
+void ScanBatchedOp::infer(const Attrs& a, InferContext& ctx) {
+  if (ctx.num_inputs() < 2) throw Error("needs sequence_lens (or an empty slot) and at least one scanned input");
+  int64_t batch = -1;
+  std::vector<TensorType> element;  // the inputs after sequence_lens, without the batch axis
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    const TensorType& t = ctx.input(i);
+    if (t.shape.empty()) throw Error("input " + s(i) + " has no batch axis (Scan before opset 9 batches every input)");
+    if (batch >= 0 && t.shape[0] != batch)
+      throw Error("input " + s(i) + " has batch " + s(t.shape[0]) + ", input 1 has " + s(batch));
+    batch = t.shape[0];
+    element.push_back({t.dtype, without_axis(t.shape, 0)});
+  }
+  std::vector<const TensorType*> types;
+  for (const TensorType& t : element) types.push_back(&t);
+  InferContext inner(types, std::vector<const Tensor*>(types.size(), nullptr), ctx.num_outputs());
+  ScanOp::infer(per_element_scan(a), inner);
+  for (int k = 0; k < ctx.num_outputs(); ++k) {
+    const TensorType& t = inner.outputs()[static_cast<size_t>(k)];
+    ctx.set_output(k, t.dtype, with_axis(t.shape, 0, batch));
+  }
+}
+
+void ScanBatchedOp::reference(const Attrs& a, const KernelArgs& args) {
+  const ScanAttrs scan = per_element_scan(a);
+  const int64_t batch = args.in(1).shape()[0];
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Tensor> element;
+    for (size_t i = 1; i < args.inputs.size(); ++i) element.push_back(slice_along(*args.inputs[i], 0, b));
+    if (args.has(0)) {
+      // Every element's length must be the whole sequence (axis 1 of the first scan input).
+      const int64_t states = static_cast<int64_t>(args.inputs.size()) - 1 - a.num_scan_inputs;
+      const int64_t length = args.in(static_cast<int>(1 + states)).shape()[1];
+      if (static_cast<int64_t>(args.in(0).get_double(b)) != length)
+        throw Error("sequence_lens[" + s(b) + "] is " + s(static_cast<int64_t>(args.in(0).get_double(b))) +
+                    ", not the sequence length " + s(length) + " (shorter sequences are not supported)");
+    }
+    std::vector<Tensor> outs;
+    for (const Tensor& out : *args.outputs) outs.emplace_back(out.dtype(), without_axis(out.shape(), 0));
+    KernelArgs inner;
+    for (const Tensor& t : element) inner.inputs.push_back(&t);
+    inner.outputs = &outs;
+    ScanOp::reference(scan, inner);
+    for (size_t k = 0; k < outs.size(); ++k) place_along(args.out(static_cast<int>(k)), 0, b, outs[k]);
+  }
+}
+
 }  // namespace tessel::ops

@@ -122,6 +122,42 @@ struct ScanOp {
   static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
 };
 
+// Scan as opsets 8 and below define it (the importer renames such a node to ScanBatched): every
+// input but the optional sequence_lens has a leading batch axis, each batch element is scanned on
+// its own (as ScanOp scans, along axis 1 of the inputs) and the outputs stack the batch again:
+//
+//   ScanBatched(lens?, states[B, ...]..., scans[B, L, ...]...)  ->  (states[B, ...]..., outputs[B, L, ...]...)
+//   = for b < B: Scan(states[b]..., scans[b]...)  (directions: scan_input_directions)
+//
+// sequence_lens, when given, must be L for every element (shorter sequences are not supported).
+struct ScanBatchedAttrs {
+  GraphPtr body;
+  int64_t num_scan_inputs = 0;
+  std::vector<int64_t> directions;
+  template <class V>
+  void visit(V& v) {
+    v(body, {.name = "body", .doc = "(states..., scan slices...) -> (states..., output slices...), run once per step"});
+    v(num_scan_inputs,
+      {.name = "num_scan_inputs", .doc = "How many of the inputs are scanned (the last ones)", .min = 1});
+    v(directions, {.name = "directions",
+                   .doc = "1: a scan input is read from its last slice (default 0)",
+                   .def = std::vector<int64_t>{},
+                   .min = 0,
+                   .max = 1});
+  }
+};
+
+struct ScanBatchedOp {
+  using Attrs = ScanBatchedAttrs;
+  static constexpr PatternKind pattern = PatternKind::kOpaque;
+  // sequence_lens may be omitted (ONNX writes an empty name): the slots are checked by infer.
+  static constexpr int min_inputs = 0, max_inputs = kMaxControlFlowInputs, min_outputs = 1, max_outputs = 1 << 16;
+  static constexpr const char* doc = "Scan of opsets 8 and below: each batch element (axis 0) scanned on its own";
+  static void infer(const Attrs& a, InferContext& ctx);
+  static void reference(const Attrs& a, const KernelArgs& args);
+  static int64_t flops(const Attrs&, const OpTypes&) { return 0; }
+};
+
 // A copy of `body` whose inputs have the given types (in the body's input order), inferred
 // throughout. `input_values` (optional, null where unknown) are inputs known when it is typed: a
 // body may slice at its iteration number, and its shapes then follow from that value. Throws

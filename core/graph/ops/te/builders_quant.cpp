@@ -11,6 +11,7 @@
 #include "core/graph/ops/quant_ops.h"
 #include "core/graph/ops/te/builder_support.h"
 #include "core/graph/ops/te/builders.h"
+#include "core/te/int8_dot_product.h"
 
 namespace tessel::compile::te_builder {
 
@@ -52,6 +53,16 @@ te::Tensor integer_product(BuildContext& c, size_t a_in, size_t a_zp, size_t b_i
                            const std::string& name) {
   const DataType acc = DataType::kInt32;
   const te::Tensor &a = c.input(a_in), &b = c.input(b_in);
+  // Two matrices: the VNNI form (packed weights, dot steps; exact on every target, scheduled onto
+  // the dot instruction where the target has it, compile::default_schedule). Except int8 × int8
+  // without zero points: the product an accelerator's GEMM core takes as it is (what
+  // quantize_for_accelerator makes; builders do not know the target), kept in the plain form below.
+  const bool accelerator_gemm =
+      a->dtype == DataType::kInt8 && b->dtype == DataType::kInt8 && !c.has(a_zp) && !c.has(b_zp);
+  te::Int8ProductOperands vnni{a, b, nullptr, nullptr};
+  if (c.has(a_zp)) vnni.a_zero = [&c, a_zp](const Expr& row) { return zero_point(c, a_zp, row, DataType::kInt32); };
+  if (c.has(b_zp)) vnni.b_zero = [&c, b_zp](const Expr& column) { return zero_point(c, b_zp, column, DataType::kInt32); };
+  if (!accelerator_gemm && te::why_not_int8_dot_product(vnni).empty()) return te::int8_dot_product(vnni, name);
   const size_t ra = a->shape.size(), rb = b->shape.size(), R = c.shape().size();
   IterVar r = te::reduce_axis(a->shape[ra - 1], "k");
   return te::compute(name, c.shape(), [&](const std::vector<Expr>& idx) {
@@ -91,6 +102,20 @@ te::Tensor integer_conv(BuildContext& c, size_t x_in, size_t x_zp, size_t w_in, 
   const ops::nn::WindowGeometry geo = ops::nn::resolve_window(
       c.node.op->name.c_str(), {x->shape[2], x->shape[3]}, {w->shape[2], w->shape[3]},
       {.auto_pad = a.auto_pad, .strides = a.strides, .dilations = a.dilations, .pads = a.pads, .ceil_mode = false});
+  if (a.group == 1) {  // the VNNI form (as integer_product)
+    te::Int8ConvOperands vnni{.x = x, .w = w, .x_zero = nullptr, .w_zero = nullptr};
+    if (c.has(x_zp)) vnni.x_zero = [&c, x_zp] { return zero_point(c, x_zp, make_int(0), DataType::kInt32); };
+    if (c.has(w_zp))
+      vnni.w_zero = [&c, w_zp](const Expr& channel) { return zero_point(c, w_zp, channel, DataType::kInt32); };
+    for (size_t d = 0; d < 2; ++d) {
+      vnni.stride[d] = geo.stride[d];
+      vnni.dilation[d] = geo.dilation[d];
+      vnni.pad_begin[d] = geo.pad_begin[d];
+    }
+    vnni.out_h = c.shape()[2];
+    vnni.out_w = c.shape()[3];
+    if (te::why_not_int8_dot_conv(vnni).empty()) return te::int8_dot_conv(vnni, name);
+  }
   Shape padded_shape = x->shape;
   for (size_t d = 0; d < 2; ++d) padded_shape[2 + d] += geo.pad_begin[d] + geo.pad_end[d];
   te::Tensor centered = te::compute(c.stage("centered"), padded_shape, [&](const std::vector<Expr>& i) {
