@@ -348,8 +348,12 @@ void LoopOp::infer(const Attrs& a, InferContext& ctx) {
   require_scalar("the body's cond output", output_type(typed, 0), DataType::kBool);
   for (int64_t k = 0; k < l.carried; ++k) {
     const TensorType &in = types[2 + k], &out = output_type(typed, 1 + k);
-    // A sequence may grow from one iteration to the next: then its shape is not static.
-    const std::optional<TensorType> both = joined_type(in, out);
+    // A sequence may grow from one iteration to the next: then its shape is not static. An optional
+    // may leave the body as what it holds (a sequence started on the first iteration).
+    std::optional<TensorType> both = joined_type(in, out);
+    const bool unwrapped = (in.kind == ValueKind::kOptionalSequence && out.kind == ValueKind::kSequence) ||
+                           (in.kind == ValueKind::kOptionalTensor && out.kind == ValueKind::kTensor);
+    if (!both && unwrapped && in.dtype == out.dtype) both = out;
     if (!both)
       throw Error("carried value " + s(k) + " ('" + typed.value(typed.inputs[2 + k]).name + "') enters the body as " +
                   type_str(in) + " and leaves it as " + type_str(out) + "; Tessel needs it to keep its type");
