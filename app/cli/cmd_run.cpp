@@ -44,7 +44,9 @@ const ArgSpec kSpec{
 
 constexpr const char* kDetails =
     "Compiles and runs MODEL (ONNX). Reads DIR/input_K.pb (ONNX TensorProto; K counts the graph inputs\n"
-    "that are not initializers, in order) and writes output_K.pb for each graph output.\n\n"
+    "that are not initializers, in order; a SequenceProto or OptionalProto for a sequence or optional\n"
+    "input) and writes output_K.pb for each graph output. A model with sequences or optionals among its\n"
+    "values runs on the reference executor as a whole, on every target (--report says so).\n\n"
     "  --target SPEC         'llvm' (default when its plugin is loaded), 'c', 'interp', or 'ref' (the\n"
     "                        reference executor); short form 'llvm -num_threads=2' or JSON\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
