@@ -162,8 +162,9 @@ void infer_node(Graph& g, Node& n) {
     if (v == kNoValue || n.op->takes_any_kind) continue;
     const TensorType& t = g.value(v).type;
     if (!t.is_tensor())
-      throw Error("input " + std::to_string(k) + " '" + g.value(v).name + "' is a " +
-                  std::string(value_kind_name(t.kind)) + " (" + type_str(t) + "); " + n.op->name + " takes tensors");
+      throw Error("input " + std::to_string(k) + " '" + g.value(v).name + "' is " +
+                  std::string(is_optional(t.kind) ? "an " : "a ") + std::string(value_kind_name(t.kind)) + " (" +
+                  type_str(t) + "); " + n.op->name + " takes tensors");
     if (!t.shape_known)
       throw Error("input " + std::to_string(k) + " '" + g.value(v).name +
                   "' has a shape known only at run time (taken out of a sequence or an optional); " + n.op->name +
@@ -226,7 +227,8 @@ std::string non_tensor_values_reason(const Graph& g) {
   for (const Value& v : g.values) {
     if (!v.type_known() || v.type.is_static_tensor()) continue;
     if (!v.type.is_tensor())
-      return "value '" + v.name + "' is a " + std::string(value_kind_name(v.type.kind)) + " (" + type_str(v.type) + ")";
+      return "value '" + v.name + "' is " + std::string(is_optional(v.type.kind) ? "an " : "a ") +
+             std::string(value_kind_name(v.type.kind)) + " (" + type_str(v.type) + ")";
     return "value '" + v.name + "' has a shape known only at run time";
   }
   return {};

@@ -40,8 +40,8 @@ std::vector<RuntimeValue> run_node_reference(const Graph& g, const Node& n,
   for (size_t k = 0; k < inputs.size(); ++k) {
     const RuntimeValue* in = inputs[k];
     if (in && !in->is_tensor() && !n.op->takes_any_kind)
-      throw node_error(n, "input " + std::to_string(k) + " is a " + std::string(value_kind_name(in->kind)) + "; " +
-                              n.op->name + " takes tensors");
+      throw node_error(n, "input " + std::to_string(k) + " is " + std::string(is_optional(in->kind) ? "an " : "a ") +
+                              std::string(value_kind_name(in->kind)) + "; " + n.op->name + " takes tensors");
     args.inputs.push_back(in && in->is_tensor() ? &in->tensor : nullptr);
   }
   if (n.op->takes_any_kind) {
@@ -73,7 +73,8 @@ std::vector<Tensor> run_node_reference(const Graph& g, const Node& n, const std:
   std::vector<Tensor> outs;
   for (RuntimeValue& v : run_node_reference(g, n, pointers)) {
     if (!v.is_tensor())
-      throw node_error(n, "made a " + std::string(value_kind_name(v.kind)) + " where a tensor was expected");
+      throw node_error(n, "made " + std::string(is_optional(v.kind) ? "an " : "a ") +
+                              std::string(value_kind_name(v.kind)) + " where a tensor was expected");
     outs.push_back(std::move(v.tensor));
   }
   return outs;
@@ -136,8 +137,8 @@ std::vector<Tensor> run_reference(const Graph& g, const std::vector<Tensor>& inp
   std::vector<Tensor> out;
   for (RuntimeValue& v : run_reference_values(g, values)) {
     if (!v.is_tensor())
-      throw Error("graph '" + g.name + "' returns a " + std::string(value_kind_name(v.kind)) +
-                  ": run it with run_reference_values");
+      throw Error("graph '" + g.name + "' returns " + std::string(is_optional(v.kind) ? "an " : "a ") +
+                  std::string(value_kind_name(v.kind)) + ": run it with run_reference_values");
     out.push_back(std::move(v.tensor));
   }
   return out;

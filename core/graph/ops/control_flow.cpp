@@ -159,7 +159,8 @@ void set_output(const KernelArgs& args, size_t k, RuntimeValue v, const std::str
   const int i = static_cast<int>(k);
   if (!v.is_tensor()) {
     if (!args.value_outputs || args.value_out(i).kind != v.kind)
-      throw Error(what + " is a " + std::string(value_kind_name(v.kind)) + " at run time; inference gave a tensor");
+      throw Error(what + " is " + std::string(is_optional(v.kind) ? "an " : "a ") +
+                  std::string(value_kind_name(v.kind)) + " at run time; inference gave a tensor");
     args.value_out(i) = std::move(v);
   } else if (args.out(i).defined()) {
     copy_into(args.out(i), v.tensor, what);

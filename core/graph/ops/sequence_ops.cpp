@@ -15,8 +15,9 @@ TensorType sequence_type(DataType dtype, Shape shape, bool shape_known) {
 const TensorType& input_of_kind(const InferContext& ctx, int i, ValueKind kind, const char* op) {
   const TensorType& t = ctx.input(i);
   if (t.kind != kind)
-    throw Error("input " + std::to_string(i) + " is a " + std::string(value_kind_name(t.kind)) + " (" + type_str(t) +
-                "); " + op + " takes a " + std::string(value_kind_name(kind)) + " there");
+    throw Error("input " + std::to_string(i) + " is " + std::string(is_optional(t.kind) ? "an " : "a ") +
+                std::string(value_kind_name(t.kind)) + " (" + type_str(t) + "); " + op + " takes " +
+                std::string(is_optional(kind) ? "an " : "a ") + std::string(value_kind_name(kind)) + " there");
   return t;
 }
 
