@@ -40,9 +40,15 @@ InputFiles read_inputs(const fs::path& dir, const std::string& model, const Onnx
     if (!fs::exists(path))
       throw Error(path.string() + ": missing; " + model + " takes " + std::to_string(declared.size()) +
                   " inputs, input '" + declared[k].name + "' is number " + std::to_string(k));
-    inputs.tensors.push_back(read_tensor_pb(path.string()));
-    inputs.paths.push_back(path.string());
     const OnnxInputInfo& in = declared[k];
+    inputs.paths.push_back(path.string());
+    if (in.kind != ValueKind::kTensor) {
+      inputs.values.push_back(read_value_pb(path.string(), in.kind));
+      inputs.tensors.emplace_back();
+      continue;
+    }
+    inputs.tensors.push_back(read_tensor_pb(path.string()));
+    inputs.values.push_back(RuntimeValue::of_tensor(inputs.tensors.back()));
     if (in.feeds_shape_operand) options.bound_inputs.emplace(in.name, inputs.tensors.back());
     if (!in.static_shape && !options.input_shapes.count(in.name))
       options.input_shapes.emplace(in.name, inputs.tensors.back().shape());
@@ -65,12 +71,14 @@ InputFiles read_input_files(const fs::path& dir, const std::string& model, const
 void check_input_types(const Graph& graph, InputFiles& inputs, const std::string& model) {
   for (size_t k = 0; k < inputs.tensors.size(); ++k) {
     const Value& v = graph.value(graph.inputs[k]);
+    if (!v.type.is_tensor()) continue;  // the reference executor checks sequences and optionals
     Tensor& t = inputs.tensors[k];
     if (v.type.dtype == DataType::kBFloat16 && t.dtype() == DataType::kUInt16)
       t = Tensor::view(DataType::kBFloat16, t.shape(), t.raw_data()).clone();
     if (t.dtype() != v.type.dtype || t.shape() != v.type.shape)
       throw Error(inputs.paths[k] + ": input '" + v.name + "' of " + model + " is " + type_str(v.type) +
                   ", the file holds " + type_str({t.dtype(), t.shape()}));
+    if (k < inputs.values.size()) inputs.values[k].tensor = t;
   }
 }
 

@@ -14,8 +14,9 @@
 namespace tessel::cli {
 
 struct InputFiles {
-  std::vector<Tensor> tensors;
-  std::vector<std::string> paths;  // tensors[k] was read from paths[k]
+  std::vector<Tensor> tensors;       // an input that is a sequence or an optional: an undefined tensor here
+  std::vector<RuntimeValue> values;  // every input, tensors too (core/graph/runtime_value.h)
+  std::vector<std::string> paths;    // tensors[k] was read from paths[k]
 };
 
 // Reads every runtime input of `file` from `dir`. An input that feeds a shape operand is bound in

@@ -21,6 +21,7 @@
 #include "core/compile/compiled_model.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/passes/pipeline.h"
+#include "core/runtime/reference_executor.h"
 #include "core/support/memory_budget.h"
 #include "core/target/target.h"
 
@@ -43,7 +44,9 @@ const ArgSpec kSpec{
 
 constexpr const char* kDetails =
     "Compiles and runs MODEL (ONNX). Reads DIR/input_K.pb (ONNX TensorProto; K counts the graph inputs\n"
-    "that are not initializers, in order) and writes output_K.pb for each graph output.\n\n"
+    "that are not initializers, in order; a SequenceProto or OptionalProto for a sequence or optional\n"
+    "input) and writes output_K.pb for each graph output. A model with sequences or optionals among its\n"
+    "values runs on the reference executor as a whole, on every target (--report says so).\n\n"
     "  --target SPEC         'llvm' (default when its plugin is loaded), 'c', 'interp', or 'ref' (the\n"
     "                        reference executor); short form 'llvm -num_threads=2' or JSON\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
@@ -77,12 +80,12 @@ class OutputFiles {
     for (const fs::path& p : committed_) fs::remove(p, ec);
     for (auto it = set_aside_.rbegin(); it != set_aside_.rend(); ++it) fs::rename(it->second, it->first, ec);
   }
-  void write(const Tensor& t, const std::string& name, size_t k) {
+  void write(const RuntimeValue& v, const std::string& name, size_t k) {
     fs::path final_path = dir_ / ("output_" + std::to_string(k) + ".pb");
     fs::path temp = dir_ / (".output_" + std::to_string(k) + ".pb.tmp" + std::to_string(::getpid()));
     temps_.push_back(temp);
     finals_.push_back(final_path);
-    write_tensor_pb(t, name, temp.string());
+    write_value_pb(v, name, temp.string());
   }
   void commit() {
     for (const fs::path& p : finals_) {
@@ -141,6 +144,36 @@ void report_copies(const compile::CompiledModel& model, const compile::RunTimes&
                 byte_size_text(copies.second).c_str());
 }
 
+void write_outputs(const fs::path& out_dir, const Graph& graph, const std::vector<RuntimeValue>& outputs) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error(out_dir.string() + ": cannot create the output folder: " + ec.message());
+  OutputFiles files(out_dir);
+  for (size_t k = 0; k < outputs.size(); ++k) files.write(outputs[k], graph.value(graph.outputs[k]).name, k);
+  files.commit();
+}
+
+// A graph with a sequence or an optional among its own values (`why` names the first) runs on the
+// reference executor as a whole, on every target: nothing else runs those values
+// (core/graph/runtime_value.h).
+void run_with_values(const Graph& graph, InputFiles& inputs, const std::string& why, bool report,
+                     const std::string& model, const fs::path& out_dir) {
+  if (const std::string blockers = blockers_message(graph); !blockers.empty()) throw Error(model + ": " + blockers);
+  check_input_types(graph, inputs, model);
+  std::vector<RuntimeValue> outputs;
+  try {
+    outputs = run_reference_values(graph, inputs.values);
+  } catch (const Error& e) {
+    rethrow_with_context(e, model);
+  }
+  if (report)
+    std::printf(
+        "0 of 1 kernels compiled\nreference kernels: the whole graph: %s (sequences and optionals run on the "
+        "reference executor)\n",
+        why.c_str());
+  write_outputs(out_dir, graph, outputs);
+}
+
 }  // namespace
 
 int run_run_command(std::span<const std::string> argv) {
@@ -164,6 +197,8 @@ int run_run_command(std::span<const std::string> argv) {
   // the reference kernels run the group in the same executor.
   if (args.flag("--no-passes")) compile_options.pipeline.disabled_passes = optimizing_passes();
   GraphPtr imported = std::make_shared<const Graph>(file.import(options));  // errors name the file
+  if (const std::string why = non_tensor_values_reason(*imported); !why.empty())
+    return run_with_values(*imported, inputs, why, args.flag("--report"), model, out_dir), 0;
   std::shared_ptr<const compile::CompiledModel> compiled;
   try {
     compiled = compile::CompiledModel::compile(imported, target, compile_options);
@@ -195,12 +230,9 @@ int run_run_command(std::span<const std::string> argv) {
     report_copies(*compiled, times);
   }
 
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw Error(out_dir.string() + ": cannot create the output folder: " + ec.message());
-  OutputFiles files(out_dir);
-  for (size_t k = 0; k < outputs.size(); ++k) files.write(outputs[k], graph.value(graph.outputs[k]).name, k);
-  files.commit();
+  std::vector<RuntimeValue> values;
+  for (Tensor& t : outputs) values.push_back(RuntimeValue::of_tensor(std::move(t)));
+  write_outputs(out_dir, graph, values);
   return 0;
 }
 

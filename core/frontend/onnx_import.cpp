@@ -50,6 +50,60 @@ std::optional<Shape> static_shape_of(const onnx::ValueInfoProto& input) {
   return s;
 }
 
+// The type of an ONNX sequence or optional (of tensors, or of a sequence of tensors): the kind, and
+// the dtype and shape of its tensors (shape_known false where the shape is not static). nullopt for
+// a tensor type and for what Tessel does not represent (maps, sparse tensors, unknown dtypes).
+std::optional<TensorType> container_type_from_onnx(const onnx::TypeProto& type) {
+  auto of_tensors = [](const onnx::TypeProto& element, ValueKind kind) -> std::optional<TensorType> {
+    if (!element.has_tensor_type()) return std::nullopt;
+    const auto& tt = element.tensor_type();
+    TensorType t{DataType::kFloat32, {}, kind, tt.has_shape()};
+    try {
+      t.dtype = dtype_from_onnx(tt.elem_type());
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        t.shape.push_back(d.dim_value());
+        continue;
+      }
+      t.shape_known = false;
+      t.shape.clear();
+      break;
+    }
+    return t;
+  };
+  if (type.has_sequence_type()) return of_tensors(type.sequence_type().elem_type(), ValueKind::kSequence);
+  if (!type.has_optional_type()) return std::nullopt;
+  const onnx::TypeProto& element = type.optional_type().elem_type();
+  if (element.has_sequence_type()) return of_tensors(element.sequence_type().elem_type(), ValueKind::kOptionalSequence);
+  return of_tensors(element, ValueKind::kOptionalTensor);
+}
+
+// Optional's `type` attribute is a TypeProto, which typed attributes do not hold: it becomes
+// OptionalAttrs' element_dtype and of_sequence (core/graph/ops/sequence_ops.h).
+AttrMap optional_attr_map(const onnx::NodeProto& node) {
+  AttrMap map;
+  for (const auto& a : node.attribute()) {
+    if (a.name() != "type" || a.type() != onnx::AttributeProto::TYPE_PROTO) {
+      map.insert_or_assign(a.name(), attr_value_from_onnx(a, {}));
+      continue;
+    }
+    onnx::TypeProto wrapped;
+    *wrapped.mutable_optional_type()->mutable_elem_type() = a.tp();
+    const std::optional<TensorType> t = container_type_from_onnx(wrapped);
+    if (!t)
+      throw Error("attribute 'type': an optional of a map, an optional or an unknown element type is not supported");
+    map.insert_or_assign(
+        "element_dtype",
+        static_cast<int64_t>(a.tp().has_sequence_type() ? a.tp().sequence_type().elem_type().tensor_type().elem_type()
+                                                        : a.tp().tensor_type().elem_type()));
+    map.insert_or_assign("of_sequence", int64_t{t->kind == ValueKind::kOptionalSequence});
+  }
+  return map;
+}
+
 std::string shape_arg_text(const Shape& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
@@ -184,8 +238,10 @@ class GraphBuilder {
   }
 
   void add_input(const onnx::ValueInfoProto& input) {
+    if (const std::optional<TensorType> container = container_type_from_onnx(input.type()))
+      return define(input.name(), g_.add_input(input.name(), *container));
     if (!input.type().has_tensor_type())
-      return add_unknown_input(input, "not a tensor (sequences, maps and optionals are not supported)");
+      return add_unknown_input(input, "not a tensor, a sequence or an optional of tensors (maps are not supported)");
     const auto& tt = input.type().tensor_type();
     DataType dtype;
     try {
@@ -248,7 +304,8 @@ class GraphBuilder {
     try {
       const std::map<std::string, GraphPtr> subgraphs = build_subgraphs(node, captured);
       auto subgraph = [&](const onnx::AttributeProto& a) { return subgraphs.at(a.name()); };
-      attrs = op->parse_attrs(op->name, attr_map_from_onnx(node, subgraph));
+      attrs = op->parse_attrs(
+          op->name, node.op_type() == "Optional" ? optional_attr_map(node) : attr_map_from_onnx(node, subgraph));
     } catch (const Error& e) {
       // parse_attrs names the op itself ("Conv: attribute ..."); the node context already does.
       std::string msg = e.what();
@@ -363,6 +420,10 @@ class GraphBuilder {
   // (which ONNX shape inference fills when the loader ran it).
   void collect_onnx_types() {
     auto note = [&](const onnx::ValueInfoProto& v) {
+      if (const std::optional<TensorType> container = container_type_from_onnx(v.type())) {
+        onnx_types_[v.name()] = *container;
+        return;
+      }
       if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
       const auto& tt = v.type().tensor_type();
       TensorType t;
@@ -445,7 +506,9 @@ std::vector<OnnxInputInfo> runtime_inputs_of(const onnx::GraphProto& graph) {
   std::vector<OnnxInputInfo> out;
   for (const auto& input : graph.input()) {
     if (initializers.count(input.name())) continue;
-    out.push_back({input.name(), static_shape_of(input), shape_operands.count(input.name()) > 0});
+    const std::optional<TensorType> container = container_type_from_onnx(input.type());
+    out.push_back({input.name(), container ? std::optional<Shape>() : static_shape_of(input),
+                   shape_operands.count(input.name()) > 0, container ? container->kind : ValueKind::kTensor});
   }
   return out;
 }
@@ -515,6 +578,89 @@ Tensor read_tensor_pb(const std::string& path) {
     return tensor_from_onnx(proto);
   } catch (const Error& e) {
     rethrow_in_file(e, path);
+  }
+}
+
+namespace {
+
+std::vector<Tensor> sequence_from_onnx(const onnx::SequenceProto& proto, const std::filesystem::path& dir) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR)
+    throw Error("the sequence holds no tensors (elem_type " + std::to_string(proto.elem_type()) +
+                "); Tessel reads sequences of tensors only");
+  std::vector<Tensor> out;
+  for (onnx::TensorProto t : proto.tensor_values()) {
+    load_external_data(t, dir);
+    out.push_back(tensor_from_onnx(t));
+  }
+  return out;
+}
+
+void sequence_to_onnx(const std::vector<Tensor>& elements, const std::string& name, onnx::SequenceProto* out) {
+  out->set_name(name);
+  out->set_elem_type(onnx::SequenceProto::TENSOR);
+  for (const Tensor& t : elements) tensor_to_onnx(t, "", out->add_tensor_values());
+}
+
+template <class Proto>
+void write_proto_file(const Proto& proto, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(path + ": cannot open for writing: " + std::strerror(errno));
+  if (!proto.SerializeToOstream(&out) || !out.flush()) throw Error(path + ": writing failed: " + std::strerror(errno));
+}
+
+}  // namespace
+
+RuntimeValue read_value_pb(const std::string& path, ValueKind kind) {
+  if (kind == ValueKind::kTensor) return RuntimeValue::of_tensor(read_tensor_pb(path));
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  try {
+    if (kind == ValueKind::kSequence) {
+      onnx::SequenceProto proto;
+      parse_proto_file(path, proto, "SequenceProto");
+      return RuntimeValue::of_sequence(sequence_from_onnx(proto, dir));
+    }
+    onnx::OptionalProto proto;
+    parse_proto_file(path, proto, "OptionalProto");
+    RuntimeValue v = RuntimeValue::empty_optional(kind);
+    if (kind == ValueKind::kOptionalTensor && proto.has_tensor_value()) {
+      onnx::TensorProto t = proto.tensor_value();
+      load_external_data(t, dir);
+      v.tensor = tensor_from_onnx(t);
+      v.has_element = true;
+    } else if (kind == ValueKind::kOptionalSequence && proto.has_sequence_value()) {
+      v.sequence = sequence_from_onnx(proto.sequence_value(), dir);
+      v.has_element = true;
+    } else if (proto.elem_type() != onnx::OptionalProto::UNDEFINED &&
+               proto.elem_type() !=
+                   (kind == ValueKind::kOptionalTensor ? onnx::OptionalProto::TENSOR : onnx::OptionalProto::SEQUENCE)) {
+      throw Error("the optional holds elem_type " + std::to_string(proto.elem_type()) + ", not a " +
+                  std::string(value_kind_name(kind)));
+    }
+    return v;
+  } catch (const Error& e) {
+    rethrow_in_file(e, path);
+  }
+}
+
+void write_value_pb(const RuntimeValue& v, const std::string& name, const std::string& path) {
+  switch (v.kind) {
+    case ValueKind::kTensor:
+      return write_tensor_pb(v.tensor, name, path);
+    case ValueKind::kSequence: {
+      onnx::SequenceProto proto;
+      sequence_to_onnx(v.sequence, name, &proto);
+      return write_proto_file(proto, path);
+    }
+    case ValueKind::kOptionalTensor:
+    case ValueKind::kOptionalSequence: {
+      onnx::OptionalProto proto;
+      proto.set_name(name);
+      const bool of_tensor = v.kind == ValueKind::kOptionalTensor;
+      proto.set_elem_type(of_tensor ? onnx::OptionalProto::TENSOR : onnx::OptionalProto::SEQUENCE);
+      if (v.has_element && of_tensor) tensor_to_onnx(v.tensor, "", proto.mutable_tensor_value());
+      if (v.has_element && !of_tensor) sequence_to_onnx(v.sequence, "", proto.mutable_sequence_value());
+      return write_proto_file(proto, path);
+    }
   }
 }
 

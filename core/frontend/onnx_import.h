@@ -39,8 +39,9 @@ std::vector<std::string> onnx_shape_operand_inputs(const std::string& path);
 // A graph input that is not an initializer (the inputs `tessel run` reads as input_K.pb, in order).
 struct OnnxInputInfo {
   std::string name;
-  std::optional<Shape> static_shape;  // nullopt when a dim is symbolic or the rank is not declared
-  bool feeds_shape_operand = false;   // read by an input in its op's shape_inputs, or by a node computing one
+  std::optional<Shape> static_shape;    // nullopt when a dim is symbolic or the rank is not declared
+  bool feeds_shape_operand = false;     // read by an input in its op's shape_inputs, or by a node computing one
+  ValueKind kind = ValueKind::kTensor;  // a sequence or optional input is read with read_value_pb
 };
 std::vector<OnnxInputInfo> onnx_runtime_inputs(const std::string& path);
 
@@ -73,5 +74,10 @@ class OnnxModelFile {
 // ONNX TensorProto files (input_K.pb / output_K.pb of the ONNX test suite).
 Tensor read_tensor_pb(const std::string& path);
 void write_tensor_pb(const Tensor& t, const std::string& name, const std::string& path);
+// Any value kind: a TensorProto, SequenceProto or OptionalProto file. The kind comes from the model
+// (the input or output the file is for): the bytes of an optional tensor and of a one-tensor
+// sequence can be alike.
+RuntimeValue read_value_pb(const std::string& path, ValueKind kind);
+void write_value_pb(const RuntimeValue& v, const std::string& name, const std::string& path);
 
 }  // namespace tessel

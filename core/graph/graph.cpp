@@ -157,6 +157,19 @@ void infer_node(Graph& g, Node& n) {
   std::vector<const TensorType*> types;
   std::vector<const Tensor*> known;
   bool all_known = true;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const ValueId v = n.inputs[k];
+    if (v == kNoValue || n.op->takes_any_kind) continue;
+    const TensorType& t = g.value(v).type;
+    if (!t.is_tensor())
+      throw Error("input " + std::to_string(k) + " '" + g.value(v).name + "' is " +
+                  std::string(is_optional(t.kind) ? "an " : "a ") + std::string(value_kind_name(t.kind)) + " (" +
+                  type_str(t) + "); " + n.op->name + " takes tensors");
+    if (!t.shape_known)
+      throw Error("input " + std::to_string(k) + " '" + g.value(v).name +
+                  "' has a shape known only at run time (taken out of a sequence or an optional); " + n.op->name +
+                  " needs a static shape");
+  }
   for (ValueId v : n.inputs) {
     types.push_back(v == kNoValue ? nullptr : &g.value(v).type);
     const Tensor* val = v == kNoValue || !g.value(v).value.defined() ? nullptr : &g.value(v).value;
@@ -173,6 +186,10 @@ void infer_node(Graph& g, Node& n) {
     Value& out = g.value(n.outputs[k]);
     out.type = ctx.outputs()[k];
     out.value = ctx.output_values()[k];
+    if (!out.type.is_static_tensor()) {  // not a tensor the reference kernel could fold into a constant
+      values_given = false, all_known = false;
+      continue;
+    }
     check_type_size(out.type, "output '" + out.name + "'");
     out_elements += shape_numel(out.type.shape);
     values_given = values_given && out.value.defined();
@@ -188,7 +205,8 @@ void infer_node(Graph& g, Node& n) {
 
 void infer_types(Graph& g, InferFailure on_failure) {
   for (ValueId id : g.inputs)
-    if (g.value(id).type_known()) check_type_size(g.value(id).type, "input '" + g.value(id).name + "'");
+    if (g.value(id).type_known() && g.value(id).type.shape_known)
+      check_type_size(g.value(id).type, "input '" + g.value(id).name + "'");
   for (Node& n : g.nodes) {
     if (is_opaque(n)) continue;  // the importer typed its outputs, as far as ONNX could
     bool from_unknown = false;
@@ -203,6 +221,17 @@ void infer_types(Graph& g, InferFailure on_failure) {
       for (ValueId v : n.outputs) g.value(v).unknown_type = where + ": " + e.what();
     }
   }
+}
+
+std::string non_tensor_values_reason(const Graph& g) {
+  for (const Value& v : g.values) {
+    if (!v.type_known() || v.type.is_static_tensor()) continue;
+    if (!v.type.is_tensor())
+      return "value '" + v.name + "' is " + std::string(is_optional(v.type.kind) ? "an " : "a ") +
+             std::string(value_kind_name(v.type.kind)) + " (" + type_str(v.type) + ")";
+    return "value '" + v.name + "' has a shape known only at run time";
+  }
+  return {};
 }
 
 bool is_opaque(const Node& n) { return n.op == &opaque_op(); }

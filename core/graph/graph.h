@@ -99,6 +99,11 @@ std::vector<std::string> graph_blockers(const Graph& g);
 // "cannot compile: 2 parts of the model Tessel cannot run: A; B" (one line), or empty when none.
 std::string blockers_message(const Graph& g);
 
+// Why `g` runs on the reference executor as a whole: its first value (not counting those inside
+// sub-graphs) that is a sequence, an optional or a tensor of a shape known only at run time
+// ("value 's' is a sequence (seq(f32[2]))"); empty when every value is a tensor of static shape.
+std::string non_tensor_values_reason(const Graph& g);
+
 // The sub-graphs a node holds (If's then_branch and else_branch, Loop's body), by attribute name.
 std::vector<std::pair<std::string, GraphPtr>> node_subgraphs(const Node& n);
 

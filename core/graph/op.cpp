@@ -24,7 +24,42 @@ std::string_view compiles_name(Compiles c) {
   return "?";
 }
 
-std::string type_str(const TensorType& t) { return std::string(dtype_name(t.dtype)) + shape_str(t.shape); }
+std::string type_str(const TensorType& t) {
+  const std::string tensor = std::string(dtype_name(t.dtype)) + (t.shape_known ? shape_str(t.shape) : "[?]");
+  switch (t.kind) {
+    case ValueKind::kTensor: return tensor;
+    case ValueKind::kSequence: return "seq(" + tensor + ")";
+    case ValueKind::kOptionalTensor: return "opt(" + tensor + ")";
+    case ValueKind::kOptionalSequence: return "opt(seq(" + tensor + "))";
+  }
+  return tensor;
+}
+
+std::string_view value_kind_name(ValueKind k) {
+  switch (k) {
+    case ValueKind::kTensor: return "tensor";
+    case ValueKind::kSequence: return "sequence";
+    case ValueKind::kOptionalTensor: return "optional tensor";
+    case ValueKind::kOptionalSequence: return "optional sequence";
+  }
+  return "?";
+}
+
+std::string RuntimeValue::summary() const {
+  auto seq = [&] {
+    std::string text = "seq(" + std::to_string(sequence.size()) + ":";
+    for (size_t i = 0; i < sequence.size(); ++i)
+      text += (i ? ", " : " ") + type_str({sequence[i].dtype(), sequence[i].shape()});
+    return text + ")";
+  };
+  switch (kind) {
+    case ValueKind::kTensor: return tensor.summary();
+    case ValueKind::kSequence: return seq();
+    case ValueKind::kOptionalTensor: return has_element ? "opt(" + tensor.summary() + ")" : "opt(none)";
+    case ValueKind::kOptionalSequence: return has_element ? "opt(" + seq() + ")" : "opt(none)";
+  }
+  return "?";
+}
 
 InferContext::InferContext(std::vector<const TensorType*> input_types, std::vector<const Tensor*> input_values,
                            int num_outputs)
@@ -54,6 +89,7 @@ const Tensor& InferContext::require_value(int i, const char* what) const {
 }
 
 void InferContext::set_output(int i, TensorType type) {
+  if (!type.shape_known) type.shape.clear();
   for (int64_t d : type.shape)
     if (d < 0) throw Error("inferred a negative dimension in output shape " + shape_str(type.shape));
   outputs_.at(i) = std::move(type);

@@ -12,6 +12,7 @@
 //     static void reference(const Attrs&, const KernelArgs& args);  // the correctness oracle
 //     static int64_t flops(const Attrs&, const OpTypes& types);    // floating-point operations
 //     // optional: static constexpr int shape_inputs[] = {1};  inputs whose *values* shape the output
+//     // optional: static constexpr bool takes_any_kind = true;  takes sequences and optionals too
 //   };
 //
 // The table turns each class into an OpDef (type-erased) with make_op_def<ReluOp>("Relu", ...), the
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "core/attrs/attrs.h"
+#include "core/graph/runtime_value.h"
 #include "core/support/tensor.h"
 
 namespace tessel {
@@ -47,12 +49,22 @@ enum class PatternKind : int {
 };
 std::string_view pattern_name(PatternKind k);  // "elemwise", "broadcast", ...
 
+// The type of a value. For a tensor, its dtype and shape. For a sequence or an optional, the dtype
+// and shape of its tensors. shape_known is false when the shape is not one static shape: the
+// tensors of a sequence differ in shape, or a tensor taken out of one has a shape only the run
+// decides; ops that take tensors refuse such a value as input.
 struct TensorType {
   DataType dtype = DataType::kFloat32;
   Shape shape;
+  ValueKind kind = ValueKind::kTensor;
+  bool shape_known = true;
+  bool is_tensor() const { return kind == ValueKind::kTensor; }
+  // A tensor whose shape is static: what every op but the sequence ops takes.
+  bool is_static_tensor() const { return is_tensor() && shape_known; }
   bool operator==(const TensorType&) const = default;
 };
-std::string type_str(const TensorType& t);  // "f32[1,3,224,224]"
+// "f32[1,3,224,224]"; "seq(f32[2,3])", "opt(f32[4])", "opt(seq(f32[?]))" ("?": shape not static).
+std::string type_str(const TensorType& t);
 
 // What an op's `infer` sees: its inputs' types, the values known at compile time (constants and
 // shape computations), and where to put output types. Errors are thrown as tessel::Error with a
@@ -90,12 +102,21 @@ class InferContext {
 
 // A reference kernel's arguments. Outputs are allocated by the caller from the inferred types
 // (zero-filled); the kernel writes them. Absent optional inputs are nullptr.
+//
+// An op that takes sequences or optionals (OpDef::takes_any_kind) also gets every input as a
+// RuntimeValue (`values`, null where absent; `inputs` is then null for each input that is not a
+// tensor) and writes its outputs that are not tensors to `value_outputs`. A tensor output whose shape
+// is not static (TensorType::shape_known) is not allocated: the kernel assigns it.
 struct KernelArgs {
   std::vector<const Tensor*> inputs;
   std::vector<Tensor>* outputs;
+  std::vector<const RuntimeValue*> values = {};
+  std::vector<RuntimeValue>* value_outputs = nullptr;
   const Tensor& in(int i) const { return *inputs[i]; }
   bool has(int i) const { return i < static_cast<int>(inputs.size()) && inputs[i] != nullptr; }
   Tensor& out(int i) const { return (*outputs)[i]; }
+  const RuntimeValue& value(int i) const { return *values[i]; }
+  RuntimeValue& value_out(int i) const { return (*value_outputs)[i]; }
 };
 
 // Input and output types of one node, for cost functions.
@@ -124,6 +145,7 @@ struct OpDef {
   int min_inputs = 0, max_inputs = 0, min_outputs = 1, max_outputs = 1;
   std::string doc;
   std::vector<int> shape_inputs;  // inputs that must be known at compile time
+  bool takes_any_kind = false;    // takes sequences and optionals, not only tensors (KernelArgs)
   Attrs (*parse_attrs)(const std::string& op, const AttrMap& map) = nullptr;
   std::vector<FieldDoc> (*attr_doc)() = nullptr;
   void (*infer)(const Attrs&, InferContext&) = nullptr;
@@ -134,6 +156,7 @@ struct OpDef {
 
 namespace op_detail {
 template <class Op> concept HasShapeInputs = requires { Op::shape_inputs; };
+template <class Op> concept TakesAnyKind = requires { requires Op::takes_any_kind; };
 }
 
 template <class Op> OpDef make_op_def(std::string name, OpCompilation compilation) {
@@ -147,6 +170,7 @@ template <class Op> OpDef make_op_def(std::string name, OpCompilation compilatio
   d.max_outputs = Op::max_outputs;
   d.doc = Op::doc;
   if constexpr (op_detail::HasShapeInputs<Op>) d.shape_inputs.assign(std::begin(Op::shape_inputs), std::end(Op::shape_inputs));
+  d.takes_any_kind = op_detail::TakesAnyKind<Op>;
   d.parse_attrs = [](const std::string& op, const AttrMap& map) -> Attrs { return make_attrs(attrs_from_map<A>(op, map)); };
   d.attr_doc = &attrs_doc<A>;
   d.infer = [](const Attrs& a, InferContext& ctx) { Op::infer(attrs_as<A>(a), ctx); };

@@ -12,6 +12,7 @@
 #include "core/graph/ops/quant_ops.h"
 #include "core/graph/ops/random_ops.h"
 #include "core/graph/ops/recurrent.h"
+#include "core/graph/ops/sequence_ops.h"
 #include "core/graph/ops/signal_ops.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builders.h"
@@ -42,6 +43,7 @@ std::vector<OpDef> build_table() {
 #include "core/graph/ops/recurrent.def"
 #include "core/graph/ops/text_ops.def"
 #include "core/graph/ops/control_flow.def"
+#include "core/graph/ops/sequence_ops.def"
 #include "core/graph/ops/random_ops.def"
 #include "core/graph/ops/training_ops.def"
   };

@@ -1,6 +1,7 @@
 #include "tests/conformance/onnx_tensor_compare.h"
 
-#include <onnx/onnx_pb.h>
+#include <onnx/onnx_pb.h>  // before onnx-data.pb.h: it defines ONNX_API
+#include <onnx/onnx-data.pb.h>
 
 #include <bit>
 #include <cmath>
@@ -193,11 +194,76 @@ std::string data_type_name(int data_type) {
   return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(data_type));
 }
 
-DecodedTensor read_tensor_file(const std::string& path) {
+namespace {
+
+template <class Proto> Proto parse_file(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open");
-  TensorProto proto;
-  if (!proto.ParseFromIstream(&in)) throw std::runtime_error(path + ": not a serialized onnx TensorProto");
+  Proto proto;
+  if (!proto.ParseFromIstream(&in)) throw std::runtime_error(path + ": not a serialized onnx " + what);
+  return proto;
+}
+
+DecodedTensor decode_tensor(const TensorProto& proto, const std::string& path);
+
+std::vector<DecodedTensor> decode_sequence(const onnx::SequenceProto& proto, const std::string& path) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.tensor_values_size() == 0 && proto.elem_type() != 0)
+    throw std::runtime_error(path + ": a sequence of something other than tensors");
+  std::vector<DecodedTensor> out;
+  for (int i = 0; i < proto.tensor_values_size(); ++i)
+    out.push_back(decode_tensor(proto.tensor_values(i), path + " (tensor " + std::to_string(i) + ")"));
+  return out;
+}
+
+}  // namespace
+
+DecodedTensor read_tensor_file(const std::string& path) {
+  return decode_tensor(parse_file<TensorProto>(path, "TensorProto"), path);
+}
+
+DecodedValue read_value_file(const std::string& path, OutputKind kind) {
+  DecodedValue v;
+  v.kind = kind;
+  if (kind == OutputKind::kTensor) {
+    v.tensors.push_back(read_tensor_file(path));
+  } else if (kind == OutputKind::kSequence) {
+    v.tensors = decode_sequence(parse_file<onnx::SequenceProto>(path, "SequenceProto"), path);
+  } else {
+    const auto proto = parse_file<onnx::OptionalProto>(path, "OptionalProto");
+    v.has_element = proto.has_tensor_value() || proto.has_sequence_value();
+    v.holds_sequence = proto.has_sequence_value() || proto.elem_type() == onnx::OptionalProto::SEQUENCE;
+    if (proto.has_tensor_value()) v.tensors.push_back(decode_tensor(proto.tensor_value(), path));
+    if (proto.has_sequence_value()) v.tensors = decode_sequence(proto.sequence_value(), path);
+  }
+  return v;
+}
+
+std::optional<std::string> compare_values(const DecodedValue& actual, const DecodedValue& expected) {
+  if (actual.kind != expected.kind) return std::string("the value kinds differ");
+  if (actual.has_element != expected.has_element)
+    return std::string(actual.has_element ? "the optional holds a value, expected none" : "the optional is empty, expected a value");
+  if (actual.holds_sequence != expected.holds_sequence) return std::string("the optional holds the wrong kind");
+  if (actual.tensors.size() != expected.tensors.size())
+    return "holds " + std::to_string(actual.tensors.size()) + " tensors, expected " + std::to_string(expected.tensors.size());
+  for (size_t i = 0; i < actual.tensors.size(); ++i)
+    if (auto difference = compare_tensors(actual.tensors[i], expected.tensors[i]))
+      return expected.kind == OutputKind::kSequence ? "tensor " + std::to_string(i) + ": " + *difference : *difference;
+  return std::nullopt;
+}
+
+std::vector<OutputKind> model_output_kinds(const std::string& model_path) {
+  const auto model = parse_file<onnx::ModelProto>(model_path, "ModelProto");
+  std::vector<OutputKind> out;
+  for (const auto& o : model.graph().output())
+    out.push_back(o.type().has_sequence_type()   ? OutputKind::kSequence
+                  : o.type().has_optional_type() ? OutputKind::kOptional
+                                                 : OutputKind::kTensor);
+  return out;
+}
+
+namespace {
+
+DecodedTensor decode_tensor(const TensorProto& proto, const std::string& path) {
   if (proto.data_location() == TensorProto::EXTERNAL)
     throw std::runtime_error(path + ": external data is not supported by the test reader");
 
@@ -219,6 +285,8 @@ DecodedTensor read_tensor_file(const std::string& path) {
     throw std::runtime_error(path + ": holds " + std::to_string(stored) + " values for shape " + dims_text(out.dims));
   return out;
 }
+
+}  // namespace
 
 Tolerance default_tolerance(int data_type) {
   if (data_type == TensorProto::FLOAT16) return {1e-3, 1e-3};

@@ -33,6 +33,22 @@ struct Tolerance {
 // Throws std::runtime_error naming the file when it cannot be read or decoded.
 DecodedTensor read_tensor_file(const std::string& path);
 
+// Outputs that are not tensors (ONNX SequenceProto and OptionalProto files). Which kind a file holds
+// comes from the model's output type: the bytes of an optional tensor and a one-tensor sequence can
+// be alike.
+enum class OutputKind { kTensor, kSequence, kOptional };
+std::vector<OutputKind> model_output_kinds(const std::string& model_path);  // one per graph output
+
+struct DecodedValue {
+  OutputKind kind = OutputKind::kTensor;
+  bool has_element = true;             // an optional: false when empty
+  bool holds_sequence = false;         // an optional of a sequence
+  std::vector<DecodedTensor> tensors;  // the tensor, or the sequence's tensors
+};
+DecodedValue read_value_file(const std::string& path, OutputKind kind);
+// Tensor by tensor with compare_tensors; nullopt when they match.
+std::optional<std::string> compare_values(const DecodedValue& actual, const DecodedValue& expected);
+
 // "FLOAT", "INT64", ... for messages.
 std::string data_type_name(int data_type);
 

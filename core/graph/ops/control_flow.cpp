@@ -31,7 +31,7 @@ void require_input_count(const char* field, const Graph& body, int64_t node_form
 }
 
 void require_scalar(const char* what, const TensorType& t, DataType dtype) {
-  if (t.dtype != dtype || shape_numel(t.shape) != 1)
+  if (!t.is_static_tensor() || t.dtype != dtype || shape_numel(t.shape) != 1)
     throw Error(std::string(what) + " must be one " + std::string(dtype_name(dtype)) + " value, it is " + type_str(t));
 }
 
@@ -121,18 +121,67 @@ bool same_values(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   return true;
 }
 
+// The type of a value at run time. A sequence's shape is static when all its tensors share one; an
+// empty sequence or optional tells no dtype, so it takes the one `declared` (the body's input), if any.
+TensorType runtime_type(const RuntimeValue& v, const TensorType& declared) {
+  if (v.is_tensor()) return {v.tensor.dtype(), v.tensor.shape()};
+  const bool of_tensor = v.kind == ValueKind::kOptionalTensor;
+  std::vector<Tensor> tensors = of_tensor ? std::vector<Tensor>{v.tensor} : v.sequence;
+  if (!v.has_element) tensors.clear();
+  TensorType t{declared.kind == v.kind ? declared.dtype : DataType::kFloat32, {}, v.kind, false};
+  if (tensors.empty()) return t;
+  t.dtype = tensors[0].dtype();
+  t.shape_known = true;
+  for (const Tensor& e : tensors) t.shape_known = t.shape_known && e.shape() == tensors[0].shape();
+  if (t.shape_known) t.shape = tensors[0].shape();
+  return t;
+}
+
+// The type of a value that is `a` on one path and `b` on another (If's branches, a Loop's carried
+// value from one iteration to the next): a sequence or optional may differ in shape, and then its
+// shape is not static; anything else must agree. nullopt when they do not.
+std::optional<TensorType> joined_type(const TensorType& a, const TensorType& b) {
+  if (a == b) return a;
+  if (a.is_tensor() || a.kind != b.kind || a.dtype != b.dtype) return std::nullopt;
+  return TensorType{a.dtype, {}, a.kind, false};
+}
+
+// Input i of a control-flow kernel as a value: KernelArgs carries values when the executor runs the
+// node, tensors only when inference folds it into a constant.
+RuntimeValue input_at(const KernelArgs& args, size_t i) {
+  if (i < args.values.size()) return *args.values[i];
+  return RuntimeValue::of_tensor(*args.inputs[i]);
+}
+
+// Output k of a control-flow kernel: a tensor of static shape is copied into the caller's buffer,
+// which may be a view of a compiled program's memory; anything else is handed over.
+void set_output(const KernelArgs& args, size_t k, RuntimeValue v, const std::string& what) {
+  const int i = static_cast<int>(k);
+  if (!v.is_tensor()) {
+    if (!args.value_outputs || args.value_out(i).kind != v.kind)
+      throw Error(what + " is " + std::string(is_optional(v.kind) ? "an " : "a ") +
+                  std::string(value_kind_name(v.kind)) + " at run time; inference gave a tensor");
+    args.value_out(i) = std::move(v);
+  } else if (args.out(i).defined()) {
+    copy_into(args.out(i), v.tensor, what);
+  } else {
+    args.out(i) = std::move(v.tensor);
+  }
+}
+
 // Runs one body many times, typing it again only when its inputs' types or small values change
 // (a Loop's iteration number does: it is typed once per iteration, which costs little next to
 // running reference kernels).
 class BodyRunner {
  public:
   explicit BodyRunner(const Graph& body) : body_(body) {}
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) {
+  std::vector<RuntimeValue> run(const std::vector<RuntimeValue>& inputs) {
     std::vector<TensorType> types;
     std::vector<Tensor> small;
-    for (const Tensor& t : inputs) {
-      types.push_back({t.dtype(), t.shape()});
-      small.push_back(t.numel() <= kMaxKnownInputElements ? t : Tensor());
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const RuntimeValue& v = inputs[k];
+      types.push_back(runtime_type(v, body_.value(body_.inputs.at(k)).type));
+      small.push_back(v.is_tensor() && v.tensor.numel() <= kMaxKnownInputElements ? v.tensor : Tensor());
     }
     if (!typed_ || types != types_ || !same_values(small, small_)) {
       std::vector<const Tensor*> values;
@@ -141,7 +190,14 @@ class BodyRunner {
       types_ = std::move(types);
       small_ = std::move(small);
     }
-    return run_reference(*typed_, inputs);
+    return run_reference_values(*typed_, inputs);
+  }
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) {
+    std::vector<RuntimeValue> values;
+    for (const Tensor& t : inputs) values.push_back(RuntimeValue::of_tensor(t));
+    std::vector<Tensor> out;
+    for (RuntimeValue& v : run(values)) out.push_back(std::move(v.tensor));
+    return out;
   }
 
  private:
@@ -228,8 +284,8 @@ void IfOp::infer(const Attrs& a, InferContext& ctx) {
     const TensorType &t = output_type(then_typed, k), &e = output_type(else_typed, k);
     if (cond)
       ctx.set_output(k, cond->get_double(0) != 0 ? t : e);
-    else if (t == e)
-      ctx.set_output(k, t);
+    else if (const std::optional<TensorType> both = joined_type(t, e))
+      ctx.set_output(k, *both);
     else
       throw Error("output " + s(k) + " is " + type_str(t) + " from then_branch and " + type_str(e) +
                   " from else_branch; its type would depend on cond at run time");
@@ -240,16 +296,16 @@ void IfOp::reference(const Attrs& a, const KernelArgs& args) {
   const bool cond = args.in(0).get_double(0) != 0;
   const Graph& branch = cond ? *a.then_branch : *a.else_branch;
   const char* field = cond ? "then_branch" : "else_branch";
-  std::vector<Tensor> captured;
-  for (size_t i = 1; i < args.inputs.size(); ++i) captured.push_back(*args.inputs[i]);
-  std::vector<Tensor> outs;
+  std::vector<RuntimeValue> captured;
+  for (size_t i = 1; i < args.inputs.size(); ++i) captured.push_back(input_at(args, i));
+  std::vector<RuntimeValue> outs;
   try {
-    outs = run_body(branch, captured);
+    outs = BodyRunner(branch).run(captured);
   } catch (const Error& e) {
     rethrow_with_context(e, field);
   }
   for (size_t k = 0; k < outs.size(); ++k)
-    copy_into(args.out(static_cast<int>(k)), outs[k], std::string(field) + " output " + s(static_cast<int64_t>(k)));
+    set_output(args, k, std::move(outs[k]), std::string(field) + " output " + s(static_cast<int64_t>(k)));
 }
 
 // ----- Loop -----
@@ -293,10 +349,16 @@ void LoopOp::infer(const Attrs& a, InferContext& ctx) {
   require_scalar("the body's cond output", output_type(typed, 0), DataType::kBool);
   for (int64_t k = 0; k < l.carried; ++k) {
     const TensorType &in = types[2 + k], &out = output_type(typed, 1 + k);
-    if (in != out)
+    // A sequence may grow from one iteration to the next: then its shape is not static. An optional
+    // may leave the body as what it holds (a sequence started on the first iteration).
+    std::optional<TensorType> both = joined_type(in, out);
+    const bool unwrapped = (in.kind == ValueKind::kOptionalSequence && out.kind == ValueKind::kSequence) ||
+                           (in.kind == ValueKind::kOptionalTensor && out.kind == ValueKind::kTensor);
+    if (!both && unwrapped && in.dtype == out.dtype) both = out;
+    if (!both)
       throw Error("carried value " + s(k) + " ('" + typed.value(typed.inputs[2 + k]).name + "') enters the body as " +
                   type_str(in) + " and leaves it as " + type_str(out) + "; Tessel needs it to keep its type");
-    ctx.set_output(static_cast<int>(k), out);
+    ctx.set_output(static_cast<int>(k), *both);
   }
   if (l.scanned == 0) return;
   const std::optional<int64_t> trips = known_trip_count(ctx, typed);
@@ -306,6 +368,8 @@ void LoopOp::infer(const Attrs& a, InferContext& ctx) {
         "time, or the body computes its condition), so the scan outputs have no static shape");
   for (int64_t k = 0; k < l.scanned; ++k) {
     const TensorType& slice = output_type(typed, 1 + l.carried + k);
+    if (!slice.is_static_tensor())
+      throw Error("scan output " + s(k) + " is " + type_str(slice) + "; Loop stacks tensors of a static shape only");
     ctx.set_output(static_cast<int>(l.carried + k), slice.dtype, with_axis(slice.shape, 0, *trips));
   }
 }
@@ -315,28 +379,31 @@ void LoopOp::reference(const Attrs& a, const KernelArgs& args) {
   const LoopShape l = loop_shape(body, static_cast<int>(args.outputs->size()));
   const int64_t m = args.has(0) ? args.in(0).to_int64s()[0] : std::numeric_limits<int64_t>::max();
   bool cond = args.has(1) ? args.in(1).get_double(0) != 0 : true;
-  std::vector<Tensor> carried, captured;
-  for (int64_t k = 0; k < l.carried; ++k) carried.push_back(args.in(static_cast<int>(2 + k)));
-  for (size_t i = static_cast<size_t>(2 + l.carried); i < args.inputs.size(); ++i) captured.push_back(*args.inputs[i]);
+  std::vector<RuntimeValue> carried, captured;
+  for (int64_t k = 0; k < l.carried; ++k) carried.push_back(input_at(args, static_cast<size_t>(2 + k)));
+  for (size_t i = static_cast<size_t>(2 + l.carried); i < args.inputs.size(); ++i)
+    captured.push_back(input_at(args, i));
 
   BodyRunner runner(body);
   std::vector<std::vector<Tensor>> slices(static_cast<size_t>(l.scanned));
   int64_t iteration = 0;
   for (; iteration < m && cond; ++iteration) {
-    std::vector<Tensor> inputs = {Tensor::scalar<int64_t>(iteration), Tensor::scalar<bool>(cond)};
+    std::vector<RuntimeValue> inputs = {RuntimeValue::of_tensor(Tensor::scalar<int64_t>(iteration)),
+                                        RuntimeValue::of_tensor(Tensor::scalar<bool>(cond))};
     inputs.insert(inputs.end(), carried.begin(), carried.end());
     inputs.insert(inputs.end(), captured.begin(), captured.end());
-    std::vector<Tensor> outs;
+    std::vector<RuntimeValue> outs;
     try {
       outs = runner.run(inputs);
     } catch (const Error& e) {
       rethrow_with_context(e, "iteration " + s(iteration));
     }
-    cond = outs[0].get_double(0) != 0;
+    cond = outs[0].tensor.get_double(0) != 0;
     for (int64_t k = 0; k < l.carried; ++k) carried[k] = std::move(outs[1 + k]);
-    for (int64_t k = 0; k < l.scanned; ++k) slices[k].push_back(std::move(outs[1 + l.carried + k]));
+    for (int64_t k = 0; k < l.scanned; ++k) slices[k].push_back(std::move(outs[1 + l.carried + k].tensor));
   }
-  for (int64_t k = 0; k < l.carried; ++k) copy_into(args.out(static_cast<int>(k)), carried[k], "carried value " + s(k));
+  for (int64_t k = 0; k < l.carried; ++k)
+    set_output(args, static_cast<size_t>(k), std::move(carried[k]), "carried value " + s(k));
   for (int64_t k = 0; k < l.scanned; ++k) {
     Tensor& out = args.out(static_cast<int>(l.carried + k));
     const std::string what = "scan output " + s(k);

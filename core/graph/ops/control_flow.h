@@ -27,6 +27,10 @@
 // compile time: M known and a condition the body passes through unchanged (or a constant true), the form exporters
 // emit.
 //
+// Sequences and optionals (sequence_ops.h) may be If's and Loop's inputs, outputs and carried
+// values; a carried sequence that grows, or branches that give sequences of different shapes, give
+// the node a sequence type without a static shape. Scan and Loop's scan outputs stack tensors only.
+//
 // These ops are data-dependent control flow: they have no tensor-expression builder, so their
 // nodes always run the reference kernel, which runs the body with the reference executor, on every
 // target. `tessel run --report` lists them as such.
@@ -90,6 +94,7 @@ constexpr int kMaxControlFlowInputs = 1 << 16;
 struct IfOp {
   using Attrs = IfAttrs;
   static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr bool takes_any_kind = true;  // sequences and optionals pass through
   static constexpr int min_inputs = 1, max_inputs = kMaxControlFlowInputs, min_outputs = 1, max_outputs = 1 << 16;
   static constexpr const char* doc = "Runs then_branch or else_branch, as the boolean cond says";
   static void infer(const Attrs& a, InferContext& ctx);
@@ -100,6 +105,7 @@ struct IfOp {
 struct LoopOp {
   using Attrs = LoopAttrs;
   static constexpr PatternKind pattern = PatternKind::kOpaque;
+  static constexpr bool takes_any_kind = true;  // sequences and optionals pass through
   // M and cond may both be omitted (ONNX writes an empty name): the slots are checked by infer.
   static constexpr int min_inputs = 0, max_inputs = kMaxControlFlowInputs, min_outputs = 0, max_outputs = 1 << 16;
   static constexpr const char* doc =

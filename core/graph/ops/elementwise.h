@@ -104,6 +104,7 @@ struct IdentityOp {
   using Attrs = NoAttrs;
   static constexpr PatternKind pattern = PatternKind::kElemWise;
   static constexpr int min_inputs = 1, max_inputs = 1, min_outputs = 1, max_outputs = 1;
+  static constexpr bool takes_any_kind = true;  // passes sequences and optionals through too
   static constexpr const char* doc = "y = x";
   static void infer(const Attrs&, InferContext& ctx) { infer_like_input(ctx); }
   static void reference(const Attrs&, const KernelArgs& args);

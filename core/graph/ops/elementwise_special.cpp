@@ -208,7 +208,17 @@ void CastOp::reference(const Attrs&, const KernelArgs& args) { cast_into(args.in
 void CastLikeOp::infer(const Attrs&, InferContext& ctx) { ctx.set_output(0, ctx.input(1).dtype, ctx.input(0).shape); }
 void CastLikeOp::reference(const Attrs&, const KernelArgs& args) { cast_into(args.in(0), args.out(0)); }
 
-void IdentityOp::reference(const Attrs&, const KernelArgs& args) { copy_bytes(args.in(0), args.out(0)); }
+void IdentityOp::reference(const Attrs&, const KernelArgs& args) {
+  if (!args.values.empty() && !args.value(0).is_tensor()) {
+    args.value_out(0) = args.value(0);
+    return;
+  }
+  if (!args.out(0).defined()) {  // a shape known only at run time (sequence_ops.h): not allocated
+    args.out(0) = args.in(0);
+    return;
+  }
+  copy_bytes(args.in(0), args.out(0));
+}
 
 // ---------------------------------------------------------------- Dropout
 

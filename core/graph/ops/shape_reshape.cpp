@@ -95,7 +95,9 @@ void SqueezeOp::reference(const Attrs&, const KernelArgs& args) { copy_bytes(arg
 
 void UnsqueezeOp::infer(const Attrs&, InferContext& ctx) {
   const Shape& in = ctx.input(0).shape;
-  const std::vector<int64_t> axes = require_1d_ints(ctx, 1, "axes");
+  // A scalar is read as one axis, as ONNX Runtime does (ONNX's own Loop tests, test_loop13_seq, give one).
+  const std::vector<int64_t> axes =
+      ctx.input(1).shape.empty() ? ctx.require_ints(1, "axes") : require_1d_ints(ctx, 1, "axes");
   const int64_t out_rank = static_cast<int64_t>(in.size() + axes.size());
   std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
   for (int64_t axis : normalize_axes(axes, out_rank, "axes")) inserted[axis] = true;

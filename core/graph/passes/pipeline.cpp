@@ -49,6 +49,9 @@ GraphPipelineResult run_graph_pipeline(GraphPtr graph, const Target& target, con
   PassContext ctx{target, options, nullptr, nullptr};
   GraphPipelineResult result;
   result.error = blockers_message(*graph);  // opaque nodes or unknown types: no pass can work on it
+  // Passes, fusion and memory planning take tensors of static shapes only (runtime_value.h).
+  if (const std::string why = non_tensor_values_reason(*graph); result.error.empty() && !why.empty())
+    result.error = "graph passes take tensors only: " + why + "; the graph runs on the reference executor as a whole";
   if (!result.error.empty()) {
     result.graph = graph;
     return result;
