@@ -255,6 +255,7 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
   // The kernel side: the edit loop measures for this snapshot, with the session's schedules.
   const views::SessionDocument& doc = controller_->document();
   loop_->set_target(measuring_target(doc.target));
+  panes_.schedule->set_target(snap->target);  // the scopes and intrinsics its forms offer
   loop_->set_pass_options(doc.pass_options);
   load_session_schedules();
   loop_->set_snapshot(snap);
