@@ -22,6 +22,8 @@
 #include "views/edit/kernel_lowering.h"
 #include "views/lessons/lesson_pane.h"
 #include "views/lessons/lesson_runner.h"
+#include "views/roofline/roofline_pane.h"
+#include "views/schedule/schedule_editor_pane.h"
 #include "views/session/compile_model.h"
 
 using namespace tessel;
@@ -382,6 +384,34 @@ class LessonsTest : public QObject {
     // The figures the lesson's text quotes (the simulator's cycles do not depend on the host).
     QCOMPARE(cycles["One virtual thread"], 727680.0);
     QCOMPARE(cycles["Two virtual threads"], 651506.0);
+  }
+
+  // The virtual threads lesson in the real main window: the model opens on accel-sim, the schedule
+  // editor offers the scratchpads, and the roofline pane gets the accelerator's roofline from the
+  // mediator's worker (each offloaded layer with 1 and 2 virtual threads).
+  void virtual_threads_lesson_in_the_studio_window() {
+    if (!target_available("accel-sim")) QSKIP("the accel_sim plugin is not in this build");
+    QTemporaryDir home;
+    test::isolate_studio("lessons_test", home.path());
+    auto w = test::show_window(test::window_options(home.path()));
+    w->start_lesson(QString::fromStdString(kLessons + "/virtual_threads.json"));
+    QVERIFY(w->lesson_runner());
+    QVERIFY(w->controller()->wait_until_idle(120000));
+    QCOMPARE(w->controller()->document().target, std::string("accel-sim"));
+    auto* schedule = dynamic_cast<ScheduleEditorPane*>(w->pane_by_name("schedule"));
+    QVERIFY(schedule);
+    const std::vector<std::string>& scopes = schedule->target_offer().scopes;
+    QVERIFY(std::find(scopes.begin(), scopes.end(), "accel.wgt") != scopes.end());
+    QVERIFY(w->mediator()->accel_roofline()->wait_until_idle(120000));
+    auto* roofline = dynamic_cast<RooflinePane*>(w->pane_by_name("roofline"));
+    QVERIFY(roofline);
+    QVERIFY(roofline->shows_accelerator());
+    QCOMPARE(roofline->arrow_count(), 2);
+    w->lesson_runner()->go_to(w->lesson_runner()->page_count() - 1);
+    QVERIFY(w->controller()->wait_until_idle(120000));
+    QVERIFY(w->edit_loop()->wait_until_idle(120000));
+    QVERIFY(w->mediator()->accel_roofline()->wait_until_idle(120000));
+    QVERIFY(roofline->shows_accelerator());
   }
 
   // The lesson in the real main window: its first page opens the model on opencl (the target
