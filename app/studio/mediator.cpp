@@ -35,7 +35,13 @@ bool has_kernel(const views::StudioSnapshot& snap, const QString& kernel) {
 StudioMediator::StudioMediator(views::Selection* selection, views::SessionController* controller,
                                views::KernelEditLoop* loop, views::TuningRunner* tuner, StudioPanes panes,
                                QObject* parent)
-    : QObject(parent), selection_(selection), controller_(controller), loop_(loop), tuner_(tuner), panes_(panes) {
+    : QObject(parent),
+      selection_(selection),
+      controller_(controller),
+      loop_(loop),
+      tuner_(tuner),
+      panes_(panes),
+      accel_roofline_(new views::AccelRooflineRunner(this)) {
   connect(controller, &views::SessionController::compiled, this,
           [this](const views::StudioSnapshotPtr& snap) { show_snapshot(snap); });
   connect(selection, &views::Selection::pass_changed, this, [this](int pass) {
@@ -105,6 +111,12 @@ void StudioMediator::connect_kernel_panes() {
     panes_.graph->set_device_crossings(views::device_crossings(p->profile));
     on_profiled(*p);
   });
+  connect(accel_roofline_, &views::AccelRooflineRunner::started, this,
+          [this] { panes_.roofline->set_accelerator_pending(); });
+  connect(accel_roofline_, &views::AccelRooflineRunner::ready, this,
+          [this](const compile::AccelRooflinePtr& r) { panes_.roofline->set_accelerator_roofline(r); });
+  connect(accel_roofline_, &views::AccelRooflineRunner::failed, this,
+          [this](const QString& error) { panes_.roofline->set_accelerator_error(error); });
   connect(loop_, &views::KernelEditLoop::ceilings_ready, this, [this](const views::CeilingsResultPtr& c) {
     panes_.roofline->set_ceilings(c->ceilings);
     panes_.profile->set_ceilings(c->ceilings);
@@ -243,10 +255,12 @@ void StudioMediator::show_snapshot(const views::StudioSnapshotPtr& snap) {
   // The kernel side: the edit loop measures for this snapshot, with the session's schedules.
   const views::SessionDocument& doc = controller_->document();
   loop_->set_target(measuring_target(doc.target));
+  panes_.schedule->set_target(snap->target);  // the scopes and intrinsics its forms offer
   loop_->set_pass_options(doc.pass_options);
   load_session_schedules();
   loop_->set_snapshot(snap);
   panes_.roofline->clear();
+  accel_roofline_->start(snap);  // an accelerator target: its layers simulated off the UI thread
   panes_.profile->clear();
   loop_->request_ceilings();
   if (!kept_kernel.isEmpty()) selection_->set_kernel(kept_kernel);

@@ -27,6 +27,7 @@
 #include "views/passes/pass_stepper_pane.h"
 #include "views/profile/profile_pane.h"
 #include "views/program/program_pane.h"
+#include "views/roofline/accel_roofline_runner.h"
 #include "views/roofline/roofline_pane.h"
 #include "views/schedule/schedule_editor_pane.h"
 #include "views/session/session_controller.h"
@@ -75,6 +76,8 @@ class StudioMediator final : public QObject {
   // The session's records log, or where a new one goes: beside the saved session, else in the
   // studio's data folder, named after the model.
   QString tuning_records_path() const;
+  // Computes the roofline of an accelerator target (its layers simulated) for the roofline pane.
+  views::AccelRooflineRunner* accel_roofline() const { return accel_roofline_; }
 
  private:
   void show_snapshot(const views::StudioSnapshotPtr& snapshot);
@@ -92,6 +95,7 @@ class StudioMediator final : public QObject {
   views::KernelEditLoop* loop_;
   views::TuningRunner* tuner_;
   StudioPanes panes_;
+  views::AccelRooflineRunner* accel_roofline_;
   views::StudioSnapshotPtr snapshot_;
   std::vector<std::function<void()>> after_compile_;
   bool distributing_ = false;

@@ -13,12 +13,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/support/error.h"
 
@@ -40,11 +39,22 @@ struct TargetOptionSpec {
 };
 std::string_view target_option_type_name(TargetOptionSpec::Type t);  // "int", "bool", "string"
 
+class Target;
+
 struct TargetKind {
   std::string name;
   std::string device;  // the device type its code runs on ("cpu")
   std::string doc;
   std::vector<TargetOptionSpec> options;
+  // The memory scopes of its device a schedule may place a tensor in (cache_read, cache_write),
+  // besides "global", which every target has: a GPU's "shared" and "local", an accelerator's
+  // scratchpads ("accel.inp", ...). Empty: it declares none (on a CPU every scope is ordinary
+  // memory, so the schedule editor offers the generic "shared" and "local").
+  std::vector<std::string> memory_scopes;
+  // The tensor intrinsics (core/te/tensor_intrinsic.h) its code generator runs, by name, for the
+  // target's options (an accelerator runs the one of its GEMM core's size). Null: every declared
+  // one (host code generators call the runtime's implementations of all of them).
+  std::function<std::vector<std::string>(const Target&)> tensor_intrinsics;
   const TargetOptionSpec* find_option(std::string_view option) const;
 };
 
@@ -83,7 +93,7 @@ class Target {
   // Short form with every option: "ref -num_threads=1 -vector_bits=512"; a value with whitespace is
   // double-quoted, so parse(str()) gives the same target.
   std::string str() const;
-  nlohmann::json to_json() const;    // {"kind": ..., every option}
+  nlohmann::json to_json() const;  // {"kind": ..., every option}
   bool operator==(const Target& o) const { return kind_ == o.kind_ && options_ == o.options_; }
 
  private:

@@ -243,6 +243,11 @@ TargetKind accel_kind() {
       int_option("dram_latency", "Cycles from a DRAM request to its first byte", d.dram_latency, 0, 100000),
       int_option("clock_mhz", "Clock, to turn cycles into time", d.clock_mhz, 1, 10000),
   };
+  k.memory_scopes = {"accel.inp", "accel.wgt", "accel.acc"};
+  k.tensor_intrinsics = [](const Target& t) {
+    const std::string n = std::to_string(t.get_int("gemm"));
+    return std::vector<std::string>{"gemm_" + n + "x" + n + "x" + n + "_i8"};
+  };
   k.options[0].check = [](const TargetOptionValue& v) {
     int64_t n = std::get<int64_t>(v);
     return n == 8 || n == 16 ? std::string() : "the GEMM core is 8 or 16 (the declared int8 GEMM intrinsics)";

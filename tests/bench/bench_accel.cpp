@@ -1,7 +1,8 @@
 // Accelerator benchmark: every convolution (and the classifier) of ResNet-18 at 224x224 as the
 // int8 GEMM the accel-sim target offloads (quantize_for_accelerator: im2col rows × weights, each
 // extent rounded up to the GEMM core), compiled with the accelerator's default schedule
-// (schedule::default_accel_schedule) with 1 and with 2 virtual threads, run on the simulator:
+// with 1 and with 2 virtual threads (compile::run_on_accelerator, as the studio's accelerator
+// roofline measures them), run on the simulator:
 // cycles, compute-unit utilization (compute busy ÷ total cycles) and the speed-up of the second
 // virtual thread. The whole network's figure is the sum over its layers (each layer as often as
 // ResNet-18 has it). Cycles are the simulator's, so the figures do not depend on the host's load.
@@ -14,10 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/lower/pipeline.h"
+#include "core/analysis/accel_roofline.h"
 #include "core/plugin/plugin_manager.h"
-#include "core/runtime/codegen.h"
-#include "core/schedule/default_schedule.h"
 #include "core/target/target.h"
 #include "core/te/tensor.h"
 
@@ -64,25 +63,6 @@ Tensor random_int8(Shape shape, uint64_t seed) {
   return t;
 }
 
-struct Run {
-  double cycles = 0, compute_utilization = 0, load_utilization = 0;
-};
-
-Run simulate(const te::ComputeDag& dag, const Target& target, int64_t vthreads, Tensor& a, Tensor& b, Tensor& c) {
-  const schedule::Schedule s =
-      schedule::default_accel_schedule(dag, {.gemm = target.get_int("gemm"), .vthreads = vthreads});
-  loopir::Func f = lower::lower(dag, s).func;
-  auto module = build_module({f}, target);
-  module->call_host(f.name, {&a, &b, &c});
-  Run r;
-  for (const auto& [name, value] : module->last_call_counters()) {
-    if (name == "cycles") r.cycles = value;
-    if (name == "compute_utilization") r.compute_utilization = value;
-    if (name == "load_utilization") r.load_utilization = value;
-  }
-  return r;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,7 +95,8 @@ int main(int argc, char** argv) {
                     k = round_up(l.channels_in * l.kernel * l.kernel, n);
       const te::ComputeDag dag = gemm_dag(m, cols, k);
       Tensor a = random_int8({m, k}, 1), b = random_int8({k, cols}, 2), c(DataType::kInt32, {m, cols});
-      const Run one = simulate(dag, target, 1, a, b, c), two = simulate(dag, target, 2, a, b, c);
+      const compile::AcceleratorRun one = compile::run_on_accelerator(dag, target, 1, {&a, &b, &c}),
+                                    two = compile::run_on_accelerator(dag, target, 2, {&a, &b, &c});
       total[0] += one.cycles * l.count, total[1] += two.cycles * l.count;
       std::printf("%-28s %5lld %5lld %5lld %3d %12.0f %6.1f%% %6.1f%% %12.0f %6.1f%% %6.1f%% %7.2fx\n", l.name,
                   static_cast<long long>(m), static_cast<long long>(cols), static_cast<long long>(k), l.count,

@@ -5,7 +5,8 @@
 // more bytes than the fused one. Plus a screenshot of the lesson pane. A page's target holds for
 // later pages; the cooperative fetching lesson (labelled opencl: test_lessons_opencl) compiles and
 // checks every page on the opencl target, and only its cooperative page binds the tile copies to
-// threadIdx.
+// threadIdx. The virtual threads lesson compiles every page for accel-sim (a simulator: no device
+// needed), each kernel matches the reference, and only its two-thread page has dependence tokens.
 #include <QComboBox>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -21,6 +22,8 @@
 #include "views/edit/kernel_lowering.h"
 #include "views/lessons/lesson_pane.h"
 #include "views/lessons/lesson_runner.h"
+#include "views/roofline/roofline_pane.h"
+#include "views/schedule/schedule_editor_pane.h"
 #include "views/session/compile_model.h"
 
 using namespace tessel;
@@ -120,6 +123,7 @@ class LessonsTest : public QObject {
     QVERIFY(find_lesson(lessons_, "matmul"));
     QVERIFY(find_lesson(lessons_, "fusion"));
     QVERIFY(find_lesson(lessons_, "cooperative"));
+    QVERIFY(find_lesson(lessons_, "virtual threads"));
     for (const Lesson& l : lessons_) {
       QVERIFY(!l.pages.empty());
       StudioSnapshotPtr snap;
@@ -329,6 +333,85 @@ class LessonsTest : public QObject {
     QCOMPARE(count(cooperative.program, "for ax1 in 0..16 bind(threadIdx.x)"), 2);
     QCOMPARE(count(cooperative.program, "for ax0 in 0..16 {"), 0);
     QCOMPARE(count(cooperative.opencl, "get_local_id"), 6);  // C's threads and both copies
+  }
+
+  // Every page on accel-sim: the kernel compiles for the accelerator and matches the reference; with
+  // one virtual thread the loop program has no dependence tokens (the code generator orders the
+  // units), with two the lowering interleaves dep_push/dep_pop between the threads' loads, GEMMs and
+  // stores, and the simulated kernel is faster.
+  void virtual_threads_lesson_on_the_accelerator() {
+    if (!target_available("accel-sim")) QSKIP("the accel_sim plugin is not in this build");
+    const Lesson lesson = load_lesson(kLessons + "/virtual_threads.json");
+    LessonHarness h(lesson);
+    std::map<std::string, std::string> programs;  // by page title
+    std::map<std::string, double> cycles;
+    int one_page = -1, two_page = -1;
+    for (int k = 0; k < h.runner->page_count(); ++k) {
+      h.runner->go_to(k);
+      QVERIFY(h.loop.wait_until_idle(120000));
+      const LessonPage& p = h.runner->page();
+      QCOMPARE(lesson.target_at(static_cast<size_t>(k)), std::string("accel-sim"));
+      if (p.schedule_action != LessonPage::ScheduleAction::kHand) continue;
+      const QString kernel = QString::fromStdString(p.kernel);
+      KernelLoweringPtr lowered = h.loop.lowering(kernel);
+      QVERIFY2(lowered && lowered->error.empty() && !lowered->passes.empty(), p.title.c_str());
+      KernelMeasurementPtr m = h.loop.measurement(kernel);
+      QVERIFY2(m && m->verdict == KernelMeasurement::Verdict::kCorrect, m ? m->error.c_str() : "no measurement");
+      QVERIFY2(QString::fromStdString(m->target).startsWith("accel-sim"), m->target.c_str());
+      QVERIFY2(h.runner->result(k).kernel, p.title.c_str());
+      programs[p.title] = lowered->passes.back().record.text();
+      // The accelerator's own time: the simulated cycles in the instruction listing the program
+      // pane shows (the page's time is the host's, simulating).
+      for (const auto& [name, text] : m->artifacts)
+        if (name == "accel_program") {
+          const size_t at = text.find("simulated: ");
+          QVERIFY2(at != std::string::npos, text.substr(0, 400).c_str());
+          cycles[p.title] = std::stod(text.substr(at + 11));
+        }
+      if (p.title == "One virtual thread") one_page = k;
+      if (p.title == "Two virtual threads") two_page = k;
+      qInfo("%-24s %s", p.title.c_str(), h.runner->result_text(k).c_str());
+    }
+    QVERIFY(one_page >= 0 && two_page > one_page);
+    const std::string& one = programs["One virtual thread"];
+    const std::string& two = programs["Two virtual threads"];
+    QCOMPARE(count(one, "dep_push("), 0);
+    QCOMPARE(count(one, "dep_pop("), 0);
+    QVERIFY(count(two, "dep_push(0, 1)") > 0 && count(two, "dep_pop(0, 1)") > 0);  // load → compute
+    QVERIFY(count(two, "dep_push(1, 0)") > 0 && count(two, "dep_pop(1, 0)") > 0);  // compute → load
+    QVERIFY(count(two, "dep_push(1, 2)") > 0 && count(two, "dep_pop(1, 2)") > 0);  // compute → store
+    QCOMPARE(count(two, "dep_push("), count(two, "dep_pop("));
+    // The figures the lesson's text quotes (the simulator's cycles do not depend on the host).
+    QCOMPARE(cycles["One virtual thread"], 727680.0);
+    QCOMPARE(cycles["Two virtual threads"], 651506.0);
+  }
+
+  // The virtual threads lesson in the real main window: the model opens on accel-sim, the schedule
+  // editor offers the scratchpads, and the roofline pane gets the accelerator's roofline from the
+  // mediator's worker (each offloaded layer with 1 and 2 virtual threads).
+  void virtual_threads_lesson_in_the_studio_window() {
+    if (!target_available("accel-sim")) QSKIP("the accel_sim plugin is not in this build");
+    QTemporaryDir home;
+    test::isolate_studio("lessons_test", home.path());
+    auto w = test::show_window(test::window_options(home.path()));
+    w->start_lesson(QString::fromStdString(kLessons + "/virtual_threads.json"));
+    QVERIFY(w->lesson_runner());
+    QVERIFY(w->controller()->wait_until_idle(120000));
+    QCOMPARE(w->controller()->document().target, std::string("accel-sim"));
+    auto* schedule = dynamic_cast<ScheduleEditorPane*>(w->pane_by_name("schedule"));
+    QVERIFY(schedule);
+    const std::vector<std::string>& scopes = schedule->target_offer().scopes;
+    QVERIFY(std::find(scopes.begin(), scopes.end(), "accel.wgt") != scopes.end());
+    QVERIFY(w->mediator()->accel_roofline()->wait_until_idle(120000));
+    auto* roofline = dynamic_cast<RooflinePane*>(w->pane_by_name("roofline"));
+    QVERIFY(roofline);
+    QVERIFY(roofline->shows_accelerator());
+    QCOMPARE(roofline->arrow_count(), 2);
+    w->lesson_runner()->go_to(w->lesson_runner()->page_count() - 1);
+    QVERIFY(w->controller()->wait_until_idle(120000));
+    QVERIFY(w->edit_loop()->wait_until_idle(120000));
+    QVERIFY(w->mediator()->accel_roofline()->wait_until_idle(120000));
+    QVERIFY(roofline->shows_accelerator());
   }
 
   // The lesson in the real main window: its first page opens the model on opencl (the target

@@ -1,7 +1,9 @@
 // The roofline and profile panes: geometry of the ceilings, one point per kernel (from a real
 // profile of resnet_block measured by tessel-measure, and from a small fixture), the arrow after an
 // edit, "Calibrate" without ceilings, the sortable profile table under QAbstractItemModelTester,
-// row selection, Chrome trace / CSV / PNG / SVG exports, and a screenshot of each pane.
+// row selection, Chrome trace / CSV / PNG / SVG exports, and a screenshot of each pane. On an
+// accelerator target: the machine model's roofs and each offloaded layer's move from 1 to 2
+// virtual threads, computed off the UI thread.
 #include <QAbstractItemModelTester>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -15,6 +17,7 @@
 #include "views/profile/profile_pane.h"
 #include "views/profile/profile_table_model.h"
 #include "views/profile/timeline_widget.h"
+#include "views/roofline/accel_roofline_runner.h"
 #include "views/roofline/roofline_pane.h"
 
 using namespace tessel;
@@ -260,6 +263,71 @@ class RooflineProfileTest : public QObject {
     QVERIFY(lines[2].startsWith("\"conv_1\","));
     QVERIFY(!pane.export_csv(dir.filePath("missing/dir/p.csv"), &error));
     QVERIFY(error.contains("missing/dir/p.csv"));
+  }
+
+  // The lesson's conv block on accel-sim: two offloaded convolutions, each a pair of points joined by
+  // an arrow that points up (2 virtual threads are faster here), labelled with its kernel; the roofs
+  // are the machine model's (16×16 GEMM core at 200 MHz: 102.4 GOP/s; 8 B/cycle: 1.6 GB/s).
+  void accelerator_roofline_moves_each_layer_toward_the_roof() {
+    StudioSnapshotPtr host = test::compile_now(test::sample_model("resnet_block"));
+    QVERIFY(host && !AccelRooflineRunner::applies_to(*host));  // ref: no GEMM core
+    StudioSnapshotPtr snap = test::compile_now(TESSEL_SOURCE_DIR "/resources/lessons/conv_64.graph", "accel-sim");
+    QVERIFY(snap && !snap->has_errors());
+    QVERIFY(AccelRooflineRunner::applies_to(*snap));
+
+    RooflinePane pane;
+    pane.resize(820, 560);
+    AccelRooflineRunner runner;
+    QObject::connect(&runner, &AccelRooflineRunner::started, [&] { pane.set_accelerator_pending(); });
+    QObject::connect(&runner, &AccelRooflineRunner::ready,
+                     [&](const compile::AccelRooflinePtr& r) { pane.set_accelerator_roofline(r); });
+    QSignalSpy ready(&runner, &AccelRooflineRunner::ready);
+    QSignalSpy failed(&runner, &AccelRooflineRunner::failed);
+    QVERIFY(!runner.start(host));
+    QVERIFY(runner.start(snap));
+    QVERIFY(runner.busy());  // the UI thread goes on while the worker simulates
+    QVERIFY(pane.footnote().contains("Simulating"));
+    QVERIFY(runner.wait_until_idle(120000));
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(ready.count(), 1);
+    const auto roofline = ready.takeFirst().at(0).value<compile::AccelRooflinePtr>();
+    QVERIFY(roofline);
+    QCOMPARE(roofline->layers.size(), size_t{2});
+
+    QVERIFY(pane.shows_accelerator());
+    QVERIFY(!pane.calibrate_offered());
+    QCOMPARE(pane.arrow_count(), 2);
+    QCOMPARE(pane.ceiling_labels(), QStringList({"gemm 16x16 102 GOP/s", "dram 1.6 GB/s"}));
+    QVERIFY(pane.axis_titles().contains("op/byte"));
+    QVERIFY(pane.legend()->text().contains("1&nbsp;virtual&nbsp;thread"));
+    QVERIFY(pane.legend()->text().contains("2&nbsp;virtual&nbsp;threads"));
+    const QStringList labels = pane.point_labels();
+    QCOMPARE(labels.size(), 2);
+    for (const compile::AccelRooflineLayer& l : roofline->layers) {
+      const QString kernel = QString::fromStdString(l.kernel);
+      QVERIFY2(labels.filter(kernel).size() == 1, qPrintable(labels.join(", ")));
+      QVERIFY(l.two.gops(roofline->clock_mhz) > l.one.gops(roofline->clock_mhz));  // up, toward the roof
+      QVERIFY(pane.tooltip(kernel).contains("1 virtual thread") && pane.tooltip(kernel).contains("2 virtual threads"));
+    }
+    QVERIFY(pane.footnote().contains("run on the host"));
+
+    // A profile does not mix into the accelerator's chart; a new model clears it.
+    pane.set_profile(fixture_profile(true));
+    QVERIFY(pane.shows_accelerator());
+    QCOMPARE(pane.arrow_count(), 2);
+
+    pane.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&pane));
+    QTemporaryDir dir;
+    QVERIFY(pane.export_png(dir.filePath("roofline_accelerator.png")));
+    if (qEnvironmentVariableIsSet("TESSEL_SHOTS_DIR"))
+      pane.export_png(QDir(qEnvironmentVariable("TESSEL_SHOTS_DIR")).filePath("roofline_accelerator.png"));
+    QVERIFY(test::distinct_colors(QImage(dir.filePath("roofline_accelerator.png"))) > 8);
+
+    pane.clear();
+    QVERIFY(!pane.shows_accelerator());
+    QCOMPARE(pane.arrow_count(), 0);
+    QVERIFY(pane.point_labels().isEmpty());
   }
 
   void screenshots_of_both_panes() {

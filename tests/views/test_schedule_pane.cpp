@@ -17,6 +17,7 @@
 #include <QtTest>
 
 #include "core/lower/step_views.h"
+#include "core/plugin/plugin_manager.h"
 #include "core/schedule/default_schedule.h"
 #include "core/te/op_builders.h"
 #include "studio_fixtures.h"
@@ -154,6 +155,51 @@ class SchedulePaneTest : public QObject {
     QCOMPARE(disabled, (QStringList{"compute_at", "compute_inline", "set_scope"}));
     for (const QString& f : failed)
       QVERIFY2(f.startsWith("double_buffer(") || f.startsWith("tensorize("), qPrintable(failed.join('\n')));
+  }
+
+  // The forms offer the session target's memory scopes and only the tensor intrinsics it runs, as
+  // its kind declares them: accel-sim its scratchpads and the int8 GEMM of its core's size, a GPU
+  // kind shared/local and no intrinsic, a CPU kind (declaring none) the generic scopes and all.
+  void choices_offer_the_targets_scopes_and_intrinsics() {
+    PluginManager::global().load_all();
+    const TargetOffer generic = generic_offer();
+    QCOMPARE(generic.scopes, (std::vector<std::string>{"global", "shared", "local"}));
+    QVERIFY(generic.intrinsics.size() >= 4);
+    QCOMPARE(target_offer("ref").scopes, generic.scopes);
+    QCOMPARE(target_offer("ref").intrinsics, generic.intrinsics);
+    QCOMPARE(target_offer("no-such-kind").scopes, generic.scopes);  // a plugin not loaded here
+    const std::vector<std::string> kinds = TargetKindRegistry::global().names();
+    auto has = [&](const char* kind) { return std::find(kinds.begin(), kinds.end(), kind) != kinds.end(); };
+    if (has("opencl")) {
+      QCOMPARE(target_offer("opencl").scopes, generic.scopes);
+      QVERIFY(target_offer("opencl").intrinsics.empty());
+    }
+    if (!has("accel-sim")) QSKIP("the accel_sim plugin is not in this build");
+    const TargetOffer accel = target_offer("accel-sim");
+    QCOMPARE(accel.scopes, (std::vector<std::string>{"global", "accel.inp", "accel.wgt", "accel.acc"}));
+    QCOMPARE(accel.intrinsics, std::vector<std::string>{"gemm_16x16x16_i8"});
+    QCOMPARE(target_offer("accel-sim -gemm=8").intrinsics, std::vector<std::string>{"gemm_8x8x8_i8"});
+    QCOMPARE(step_choices(matmul_, {}, 0, accel).scopes, accel.scopes);
+
+    // The pane's forms: the first intrinsic offered is the accelerator's, the scopes its scratchpads.
+    auto pane = make_pane();
+    StepForm* form = pane->form();
+    form->set_kind("tensorize");
+    QCOMPARE(schedule::to_string(form->current_step()).find("gemm_16x16x16_f32") != std::string::npos, true);
+    pane->set_target("accel-sim");
+    QCOMPARE(pane->target_offer().scopes, accel.scopes);
+    form->set_kind("tensorize");
+    QVERIFY2(schedule::to_string(form->current_step()).find("gemm_16x16x16_i8") != std::string::npos,
+             schedule::to_string(form->current_step()).c_str());
+    form->set_kind("cache_read");
+    QStringList scopes;
+    for (QComboBox* combo : form->findChildren<QComboBox*>())
+      for (int i = 0; i < combo->count(); ++i)
+        if (combo->itemData(i).toString().startsWith("accel.") || combo->itemData(i).toString() == "shared")
+          scopes << combo->itemData(i).toString();
+    QCOMPARE(scopes, QStringList({"accel.inp", "accel.wgt", "accel.acc"}));
+    pane->set_target("ref");
+    QCOMPARE(pane->target_offer().scopes, generic.scopes);
   }
 
   void undo_restores_the_exact_previous_schedule() {

@@ -21,6 +21,9 @@ std::string format(const char* pattern, double v) {
   return buf;
 }
 
+// Whole numbers from 10 up; below, enough digits that a slow accelerator's 1.6 GB/s is not "2".
+std::string roof_value(double v) { return format(v >= 10 ? "%.0f" : "%.2g", v); }
+
 double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
 
@@ -57,13 +60,14 @@ RooflineData roofline_from_profile(const compile::Profile& profile,
   return d;
 }
 
-std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& r) {
+std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& r,
+                                             const std::string& compute_unit) {
   std::vector<CeilingSegment> out;
   const double best_bw = c.bandwidth.empty() ? 0 : c.bandwidth.front().value;
   for (const compile::Ceiling& k : c.compute) {
     if (k.value <= 0) continue;
     const double start = best_bw > 0 ? std::clamp(k.value / best_bw, r.x_min, r.x_max) : r.x_min;
-    out.push_back({k.name + " " + format("%.0f", k.value) + " GFLOP/s", true, start, k.value, r.x_max, k.value});
+    out.push_back({k.name + " " + roof_value(k.value) + " " + compute_unit, true, start, k.value, r.x_max, k.value});
   }
   const double peak = c.peak_gflops();
   for (const compile::Ceiling& b : c.bandwidth) {
@@ -72,7 +76,7 @@ std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, 
     double x_end = peak > 0 ? std::min(peak / b.value, r.x_max) : r.x_max;
     double x_start = std::min(r.x_min, x_end);
     out.push_back(
-        {b.name + " " + format("%.0f", b.value) + " GB/s", false, x_start, b.value * x_start, x_end, b.value * x_end});
+        {b.name + " " + roof_value(b.value) + " GB/s", false, x_start, b.value * x_start, x_end, b.value * x_end});
   }
   return out;
 }
@@ -104,6 +108,32 @@ std::string point_tooltip(const RooflinePoint& p) {
   else
     s += "\nno machine ceilings (calibrate to see what bounds it)";
   return s;
+}
+
+AcceleratorRooflineData accelerator_roofline_data(const compile::AccelRoofline& r) {
+  AcceleratorRooflineData d;
+  d.ceilings = r.ceilings();
+  auto point = [&](const std::string& kernel, const compile::AcceleratorRun& run) {
+    RooflinePoint p;
+    p.kernel = kernel;
+    p.intensity = run.intensity();
+    p.gflops = run.gops(r.clock_mhz);
+    p.attainable_gflops = d.ceilings.attainable(p.intensity, &p.bound);
+    p.time = format("%.0f cycles", run.cycles) + format(" (%.3g ms)", run.cycles / (r.clock_mhz * 1e3)) + ", " +
+             std::to_string(run.vthreads) + (run.vthreads == 1 ? " virtual thread" : " virtual threads");
+    return p;
+  };
+  for (const compile::AccelRooflineLayer& l : r.layers)
+    d.layers.push_back({point(l.kernel, l.one), point(l.kernel, l.two), l.speedup()});
+  for (const std::string& k : r.on_host) d.not_shown.push_back(k.substr(0, k.find(':')));
+  return d;
+}
+
+std::string accelerator_point_tooltip(const RooflinePoint& p) {
+  return p.kernel + "\n" + format("%.2f GOP/s", p.gflops) + ", " + p.time + "\n" +
+         format("intensity %.2f op/byte", p.intensity) + "\n" +
+         format("%.0f%% of the roof", p.percent_of_attainable()) +
+         format(" (%.3g GOP/s), bound by ", p.attainable_gflops) + p.bound;
 }
 
 }  // namespace tessel::views

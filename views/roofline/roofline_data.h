@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis/accel_roofline.h"
 #include "core/analysis/calibrate.h"
 #include "core/analysis/profile.h"
 #include "views/common/kernel_results.h"
@@ -57,10 +58,28 @@ bool is_plottable(const RooflinePoint& p);
 RooflineData roofline_from_profile(const compile::Profile& p, const std::optional<compile::MachineCeilings>& ceilings);
 
 // Segments over [range.x_min, range.x_max]; compute ceilings start where the best bandwidth meets them.
-std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& range);
+// Compute ceilings are labelled in `compute_unit` ("GFLOP/s"; an int8 accelerator's "GOP/s").
+std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& range,
+                                             const std::string& compute_unit = "GFLOP/s");
 // Decades that contain every point, the ridge points and the peak, with a margin.
 AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::optional<compile::MachineCeilings>& c);
 // The hover text: name, GFLOP/s, intensity, % of attainable, and the binding ceiling.
 std::string point_tooltip(const RooflinePoint& p);
+
+// An accelerator's roofline (compile::accel_roofline) as chart data: per offloaded layer its point
+// with 1 and with 2 virtual threads (op/byte and GOP/s: the simulator's counters and cycles; the
+// fields named gflops hold GOP/s), and the machine model's two roofs as ceilings.
+struct AcceleratorLayerPoints {
+  RooflinePoint one, two;  // 1 and 2 virtual threads
+  double speedup = 0;      // cycles with 1 ÷ cycles with 2
+};
+struct AcceleratorRooflineData {
+  std::vector<AcceleratorLayerPoints> layers;
+  compile::MachineCeilings ceilings;
+  std::vector<std::string> not_shown;  // kernels that run on the host
+};
+AcceleratorRooflineData accelerator_roofline_data(const compile::AccelRoofline& r);
+// "layer\n1 virtual thread: 21.9 GOP/s, 42,880 cycles\nintensity 15.5 op/byte\n86% of the roof (memory (dram))"
+std::string accelerator_point_tooltip(const RooflinePoint& p);
 
 }  // namespace tessel::views

@@ -13,6 +13,8 @@
 //   loop->measured      → pane->set_measurement(m)
 //   loop->ceilings_ready→ pane->set_ceilings(c->ceilings)   (and set_calibration_error(c->error))
 //   selection->kernel_changed → pane->set_selected_kernel(k)
+//   runner->started / ready / failed → pane->set_accelerator_pending() / set_accelerator_roofline(r) /
+//                                      set_accelerator_error(e)
 #include <QLabel>
 #include <QPushButton>
 #include <QWidget>
@@ -27,6 +29,7 @@ QT_BEGIN_NAMESPACE
 class QChart;
 class QChartView;
 class QGraphicsPolygonItem;
+class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QLogValueAxis;
 class QScatterSeries;
@@ -50,6 +53,11 @@ class RooflinePane : public QWidget {
   void set_selected_kernel(const QString& kernel);
   void clear();  // a new model
 
+  // The accelerator's roofline (see above); null: back to kernel points.
+  void set_accelerator_roofline(compile::AccelRooflinePtr roofline);
+  void set_accelerator_pending();  // "simulating ..." until the roofline arrives
+  void set_accelerator_error(const QString& error);
+
   std::function<void()> on_calibrate_requested;
   std::function<void(const QString& kernel)> on_kernel_clicked;
 
@@ -61,13 +69,21 @@ class RooflinePane : public QWidget {
   QStringList not_shown() const;                 // kernels without FLOPs
   bool calibrate_offered() const;
   QLabel* legend() const { return legend_; }  // one entry per ceiling and point kind, wrapped
+  bool shows_accelerator() const { return accelerator_ != nullptr; }
+  int arrow_count() const;             // accelerator: one per layer; otherwise 0 or 1 (the edit)
+  QStringList point_labels() const;    // accelerator: the layer labels drawn beside the points
+  QString footnote() const;            // the note under the legend
+  QString axis_titles() const;         // "x title | y title"
+  QStringList ceiling_labels() const;  // the roofs' legend texts
 
   bool export_png(const QString& path) const;
   bool export_svg(const QString& path) const;
 
  private:
-  void rebuild();  // series, ceilings and axes from points_ and ceilings_
+  void rebuild();              // series, ceilings and axes from points_ and ceilings_
+  void rebuild_accelerator();  // the same from accelerator_
   void place_arrow_head();
+  void place_accelerator_decorations();  // arrow heads and labels, in scene pixels
   const RooflinePoint* point_near(const QPointF& value) const;
 
   std::map<QString, RooflinePoint> points_;
@@ -75,6 +91,12 @@ class RooflinePane : public QWidget {
   std::optional<compile::MachineCeilings> ceilings_;
   std::optional<RooflinePoint> previous_;  // the selected kernel's position before its last edit
   QString selected_;
+  compile::AccelRooflinePtr accelerator_;
+  AcceleratorRooflineData accelerator_data_;
+  QString accelerator_note_;  // pending or error text while there is no accelerator roofline
+  std::vector<QGraphicsPolygonItem*> layer_heads_;
+  std::vector<QGraphicsSimpleTextItem*> layer_labels_;
+  std::vector<QLineSeries*> layer_arrows_;
 
   QLabel* message_ = nullptr;
   QPushButton* calibrate_ = nullptr;

@@ -437,11 +437,16 @@ void ScheduleEditorPane::sync_text() {
   syncing_ = false;
 }
 
+void ScheduleEditorPane::set_target(const std::string& target_spec) {
+  offer_ = views::target_offer(target_spec);
+  refresh_choices();
+}
+
 void ScheduleEditorPane::refresh_choices() {
   KernelState* st = current();
   if (!st) return;
   const schedule::Schedule s = schedule();
-  st->replay = step_choices(st->dag, s, s.steps.size());
+  st->replay = step_choices(st->dag, s, s.steps.size(), offer_);
   // The form offers what exists where its step would go: before the selected step (replace,
   // insert), or after the last one when nothing is selected (append).
   const int row = selected_row();
@@ -450,7 +455,7 @@ void ScheduleEditorPane::refresh_choices() {
     before = 0;
     for (int r = 0; r < row; ++r) before += entries()[static_cast<size_t>(r)].enabled;
   }
-  form_->set_choices(before == s.steps.size() ? st->replay : step_choices(st->dag, s, before));
+  form_->set_choices(before == s.steps.size() ? st->replay : step_choices(st->dag, s, before, offer_));
   form_->set_replace_enabled(row >= 0);
   form_->add_button()->setText(row >= 0 ? tr("Insert before step %1").arg(row + 1) : tr("Add step"));
 }

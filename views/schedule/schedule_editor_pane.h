@@ -30,6 +30,7 @@
 #include "views/common/kernel_results.h"
 #include "views/common/snapshot.h"
 #include "views/schedule/schedule_step_model.h"
+#include "views/schedule/step_choices.h"
 #include "views/session/session_document.h"
 
 class QLabel;
@@ -68,6 +69,9 @@ class ScheduleEditorPane final : public QWidget {
   void show_measuring(const QString& kernel);      // the badge shows "…"
   void show_measurement(KernelMeasurementPtr measurement);
   void highlight_step(int step);  // selects the row of lowered step `step`; -1 clears
+  // The session's target: the argument forms offer its memory scopes and tensor intrinsics.
+  void set_target(const std::string& target_spec);
+  const TargetOffer& target_offer() const { return offer_; }
 
   // Session support: the text form of a kernel's steps with disabled ones as "# disabled: ..."
   // comments (still a valid schedule text: parse_schedule skips them); empty for a kernel the
@@ -125,6 +129,7 @@ class ScheduleEditorPane final : public QWidget {
   KernelState* current();
 
   QString kernel_;
+  TargetOffer offer_ = generic_offer();
   std::map<QString, std::unique_ptr<KernelState>> kernels_;
   KernelLoweringPtr lowering_;
   QString text_error_;

@@ -1,5 +1,8 @@
 #include "views/schedule/step_choices.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "core/support/error.h"
 #include "core/te/tensor_intrinsic.h"
 
@@ -64,11 +67,42 @@ std::vector<int64_t> axis_extents(const schedule::Stage& stage) {
   return ext;
 }
 
-StepChoices step_choices(const te::ComputeDag& dag, const schedule::Schedule& s, size_t count) {
+TargetOffer generic_offer() {
+  TargetOffer offer;
+  offer.scopes = {"global", "shared", "local"};
+  for (const te::TensorIntrinsic& t : te::tensor_intrinsics()) offer.intrinsics.push_back(t.name);
+  return offer;
+}
+
+TargetOffer target_offer(const std::string& target_spec) {
+  TargetOffer offer = generic_offer();
+  if (target_spec.empty()) return offer;
+  std::optional<Target> target;
+  try {
+    target = Target::parse(target_spec);
+  } catch (const Error&) {
+    return offer;  // its plugin is not loaded in this process
+  }
+  const TargetKind& kind = target->kind_info();
+  if (!kind.memory_scopes.empty()) {
+    offer.scopes = {"global"};
+    offer.scopes.insert(offer.scopes.end(), kind.memory_scopes.begin(), kind.memory_scopes.end());
+  }
+  if (kind.tensor_intrinsics) {
+    // Only names the registry declares: tensorize can name nothing else.
+    const std::vector<std::string> runs = kind.tensor_intrinsics(*target);
+    std::erase_if(offer.intrinsics,
+                  [&](const std::string& name) { return std::find(runs.begin(), runs.end(), name) == runs.end(); });
+  }
+  return offer;
+}
+
+StepChoices step_choices(const te::ComputeDag& dag, const schedule::Schedule& s, size_t count,
+                         const TargetOffer& offer) {
   StepChoices out;
-  out.scopes = {"global", "shared", "local"};  // core/target declares no memory scopes of its own
+  out.scopes = offer.scopes;
   out.thread_tags = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-  for (const te::TensorIntrinsic& t : te::tensor_intrinsics()) out.intrinsics.push_back(t.name);
+  out.intrinsics = offer.intrinsics;
   schedule::ScheduleState state;
   try {
     state = schedule::initial_state(dag);
@@ -103,7 +137,7 @@ StepChoices step_choices(const te::ComputeDag& dag, const schedule::Schedule& s,
     c.is_output = st.is_output;
     c.attach = st.attach == schedule::Attach::kRoot     ? "root"
                : st.attach == schedule::Attach::kInline ? "inline"
-                                                         : "at " + st.attach_stage;
+                                                        : "at " + st.attach_stage;
     if (st.attach == schedule::Attach::kAt && st.attach_axis >= 0) {
       if (const schedule::Stage* host = state.find(st.attach_stage))
         if (static_cast<size_t>(st.attach_axis) < host->axes.size())

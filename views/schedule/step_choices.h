@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/schedule/schedule.h"
+#include "core/target/target.h"
 #include "core/te/tensor.h"
 
 namespace tessel::views {
@@ -37,12 +38,12 @@ struct StageChoice {
 struct StepChoices {
   std::vector<StageChoice> stages;   // producers first
   std::vector<std::string> tensors;  // placeholders and stages (cache_read)
-  std::vector<std::string> scopes;   // global, shared, local
+  std::vector<std::string> scopes;   // "global", then the target's (TargetOffer)
   std::vector<std::string> thread_tags;
-  std::vector<std::string> intrinsics;  // declared tensor intrinsics (tensorize)
+  std::vector<std::string> intrinsics;  // tensor intrinsics the target runs (tensorize)
   std::vector<std::pair<std::string, std::vector<std::string>>> readers;  // tensor -> stages reading it
-  int applied = 0;                   // steps replayed without error
-  std::string error;                 // the first failing step before `count`, if any
+  int applied = 0;                                                        // steps replayed without error
+  std::string error;  // the first failing step before `count`, if any
 
   const StageChoice* find(const std::string& stage) const;
   const AxisChoice* find_axis(const std::string& full_name) const;  // "C.i.outer"
@@ -50,8 +51,21 @@ struct StepChoices {
   std::vector<std::string> readers_of(const std::string& tensor) const;
 };
 
-// Replays steps [0, count) of `s` on `dag`, stopping at the first failing one.
-StepChoices step_choices(const te::ComputeDag& dag, const schedule::Schedule& s, size_t count);
+// What a target offers a schedule: the memory scopes and tensor intrinsics its kind declares
+// (core/target: TargetKind::memory_scopes, TargetKind::tensor_intrinsics).
+struct TargetOffer {
+  std::vector<std::string> scopes;      // "global" first
+  std::vector<std::string> intrinsics;  // declared tensor intrinsics the target runs
+};
+// A kind that declares nothing, or a spec that is empty or names a kind not registered in this
+// process: "global", "shared", "local" and every declared intrinsic.
+TargetOffer generic_offer();
+TargetOffer target_offer(const std::string& target_spec);
+
+// Replays steps [0, count) of `s` on `dag`, stopping at the first failing one; the scopes and
+// intrinsics are those of `offer`.
+StepChoices step_choices(const te::ComputeDag& dag, const schedule::Schedule& s, size_t count,
+                         const TargetOffer& offer = generic_offer());
 
 // The declared extent of every axis of a stage, derived through its split/fuse relations.
 std::vector<int64_t> axis_extents(const schedule::Stage& stage);
