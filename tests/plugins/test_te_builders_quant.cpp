@@ -91,6 +91,20 @@ const std::vector<Case>& cases() {
        "QLinearConv",
        {},
        {{kU8, {1, 3, 5, 5}}, scale(), {kU8, {}}, {kU8, {2, 3, 1, 1}}, scale(), {kU8, {}}, scale(), {kU8, {}}}},
+      // 16 or more output channels / columns: the VNNI form (core/te/int8_dot_product.h).
+      {"qlinear_conv_16_channels",
+       "QLinearConv",
+       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+       {{kU8, {1, 6, 7, 7}},
+        scale(),
+        {kU8, {}},
+        {kI8, {20, 6, 3, 3}},
+        scale({20}),
+        {kI8, {20}},
+        {kF32, {}, 0.05, 0.1},
+        {kU8, {}},
+        {kI32, {20}}}},
+      {"matmul_integer_16_columns", "MatMulInteger", {}, {{kU8, {9, 13}}, {kI8, {13, 18}}, {kU8, {}}, {kI8, {18}}}},
   };
   return all;
 }
@@ -139,6 +153,27 @@ class TestTeBuildersQuant : public QObject {
     QVERIFY2(failure.isEmpty(), qPrintable(QString("%1 on %2: %3").arg(k.name, target, failure)));
   }
 
+  // The quantized products with 16 or more output columns (channels) run on the VNNI dot step when
+  // the target has it, exactly; narrower ones keep the plain form (its lanes would idle).
+  void wide_products_take_the_dot_step() {
+    for (const Case& k : cases()) {
+      std::vector<Tensor> values;
+      for (size_t i = 0; i < k.inputs.size(); ++i) values.push_back(random_tensor(k.inputs[i], 31 + i));
+      const auto g = std::make_shared<const Graph>(testing::one_node_graph(k.op, k.attrs, values, k.outputs));
+      auto compiled = compile::CompiledModel::compile(g, Target::parse("llvm -vnni=true"));
+      bool dot = false;
+      for (const auto& kernel : compiled->kernels())
+        dot = dot || kernel.loop_program.find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos;
+      const std::string name = k.name;
+      const bool wide = name.find("16_") != std::string::npos;
+      QVERIFY2(dot == wide, qPrintable(QString::fromStdString(name + (dot ? ": dot step" : ": no dot step"))));
+      if (wide) {
+        const QString failure = testing::compiled_vs_reference(*g, values, "llvm -vnni=true", testing::kExact);
+        QVERIFY2(failure.isEmpty(), qPrintable(QString::fromStdString(name) + ": " + failure));
+      }
+    }
+  }
+
   // resources/models/qdq_resnet: every kernel compiles (Q/DQ included) and the output is the
   // generator's numpy forward pass. float32 accumulation in another order may move a value across
   // a rounding tie, one quantization step of one activation (about 1e-3 at the output); 1e-2
@@ -161,7 +196,9 @@ class TestTeBuildersQuant : public QObject {
                qPrintable(QString::fromStdString(kernel.name + " fell back: " + kernel.fallback_reason)));
       dot_kernels += kernel.loop_program.find("tessel_intrin_dot_16x4_u8i8_i32(") != std::string::npos;
     }
-    if (target.contains("vnni=true")) QVERIFY2(dot_kernels > 0, "no kernel runs on the VNNI dot step");
+    // block2's three 16-channel convolutions take the dot step; the 8-channel ones (fewer channels
+    // than the step's 16 lanes) keep the plain form.
+    if (target.contains("vnni=true")) QCOMPARE(dot_kernels, 3);
     if (target.contains("vnni=false")) QCOMPARE(dot_kernels, 0);
     const Tensor got = compiled->run({read_tensor_pb(dir + "/input_0.pb")})[0];
     const Tensor want = read_tensor_pb(dir + "/output_0.pb");
