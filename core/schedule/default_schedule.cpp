@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/loopir/functor.h"
+#include "core/schedule/parallel_work.h"
 #include "core/support/error.h"
 
 namespace tessel::schedule {
@@ -59,7 +60,12 @@ class Writer {
   }
   void vectorize(const Loop& l) { add(step("vectorize", {name(l)})); }
   void unroll(const Loop& l) { add(step("unroll", {name(l)})); }
-  void parallel(const Loop& l) { add(step("parallel", {name(l)})); }
+  // A kernel too small to share among threads (parallel_work.h) keeps every loop serial.
+  void parallel(const Loop& l) {
+    if (parallel_allowed_) add(step("parallel", {name(l)}));
+  }
+  void allow_parallel(bool allowed) { parallel_allowed_ = allowed; }
+  bool parallel_allowed() const { return parallel_allowed_; }
   void bind(const Loop& l, const char* tag) { add(step("bind", {name(l), arg(tag)})); }
   void vthread(const Loop& l) { add(step("vthread", {name(l)})); }
   void tensorize(const Loop& l, const std::string& intrinsic) { add(step("tensorize", {name(l), arg(intrinsic)})); }
@@ -99,6 +105,7 @@ class Writer {
 
   ScheduleState& st_;
   Schedule& out_;
+  bool parallel_allowed_ = true;
 };
 
 // The outermost loop worth running in parallel: the first root loop with more than one iteration.
@@ -138,9 +145,36 @@ Loop parallel_tile_loop(const Stage& s) {
   return parallel_loop(s);
 }
 
+// A parallel loop of few iterations, fused with the loops inside it until it has enough for the
+// threads to share evenly. Two threads sharing 2 iterations (a conv's two 32-channel blocks) each
+// take one, and whichever starts late makes the other wait; sharing 112 they claim small chunks,
+// and a late thread takes fewer:
+//
+//   for fo in 0..2 parallel { for y in 0..56 { ... } }   ->   for fo.y.fused in 0..112 parallel { ... }
+//
+// The next loop joins only when it is data-parallel and serial, and when no stage is computed at
+// the outer loop (its code between the two loops would be split apart).
+constexpr int64_t kEnoughParallelIterations = 16;
+
+Loop widened_for_threads(Writer& w, Loop l) {
+  while (w.parallel_allowed()) {
+    const Stage& s = w.stage(l.stage);
+    if (loop_extent(s, l.axis) >= kEnoughParallelIterations) return l;
+    auto at = std::find(s.leaf.begin(), s.leaf.end(), l.axis);
+    if (at == s.leaf.end() || at + 1 == s.leaf.end()) return l;
+    const int next = *(at + 1);
+    const AxisState& n = s.axes[next];
+    if (n.is_reduce || n.kind != loopir::ForKind::kSerial || loop_extent(s, next) <= 1) return l;
+    for (const Stage& other : w.state().stages)
+      if (other.attach == Attach::kAt && other.attach_stage == l.stage && other.attach_axis == l.axis) return l;
+    l = w.fuse(l, {l.stage, next});
+  }
+  return l;
+}
+
 // Runs the outermost loop(s) of a stage in parallel: one loop, or with knobs.parallel_loops == 2
 // the two outermost fused into one (more iterations to share among threads) when both are
-// data-parallel serial loops.
+// data-parallel serial loops; a loop of few iterations is widened (widened_for_threads).
 void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool tiles = false) {
   const Stage& s = w.stage(name);
   if (knobs.parallel_loops.value_or(1) == 2 && s.leaf.size() >= 3) {
@@ -150,7 +184,7 @@ void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool
       return;
     }
   }
-  w.parallel(tiles ? parallel_tile_loop(s) : parallel_loop(s));
+  w.parallel(widened_for_threads(w, tiles ? parallel_tile_loop(s) : parallel_loop(s)));
 }
 
 // The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
@@ -421,7 +455,7 @@ void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes
 void parallel_outermost(Writer& w, const std::string& name) {
   const Stage& s = w.stage(name);
   if (s.leaf.empty() || s.axes[s.leaf[0]].is_reduce) return;
-  w.parallel(parallel_loop(s));
+  w.parallel(widened_for_threads(w, parallel_loop(s)));
 }
 
 void schedule_injective(Writer& w, const std::string& name, int64_t lanes, const CpuKnobs& knobs = {}) {
@@ -569,6 +603,7 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const Cp
   Schedule out;
   ScheduleState st = initial_state(dag);
   Writer w(st, out);
+  w.allow_parallel(worth_parallel(dag));
   std::vector<std::string> names;
   for (auto& s : st.stages) names.push_back(s.name);
   // A kernel of row reductions (softmax, layer norm): its reductions, and the intermediates

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/schedule/parallel_work.h"
 #include "core/te/int8_dot_product.h"
 
 namespace tessel::schedule {
@@ -25,7 +26,10 @@ std::optional<Schedule> int8_vnni_schedule(const te::ComputeDag& dag, bool dot_i
   auto is_dot = [](const te::Tensor& t) { return ends_with(t->name, te::kVnniDotSuffix); };
   if (std::none_of(dag.ops.begin(), dag.ops.end(), is_dot)) return std::nullopt;
   std::string text;
-  auto line = [&](const std::string& s) { text += s + "\n"; };
+  const bool parallel = worth_parallel(dag);  // parallel_work.h: a small kernel stays serial
+  auto line = [&](const std::string& s) {
+    if (parallel || s.rfind("parallel(", 0) != 0) text += s + "\n";
+  };
   // The 16 lanes × 4 depths: the dot step innermost, or, without it, the 4 depths outside the
   // register tile (one strided load of 16 weights per depth serves every row of the tile) and
   // the 16 lanes a vector.

@@ -17,6 +17,7 @@
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/codegen.h"
 #include "core/schedule/default_schedule.h"
+#include "core/schedule/parallel_work.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
 #include "core/target/cpu_caches.h"
@@ -176,8 +177,12 @@ class TestFastSchedules : public QObject {
     std::string text = schedule::to_text(sched);
     for (const char* step : {"rfactor(row_max.k.inner)", "rfactor(exp_sum.k.inner)", "compute_at(row_max, softmax.i.inner)",
                              "compute_at(exp_sum, softmax.i.inner)", "vectorize(exp_sum_rf.k.inner)",
-                             "unroll(softmax.i.inner)", "parallel(softmax.i.outer)"})
+                             "unroll(softmax.i.inner)"})
       QVERIFY2(text.find(step) != std::string::npos, qPrintable(QString("no %1 in\n%2").arg(step, text.c_str())));
+    // 64 rows are too little work to share among threads (schedule/parallel_work.h); 1024 are not.
+    QVERIFY2(text.find("parallel(") == std::string::npos, text.c_str());
+    std::string many_rows = schedule::to_text(schedule::default_cpu_schedule(softmax_with_exp_stage(1024, 128), kLanes));
+    QVERIFY2(many_rows.find("parallel(softmax.i.outer)") != std::string::npos, many_rows.c_str());
     std::string program = loopir::to_string(lower::lower(dag, sched).func);
     size_t exps = 0;
     for (size_t at = program.find("exp("); at != std::string::npos; at = program.find("exp(", at + 1)) ++exps;
@@ -208,11 +213,35 @@ class TestFastSchedules : public QObject {
     QTest::newRow("softmax short rows") << "softmax M=5 N=20";
     QTest::newRow("layernorm") << "layernorm M=6 N=48";
     QTest::newRow("layernorm tails") << "layernorm M=2 N=100";
+    // Enough work to run in parallel: a conv of two 32-channel blocks, whose parallel loop is
+    // fused with the rows inside it (widened_for_threads), and an element-wise op.
+    QTest::newRow("conv nchw32c parallel") << "conv2d_nchwc N=1 C=64 H=20 W=20 K=64 R=3 S=3 stride=1 pad=1 block=32";
+    QTest::newRow("add parallel") << "add shape=3x200000";
   }
   void default_schedules_compute_what_the_interpreter_computes() {
     QFETCH(QString, spec);
     te::ComputeDag dag = te::dag_from_spec(spec.toStdString());
     check_llvm_matches_interpreter(dag, schedule::default_cpu_schedule(dag, kLanes), spec);
+  }
+
+  // Whether the default schedules share a kernel among threads, and over how many iterations.
+  void default_parallel_loops_depend_on_the_work() {
+    auto text_of = [](const te::ComputeDag& dag) { return schedule::to_text(schedule::default_cpu_schedule(dag, kLanes)); };
+    // mlp's first Gemm: 16 K multiply-adds, about a microsecond on one thread.
+    QVERIFY(schedule::kernel_work(te::matmul_dag(4, 64, 64)) < schedule::kParallelWorkMin);
+    std::string small = text_of(te::matmul_dag(4, 64, 64));
+    QVERIFY2(small.find("parallel(") == std::string::npos, small.c_str());
+    // ResNet-18's layer1 conv in NCHW32c: 2 channel blocks, fused with the 56 rows into 112
+    // iterations (a loop of 2 would give each of two threads one, the late one stalling the other).
+    te::Conv2dParams p;
+    p.in_channels = p.out_channels = 64;
+    p.height = p.width = 56;
+    te::ComputeDag conv = te::conv2d_nchwc_dag(p, 32);
+    QVERIFY(schedule::kernel_work(conv) >= schedule::kParallelWorkMin);
+    std::string text = text_of(conv);
+    QVERIFY2(text.find("fuse(conv.f, conv.y)\nparallel(conv.f.y.fused)") != std::string::npos, text.c_str());
+    // Work counts multiply-adds and the elements moved: 1×64×56×56 outputs × 576.
+    QVERIFY(schedule::kernel_work(conv) > 64 * 56 * 56 * 576);
   }
 
   // A GEMM whose B is over half the L2: the tile columns outermost (in parallel), B's K x (tile
