@@ -96,6 +96,11 @@ std::string why_not_int8_dot_conv(const Int8ConvOperands& p) {
   if (p.w->shape[0] < kLanes)
     return std::to_string(p.w->shape[0]) + " output channels: fewer than the dot step's " + std::to_string(kLanes) +
            " lanes";
+  // Each output pixel's dot steps run over the input channels 4 at a time: with fewer than 16 the
+  // steps per pixel are too few to pay for laying the input out in groups of 4 channels on every
+  // call (qdq_resnet's 8 -> 16 channel stride-2 conv: 12.3 µs in this form, 5.6 µs plain).
+  if (p.x->shape[1] < 4 * kDepth)
+    return std::to_string(p.x->shape[1]) + " input channels: fewer than 4 dot steps per pixel";
   return {};
 }
 
