@@ -18,9 +18,9 @@
 #include "core/runtime/codegen.h"
 #include "core/schedule/default_schedule.h"
 #include "core/schedule/parallel_work.h"
+#include "core/target/cpu_caches.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
-#include "core/target/cpu_caches.h"
 
 using namespace tessel;
 
@@ -55,6 +55,18 @@ std::string read_text(const std::string& path) {
 
 // Lowers `dag` with `sched`, runs it through the llvm plugin and through the interpreter on the
 // same inputs, and compares the output (the last parameter).
+// C[b, i, j] = Σ A[b, i, k] · B[b, k, j]: attention's batched product.
+te::ComputeDag batched_matmul_dag(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::placeholder("A", {batch, m, k}), b = te::placeholder("B", {batch, k, n});
+  te::IterVar rk = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {batch, m, n},
+                             [&](const std::vector<loopir::Expr>& i) {
+                               return te::sum(te::at(a, {i[0], i[1], rk.var}) * te::at(b, {i[0], rk.var, i[2]}), {rk});
+                             },
+                             {"b", "i", "j"});
+  return te::make_dag("batched_matmul", {c});
+}
+
 void check_llvm_matches_interpreter(const te::ComputeDag& dag, const schedule::Schedule& sched, const QString& what) {
   loopir::Func f = lower::lower(dag, sched).func;
   std::vector<Tensor> want = random_args(f, 11), got;
@@ -140,7 +152,11 @@ class TestFastSchedules : public QObject {
       }
       for (int64_t j = 0; j < n; ++j)
         if (std::abs(row[static_cast<size_t>(j)] - c[i * n + j]) > 1e-3 * (1 + std::abs(row[static_cast<size_t>(j)])))
-          QFAIL(qPrintable(QString("C[%1, %2]: expected %3, got %4").arg(i).arg(j).arg(row[static_cast<size_t>(j)]).arg(c[i * n + j])));
+          QFAIL(qPrintable(QString("C[%1, %2]: expected %3, got %4")
+                               .arg(i)
+                               .arg(j)
+                               .arg(row[static_cast<size_t>(j)])
+                               .arg(c[i * n + j])));
     }
   }
 
@@ -159,9 +175,10 @@ class TestFastSchedules : public QObject {
     QVERIFY2(std::regex_search(program, m, std::regex(R"(allocate C_local: f32\[(\d+)\] local)")), program.c_str());
     int64_t elements = std::stoll(m[1]);
     QVERIFY2(elements >= 4 * kLanes && elements <= 24 * kLanes, program.c_str());  // fits the 32 vector registers
-    QVERIFY2(std::regex_search(program, std::regex(R"(for k\.outer in 0\.\.64 \{\s*for j\.inner in 0\.\.16 vectorized \{\s*)"
-                                                   R"(C_local\[j\.inner\] = C_local\[j\.inner\] \+)")),
-             program.c_str());
+    QVERIFY2(
+        std::regex_search(program, std::regex(R"(for k\.outer in 0\.\.64 \{\s*for j\.inner in 0\.\.16 vectorized \{\s*)"
+                                              R"(C_local\[j\.inner\] = C_local\[j\.inner\] \+)")),
+        program.c_str());
     // The last accumulator vector of the tile is named by a constant offset, once per unrolled k.
     const std::string last = "C_local[j.inner + " + std::to_string(elements - kLanes) + "] = C_local";
     size_t updates = 0;
@@ -175,13 +192,14 @@ class TestFastSchedules : public QObject {
     te::ComputeDag dag = softmax_with_exp_stage(64, 128);
     schedule::Schedule sched = schedule::default_cpu_schedule(dag, kLanes);
     std::string text = schedule::to_text(sched);
-    for (const char* step : {"rfactor(row_max.k.inner)", "rfactor(exp_sum.k.inner)", "compute_at(row_max, softmax.i.inner)",
-                             "compute_at(exp_sum, softmax.i.inner)", "vectorize(exp_sum_rf.k.inner)",
-                             "unroll(softmax.i.inner)"})
+    for (const char* step :
+         {"rfactor(row_max.k.inner)", "rfactor(exp_sum.k.inner)", "compute_at(row_max, softmax.i.inner)",
+          "compute_at(exp_sum, softmax.i.inner)", "vectorize(exp_sum_rf.k.inner)", "unroll(softmax.i.inner)"})
       QVERIFY2(text.find(step) != std::string::npos, qPrintable(QString("no %1 in\n%2").arg(step, text.c_str())));
     // 64 rows are too little work to share among threads (schedule/parallel_work.h); 1024 are not.
     QVERIFY2(text.find("parallel(") == std::string::npos, text.c_str());
-    std::string many_rows = schedule::to_text(schedule::default_cpu_schedule(softmax_with_exp_stage(1024, 128), kLanes));
+    std::string many_rows =
+        schedule::to_text(schedule::default_cpu_schedule(softmax_with_exp_stage(1024, 128), kLanes));
     QVERIFY2(many_rows.find("parallel(softmax.i.outer)") != std::string::npos, many_rows.c_str());
     std::string program = loopir::to_string(lower::lower(dag, sched).func);
     size_t exps = 0;
@@ -226,7 +244,9 @@ class TestFastSchedules : public QObject {
 
   // Whether the default schedules share a kernel among threads, and over how many iterations.
   void default_parallel_loops_depend_on_the_work() {
-    auto text_of = [](const te::ComputeDag& dag) { return schedule::to_text(schedule::default_cpu_schedule(dag, kLanes)); };
+    auto text_of = [](const te::ComputeDag& dag) {
+      return schedule::to_text(schedule::default_cpu_schedule(dag, kLanes));
+    };
     // mlp's first Gemm: 16 K multiply-adds, about a microsecond on one thread.
     QVERIFY(schedule::kernel_work(te::matmul_dag(4, 64, 64)) < schedule::kParallelWorkMin);
     std::string small = text_of(te::matmul_dag(4, 64, 64));
@@ -242,6 +262,15 @@ class TestFastSchedules : public QObject {
     QVERIFY2(text.find("fuse(conv.f, conv.y)\nparallel(conv.f.y.fused)") != std::string::npos, text.c_str());
     // Work counts multiply-adds and the elements moved: 1×64×56×56 outputs × 576.
     QVERIFY(schedule::kernel_work(conv) > 64 * 56 * 56 * 576);
+
+    // BERT's attention scores: 12 heads of 128×128 by 64. The 12 heads are few, but the rows are
+    // tiled by 5 with a tail, which loop_partition peels off the last row tile: fused with the
+    // heads, that tile would no longer be a loop's last iteration and every tile would be guarded.
+    te::ComputeDag heads = batched_matmul_dag(12, 128, 128, 64);
+    std::string heads_text = text_of(heads);
+    QVERIFY2(heads_text.find("tile(C.i, C.j, 5, 64)") != std::string::npos, heads_text.c_str());
+    QVERIFY2(heads_text.find("parallel(C.b)") != std::string::npos, heads_text.c_str());
+    check_llvm_matches_interpreter(heads, schedule::default_cpu_schedule(heads, kLanes), "12 heads 128x128x64");
   }
 
   // A GEMM whose B is over half the L2: the tile columns outermost (in parallel), B's K x (tile
@@ -249,8 +278,9 @@ class TestFastSchedules : public QObject {
   void packed_gemm_panels() {
     te::ComputeDag big = te::matmul_dag(1024, 1024, 1024);
     std::string text = schedule::to_text(schedule::default_cpu_schedule(big, kLanes));
-    for (const char* step : {"reorder(C.j.outer, C.i.outer)", "compute_at(C_local, C.i.outer)",
-                             "cache_read(B, global, C_local)", "compute_at(B_global, C.j.outer)", "parallel(C.j.outer)"})
+    for (const char* step :
+         {"reorder(C.j.outer, C.i.outer)", "compute_at(C_local, C.i.outer)", "cache_read(B, global, C_local)",
+          "compute_at(B_global, C.j.outer)", "parallel(C.j.outer)"})
       QVERIFY2(text.find(step) != std::string::npos, qPrintable(QString("no %1 in\n%2").arg(step, text.c_str())));
     std::string program = loopir::to_string(lower::lower(big, schedule::default_cpu_schedule(big, kLanes)).func);
     const std::string panel = "allocate B_global: f32[" + std::to_string(1024 * 4 * kLanes) + "] global";
@@ -310,11 +340,13 @@ class TestFastSchedules : public QObject {
     Expr row_ok = make_binary(BinaryOp::kEQ, Expr(r), make_int(1));
     Expr contiguous = make_select(row_ok, make_load(A, {Expr(i) + (Expr(r) - 1) * far}), make_float(-1));
     // Row 4: lanes below 8 read A[2 i] (a stride-2 load, masked per lane), the others are -2.
-    Expr strided = make_select(make_binary(BinaryOp::kLT, Expr(i), make_int(8)), make_load(A, {Expr(i) * 2}), make_float(-2));
+    Expr strided =
+        make_select(make_binary(BinaryOp::kLT, Expr(i), make_int(8)), make_load(A, {Expr(i) * 2}), make_float(-2));
     Expr value = make_select(make_binary(BinaryOp::kEQ, Expr(r), make_int(0)), gathered,
                              make_select(make_binary(BinaryOp::kEQ, Expr(r), make_int(4)), strided, contiguous));
-    Stmt body = make_for(r, make_int(0), make_int(5),
-                         make_for(i, make_int(0), make_int(16), make_store(Out, {r, i}, value), static_cast<ForKind>(kind)));
+    Stmt body =
+        make_for(r, make_int(0), make_int(5),
+                 make_for(i, make_int(0), make_int(16), make_store(Out, {r, i}, value), static_cast<ForKind>(kind)));
     Func f{"guarded", {A, Out}, body};
     Tensor a(DataType::kFloat32, {16}), out(DataType::kFloat32, {5, 16});
     for (int64_t k = 0; k < 16; ++k) a.data<float>()[k] = static_cast<float>(k + 1);
