@@ -426,9 +426,10 @@ class KernelEmitter {
     const bool single = fp && is_single_float(ty);
     if (single && (n.name == "exp" || n.name == "sigmoid" || n.name == "tanh" || n.name == "erf")) {
       need(1);
-      if (n.name == "exp") return emit_exp(b_, args[0]);
-      if (n.name == "erf") return emit_erf(b_, args[0]);
-      return n.name == "sigmoid" ? emit_sigmoid(b_, args[0]) : emit_tanh(b_, args[0]);
+      const MathTarget math{options_.avx512f};
+      if (n.name == "exp") return emit_exp(b_, args[0], math);
+      if (n.name == "erf") return emit_erf(b_, args[0], math);
+      return n.name == "sigmoid" ? emit_sigmoid(b_, args[0], math) : emit_tanh(b_, args[0], math);
     }
     if (n.name == "exp" && fp) return unary(llvm::Intrinsic::exp);
     if (n.name == "log" && fp) return unary(llvm::Intrinsic::log);

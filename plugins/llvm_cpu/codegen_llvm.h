@@ -29,6 +29,7 @@ enum class VnniForm { kNone, kAvxVnni256, kAvx512Vnni512 };
 struct CodegenOptions {
   bool fast_math = false;  // otherwise only FMA contraction is allowed
   VnniForm vnni = VnniForm::kNone;
+  bool avx512f = false;  // vscalefps in exp (vector_math.h)
 };
 
 std::unique_ptr<llvm::Module> emit_llvm_module(llvm::LLVMContext& ctx, const std::vector<loopir::Func>& kernels,

@@ -207,6 +207,7 @@ std::unique_ptr<Module> jit_compile(const std::vector<loopir::Func>& kernels, co
   cg.vnni = subtarget->checkFeatures("+avx512vnni") ? VnniForm::kAvx512Vnni512
             : subtarget->checkFeatures("+avxvnni")  ? VnniForm::kAvxVnni256
                                                     : VnniForm::kNone;
+  cg.avx512f = subtarget->checkFeatures("+avx512f");
   std::unique_ptr<llvm::Module> module = emit_llvm_module(*context, kernels, cg);
   module->setDataLayout((*tm)->createDataLayout());
   module->setTargetTriple((*tm)->getTargetTriple().str());

@@ -11,17 +11,23 @@ namespace tessel::llvm_cpu {
 // Whether `t` is float or a vector of float: the type these functions take.
 bool is_single_float(llvm::Type* t);
 
-// e^x. Below ln(FLT_MIN) (about -87.34) the result is 0 (no subnormals), above ln(FLT_MAX)
-// (about 88.72) it is +inf; NaN stays NaN.
-llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x);
+// What the target CPU offers these functions.
+struct MathTarget {
+  bool avx512f = false;  // vscalefps for exp's 2^n on <16 x float>
+};
+
+// e^x; above ln(FLT_MAX) (about 88.72) +inf, NaN stays NaN. Below ln(FLT_MIN) (about -87.34) the
+// result is 0, except on <16 x float> with AVX-512, where it is the subnormal vscalefps rounds to
+// (still 0 below about -103.3).
+llvm::Value* emit_exp(llvm::IRBuilder<>& b, llvm::Value* x, const MathTarget& target = {});
 
 // 1 / (1 + e^-x).
-llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x, const MathTarget& target = {});
 
 // tanh(x): an odd polynomial near 0 (where 1 - 2/(e^2x + 1) would cancel), that formula elsewhere.
-llvm::Value* emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* emit_tanh(llvm::IRBuilder<>& b, llvm::Value* x, const MathTarget& target = {});
 
 // erf(x) within about 1.5e-7 absolute: a polynomial in x^2 up to |x| = 1, 1 - e^(-x^2) R(|x|) beyond.
-llvm::Value* emit_erf(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* emit_erf(llvm::IRBuilder<>& b, llvm::Value* x, const MathTarget& target = {});
 
 }  // namespace tessel::llvm_cpu
