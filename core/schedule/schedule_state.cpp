@@ -199,8 +199,13 @@ void annotate(ScheduleState& st, const StepArgs& a, ForKind kind, const std::str
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   check_not_inline(*r.stage);
   AxisState& ax = r.stage->axes[r.axis];
-  if (ax.is_reduce && kind != ForKind::kUnrolled)
-    throw Error(r.stage->name + "." + ax.name + " is a reduction axis; " + what + " needs a data-parallel axis");
+  // A reduction axis bound to threadIdx means "the block's threads reduce together" (the lowering
+  // makes it a cross-thread reduction, core/lower/lower_thread_allreduce.h); a block index cannot
+  // share one result between blocks.
+  const bool threads_reduce = kind == ForKind::kThreadBound && tag.rfind("threadIdx", 0) == 0;
+  if (ax.is_reduce && kind != ForKind::kUnrolled && !threads_reduce)
+    throw Error(r.stage->name + "." + ax.name + " is a reduction axis; " + what + " needs a data-parallel axis" +
+                (kind == ForKind::kThreadBound ? " (a reduction axis binds to threadIdx only)" : ""));
   if (ax.kind != ForKind::kSerial && (ax.kind != kind || ax.thread_tag != tag)) {
     std::string now =
         ax.kind == ForKind::kThreadBound ? "bound to " + ax.thread_tag : std::string(loopir::for_kind_name(ax.kind));
