@@ -21,6 +21,19 @@
 // schedules, two loops bound to one block index) runs as one thread that executes it in order:
 // slower, never wrong. The reason is in the launch note and above each kernel.
 //
+// Block-wide reductions need nothing more: the lowering writes them as thread loops, guards and
+// barriers (core/lower/lower_thread_allreduce.h), and a store the whole block would make as one
+// of thread 0 (core/lower/store_from_thread_zero.h), which the rules above accept:
+//
+//   for i bind(blockIdx.x) {                          long v_i = get_group_id(0);
+//     for t bind(threadIdx.x): red[t] = partial        { long v_t = get_local_id(0); red[v_t] = ...; }
+//     barrier                                          barrier(...);
+//     for t bind(threadIdx.x): if (t < 32)       ->    { long v_t = get_local_id(0);
+//       red[t] = red[t] + red[t + 32]                    if ((v_t < 32)) red[v_t] = red[v_t] + red[v_t + 32]; }
+//     barrier ...                                      barrier(...); ...
+//     for tx bind(threadIdx.x): if (tx == 0)           { long v_tx = get_local_id(0);
+//       Y[i] = red[0]                                    if ((v_tx == 0)) Y[v_i] = red[0]; }
+//
 // Scopes: `global` buffers are the parameters, and allocations become workspace buffers the
 // module allocates once and passes after the parameters; `shared` is the dialect's shared
 // qualifier (one thread: a workspace); `local` is private memory. f16 values are computed in

@@ -7,6 +7,7 @@
 #include "core/arith/simplify.h"
 #include "core/loopir/functor.h"
 #include "core/lower/inject_double_buffer.h"
+#include "core/lower/lower_thread_allreduce.h"
 #include "core/support/error.h"
 
 namespace tessel::lower {
@@ -323,6 +324,9 @@ class NestBuilder {
     const std::vector<const Stage*>* kids = nullptr;
     if (auto it = children_.find(s.name); it != children_.end()) kids = &it->second;
 
+    if (auto* red = as<Reduce>(body); red && thread_reduce_position(s) >= 0)
+      return emit_cross_thread(s, L, body, *red, out_idx, kids);
+
     // The innermost statement (update for reductions) and where the reduction loops start.
     Stmt update;
     Stmt init;
@@ -362,6 +366,88 @@ class NestBuilder {
     return cur;
   }
 
+  // The leaf position of the stage's reduction loop bound to threadIdx, or -1 when it has none.
+  static int thread_reduce_position(const Stage& s) {
+    for (size_t q = 0; q < s.leaf.size(); ++q) {
+      const schedule::AxisState& ax = s.axes[s.leaf[q]];
+      if (ax.is_reduce && ax.kind == ForKind::kThreadBound) return static_cast<int>(q);
+    }
+    return -1;
+  }
+
+  // A reduction whose threads reduce together (see lower_thread_allreduce.h): each thread's
+  // partial result over the other reduction loops in a register, then in its lane of a shared
+  // buffer; the lanes combined (the serial loop the pass turns into a tree); the result stored
+  // from lane 0.
+  //
+  //   for k.inner in 0..T bind(threadIdx.x) {
+  //     C_partial[0] = 0;  for k.outer { if (guards) C_partial[0] += X[...] }
+  //     C_red[k.inner] = C_partial[0]
+  //   }
+  //   for k.inner in 1..T pragma(thread_allreduce:threadIdx.x=T) { C_red[0] += C_red[k.inner] }
+  //   C[...] = C_red[0]
+  Stmt emit_cross_thread(const Stage& s, const StageLoops& L, const Expr& body, const Reduce& red,
+                         const std::vector<Expr>& out_idx, const std::vector<const Stage*>* kids) {
+    const size_t at = static_cast<size_t>(thread_reduce_position(s));
+    const int thread_axis = s.leaf[at];
+    const std::string& tag = s.axes[thread_axis].thread_tag;
+    auto loop_name = [&](size_t q) { return s.name + "." + s.axes[s.leaf[q]].name; };
+    for (size_t q = 0; q < s.leaf.size(); ++q) {
+      const schedule::AxisState& ax = s.axes[s.leaf[q]];
+      if (q < at && ax.is_reduce)
+        throw Error("stage " + s.name + ": its reduction loop " + loop_name(at) + " bound to " + tag +
+                    " must be its outermost reduction loop (reorder it before " + loop_name(q) + ")");
+      if (q > at && ax.kind == ForKind::kThreadBound)
+        throw Error("stage " + s.name + ": two of its reduction loops are bound to thread indices (" + loop_name(at) +
+                    ", " + loop_name(q) + "); the threads reduce along one");
+      if (q > at && !ax.is_reduce)
+        throw Error("stage " + s.name + ": the data-parallel loop " + loop_name(q) +
+                    " is inside its reduction loops, whose threads reduce together (reorder it outside)");
+      if (q < at && ax.kind == ForKind::kThreadBound && ax.thread_tag.rfind("threadIdx", 0) == 0)
+        throw Error("stage " + s.name + ": its threads reduce together, inside its loop " + loop_name(q) +
+                    " bound to " + ax.thread_tag + " (bind that loop to a block index or leave it serial)");
+    }
+    if (std::count(enclosing_threads_.begin(), enclosing_threads_.end(), true) > 0)
+      throw Error("stage " + s.name + ": its threads reduce together, but it is computed inside a loop bound to " +
+                  "threadIdx (compute it at a loop outside the thread loops)");
+
+    const Buffer& buf = s.op->buffer;
+    const int64_t threads = L.extent[thread_axis];
+    const Buffer partial = make_buffer(s.name + "_partial", buf->dtype, {1}, "local");
+    const Buffer lanes = make_buffer(s.name + "_red", buf->dtype, {threads}, "shared");
+    auto combine = [&](Expr a, Expr b) {
+      return substitute(red.combiner->combine, VarMap{{red.combiner->lhs.get(), a}, {red.combiner->rhs.get(), b}});
+    };
+    const Expr zero = make_int(0);
+    const Expr partial_value = make_load(partial, {zero});
+
+    // One thread's part: the loops inside the thread loop, with the stages computed at them.
+    Stmt cur = guarded(make_store(partial, {zero}, combine(partial_value, red.source)), L, true);
+    for (size_t q = s.leaf.size(); q-- > at + 1;) {
+      if (kids) cur = attach_children(s, L, q, body, cur, *kids);
+      cur = make_loop(s, L, s.leaf[q], cur);
+    }
+    const VarRef& lane = L.var[thread_axis];
+    cur = make_allocate(partial, make_seq({make_store(partial, {zero}, red.combiner->identity), cur,
+                                           make_store(lanes, {Expr(lane)}, partial_value)}));
+    if (kids) cur = attach_children(s, L, at, body, cur, *kids);
+    std::vector<Stmt> parts = {make_loop(s, L, thread_axis, cur)};
+    if (threads > 1) {
+      VarRef r = make_var(lane->name);
+      parts.push_back(
+          make_for(r, make_int(1), make_int(threads - 1),
+                   make_store(lanes, {zero}, combine(make_load(lanes, {zero}), make_load(lanes, {Expr(r)}))),
+                   ForKind::kSerial, {}, {{thread_allreduce_pragma_prefix() + tag, threads}}));
+    }
+    parts.push_back(guarded(make_store(buf, out_idx, make_load(lanes, {zero})), L, false));
+    cur = make_allocate(lanes, make_seq(std::move(parts)));
+    for (size_t q = at; q-- > 0;) {
+      if (kids) cur = attach_children(s, L, q, body, cur, *kids);
+      cur = make_loop(s, L, s.leaf[q], cur);
+    }
+    return cur;
+  }
+
   // A reorder after compute_at can move a reader's loop outside the loop its producer is computed
   // at; the producer would then run after its reader.
   void check_readers_inside(const Stage& s, size_t pos, const Stage& child) const {
@@ -388,7 +474,11 @@ class NestBuilder {
     std::vector<Stmt> parts;
     std::vector<std::tuple<const Stage*, std::vector<RegionDim>>> regions;
     size_t depth = enclosing_.size();
-    for (size_t q = 0; q <= pos; ++q) enclosing_.push_back(L.var[s.leaf[q]]->name);
+    for (size_t q = 0; q <= pos; ++q) {
+      const schedule::AxisState& ax = s.axes[s.leaf[q]];
+      enclosing_.push_back(L.var[s.leaf[q]]->name);
+      enclosing_threads_.push_back(ax.kind == ForKind::kThreadBound && ax.thread_tag.rfind("threadIdx", 0) == 0);
+    }
     // Last to first: a stage's region covers what the stages after it read.
     std::vector<Stmt> nests(here.size());
     std::vector<std::vector<RegionDim>> child_regions(here.size());
@@ -413,6 +503,7 @@ class NestBuilder {
       parts.push_back(nests[k]);
     }
     enclosing_.resize(depth);
+    enclosing_threads_.resize(depth);
     parts.push_back(rest);
     Stmt cur = make_seq(std::move(parts));
     for (auto& [c, region] : regions) {
@@ -450,7 +541,8 @@ class NestBuilder {
   std::map<std::string, const Stage*> inlined_;
   std::map<std::string, Expr> bodies_;
   std::map<std::string, std::vector<const Stage*>> children_;
-  std::vector<std::string> enclosing_;  // names of the loops around the stage being emitted
+  std::vector<std::string> enclosing_;   // names of the loops around the stage being emitted
+  std::vector<bool> enclosing_threads_;  // per loop of enclosing_: bound to a threadIdx
 };
 
 // Double-buffered allocations live around the loop they alternate in: hoist them to the top.

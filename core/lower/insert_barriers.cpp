@@ -62,7 +62,10 @@ class BarrierInserter : public IRMutator {
     return s;
   }
   Stmt mutate_For(const For& n, const Stmt& self) override {
-    ++loop_depth_;
+    // A loop bound to blockIdx has no previous iteration in a block (each iteration is another
+    // block, with its own shared memory): nothing of it to wait for.
+    const bool repeats = n.for_kind != ForKind::kThreadBound || n.thread_tag.rfind("blockIdx", 0) != 0;
+    loop_depth_ += repeats;
     const StmtNode* saved = loop_body_;
     loop_body_ = n.body.get();
     const std::set<std::string> saved_shared = shared_;
@@ -71,7 +74,7 @@ class BarrierInserter : public IRMutator {
     Stmt s = IRMutator::mutate_For(n, self);
     shared_ = saved_shared;
     loop_body_ = saved;
-    --loop_depth_;
+    loop_depth_ -= repeats;
     return s;
   }
   Stmt mutate_Seq(const Seq& n, const Stmt& self) override {
@@ -111,7 +114,7 @@ class BarrierInserter : public IRMutator {
 
  private:
   std::set<std::string> shared_;
-  int loop_depth_ = 0;
+  int loop_depth_ = 0;                   // loops around that repeat in one block (not bound to blockIdx)
   const StmtNode* loop_body_ = nullptr;  // the body of the innermost loop being rebuilt
 };
 

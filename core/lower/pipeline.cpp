@@ -12,8 +12,10 @@
 #include "core/lower/inject_virtual_thread.h"
 #include "core/lower/insert_barriers.h"
 #include "core/lower/loop_partition.h"
+#include "core/lower/lower_thread_allreduce.h"
 #include "core/lower/storage_flatten.h"
 #include "core/lower/storage_rewrite.h"
+#include "core/lower/store_from_thread_zero.h"
 #include "core/lower/tensorize.h"
 #include "core/lower/unroll_loops.h"
 #include "core/lower/vectorize_loops.h"
@@ -38,17 +40,19 @@ struct Pass {
 
 // After build_loop_nests (schedule -> loop nests with bound inference, see build_loops.h):
 const Pass kPasses[] = {
-    {"simplify", simplify_program},                     // fold index arithmetic, drop proven guards
-    {"tensorize", tensorize_loops},                     // marked nests -> tensor intrinsic calls
-    {"double_buffer", inject_double_buffer},            // fetch tile k+1 while computing on tile k
-    {"loop_partition", partition_loops},                // split tails: guard-free main bodies
-    {"storage_flatten", flatten_storage},               // N-d accesses -> 1-d offsets, aligned strides
-    {"storage_rewrite", rewrite_storage},               // dead intermediates hand their storage on
-    {"inject_virtual_thread", inject_virtual_threads},  // interleave vthreads into one stream
-    {"insert_barriers", insert_barriers},               // shared buffers: writes visible before reads
-    {"vectorize", vectorize_loops},                     // keep only vectorizable vectorized loops
-    {"unroll", unroll_loops},                           // unrolled loops and auto_unroll_max_step
-    {"simplify", simplify_program},                     // clean up after the rewrites
+    {"lower_thread_allreduce", lower_thread_allreduce},  // a block's threads reduce: a tree of barriers
+    {"store_from_thread_zero", store_from_thread_zero},  // a store all the block would make: thread 0's
+    {"simplify", simplify_program},                      // fold index arithmetic, drop proven guards
+    {"tensorize", tensorize_loops},                      // marked nests -> tensor intrinsic calls
+    {"double_buffer", inject_double_buffer},             // fetch tile k+1 while computing on tile k
+    {"loop_partition", partition_loops},                 // split tails: guard-free main bodies
+    {"storage_flatten", flatten_storage},                // N-d accesses -> 1-d offsets, aligned strides
+    {"storage_rewrite", rewrite_storage},                // dead intermediates hand their storage on
+    {"inject_virtual_thread", inject_virtual_threads},   // interleave vthreads into one stream
+    {"insert_barriers", insert_barriers},                // shared buffers: writes visible before reads
+    {"vectorize", vectorize_loops},                      // keep only vectorizable vectorized loops
+    {"unroll", unroll_loops},                            // unrolled loops and auto_unroll_max_step
+    {"simplify", simplify_program},                      // clean up after the rewrites
 };
 
 // Runs one pass on the program a snapshot holds. A pass that changes nothing returns the very

@@ -33,6 +33,7 @@
 //   other reductions                           parallel the first axis
 #include <optional>
 
+#include "core/schedule/gpu_schedule.h"  // default_gpu_schedule, for the callers that find it here
 #include "core/schedule/schedule.h"
 
 namespace tessel::schedule {
@@ -64,15 +65,6 @@ struct CpuCaches {
 };
 Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes, const CpuKnobs& knobs,
                               const CpuCaches& caches = {});
-
-// Default schedules for GPU-style targets:
-//   a reduction output (matmul, conv)   inputs it reads are cached in shared memory per reduction
-//                                       tile (cache_read + compute_at), the output is tiled
-//                                       into blocks (blockIdx.x/y, leading axes fused into
-//                                       blockIdx.z) of threads (threadIdx.x/y)
-//   other outputs                       all axes fused, split into blocks of `threads` threads
-//   other reductions                    one block per element of the first axis
-Schedule default_gpu_schedule(const te::ComputeDag& dag, int64_t tile = 8, int64_t threads = 64);
 
 // The default schedule for an accelerator with an n×n×n int8 GEMM core (accel-sim). It applies to
 // one kernel shape only, the one the core computes:

@@ -199,8 +199,13 @@ void annotate(ScheduleState& st, const StepArgs& a, ForKind kind, const std::str
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   check_not_inline(*r.stage);
   AxisState& ax = r.stage->axes[r.axis];
-  if (ax.is_reduce && kind != ForKind::kUnrolled)
-    throw Error(r.stage->name + "." + ax.name + " is a reduction axis; " + what + " needs a data-parallel axis");
+  // A reduction axis bound to threadIdx means "the block's threads reduce together" (the lowering
+  // makes it a cross-thread reduction, core/lower/lower_thread_allreduce.h); a block index cannot
+  // share one result between blocks.
+  const bool threads_reduce = kind == ForKind::kThreadBound && tag.rfind("threadIdx", 0) == 0;
+  if (ax.is_reduce && kind != ForKind::kUnrolled && !threads_reduce)
+    throw Error(r.stage->name + "." + ax.name + " is a reduction axis; " + what + " needs a data-parallel axis" +
+                (kind == ForKind::kThreadBound ? " (a reduction axis binds to threadIdx only)" : ""));
   if (ax.kind != ForKind::kSerial && (ax.kind != kind || ax.thread_tag != tag)) {
     std::string now =
         ax.kind == ForKind::kThreadBound ? "bound to " + ax.thread_tag : std::string(loopir::for_kind_name(ax.kind));
@@ -712,7 +717,8 @@ const std::vector<StepKindInfo>& step_kinds() {
       {"unroll", "unroll(axis)", "replicates a loop's body", 1, 1, apply_unroll},
       {"parallel", "parallel(axis)", "runs a loop's iterations on threads", 1, 1, apply_parallel},
       {"bind", "bind(axis, blockIdx.x|blockIdx.y|blockIdx.z|threadIdx.x|threadIdx.y|threadIdx.z)",
-       "binds a loop to a GPU block/thread index", 2, 2, apply_bind},
+       "binds a loop to a GPU block/thread index (a reduction loop to threadIdx: the threads reduce together)", 2, 2,
+       apply_bind},
       {"vthread", "vthread(axis)", "makes a loop virtual threads, interleaved into one instruction stream", 1, 1,
        apply_vthread},
       {"compute_at", "compute_at(stage, axis)", "computes a stage inside a consumer's loop, only the region it needs",

@@ -404,6 +404,12 @@ class TestLower : public QObject {
         {"mm tensorize gemm8 on a local B tile", "matmul M=32 N=24 K=32",
          "cache_read(B, local, C)\ntile(C.i, C.j, 8, 8)\nsplit(C.k, 8)\nreorder(C.i.outer, C.j.outer, C.k.outer, "
          "C.i.inner, C.j.inner, C.k.inner)\ncompute_at(B_local, C.k.outer)\ntensorize(C.i.inner, gemm_8x8x8_f32)"},
+        // The block's threads reduce together (a tree over shared lanes, thread 0 stores): with a
+        // tail of the split, one tree per j of a serial loop, and 7 lanes (a fold, then halvings).
+        {"mm threads reduce across k, tail and a serial j", "matmul M=6 N=5 K=37",
+         "split(C.k, 8)\nreorder(C.k.inner, C.k.outer)\nbind(C.k.inner, threadIdx.x)\nbind(C.i, blockIdx.x)"},
+        {"layernorm threads reduce, 7 lanes", kLayernorm,
+         "split(row_sum.k, 7)\nreorder(row_sum.k.inner, row_sum.k.outer)\nbind(row_sum.k.inner, threadIdx.x)"},
     };
     for (auto& c : cases) QTest::newRow(c.name) << QString(c.spec) << QString(c.text);
   }
@@ -434,6 +440,30 @@ class TestLower : public QObject {
     for (size_t p = steady.find("barrier(shared)"); p != std::string::npos; p = steady.find("barrier(shared)", p + 1))
       ++barriers;
     QCOMPARE(barriers, size_t(1));
+  }
+
+  // Threads reduce along their loop when it is the stage's outermost reduction loop, with no
+  // data-parallel loop inside; a block index cannot take a reduction loop at all.
+  void cross_thread_reductions_say_what_they_need() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=4 N=4 K=16");
+    auto error = [&](const std::string& text) {
+      try {
+        lower::lower(dag, schedule::parse_schedule(text));
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    };
+    std::string err = error("split(C.k, 4)\nbind(C.k.inner, threadIdx.x)");
+    QVERIFY2(err.find("stage C: its reduction loop C.k.inner bound to threadIdx.x must be its outermost reduction "
+                      "loop (reorder it before C.k.outer)") != std::string::npos,
+             err.c_str());
+    err = error("split(C.k, 4)\nreorder(C.k.inner, C.k.outer, C.j)\nbind(C.k.inner, threadIdx.x)");
+    QVERIFY2(err.find("the data-parallel loop C.j is inside its reduction loops") != std::string::npos, err.c_str());
+    err = error("bind(C.k, blockIdx.x)");
+    QVERIFY2(err.find("C.k is a reduction axis; bind needs a data-parallel axis (a reduction axis binds to threadIdx "
+                      "only)") != std::string::npos,
+             err.c_str());
   }
 
   void double_buffer_needs_a_serial_loop() {

@@ -62,6 +62,16 @@ const GoldenCase kCases[] = {
      "bind(softmax.i, blockIdx.x)\nsplit(softmax.j, 4)\nbind(softmax.j.inner, threadIdx.x)\n"
      "compute_at(exp_sum, softmax.i)\ncompute_at(row_max, softmax.i)\ncompute_at(row_max_rf, softmax.i)\n"
      "bind(row_max_rf.k.inner, threadIdx.x)"},
+    // A reduction axis bound to threadIdx: the block's threads reduce together. Each thread's
+    // partial result in its lane of a shared buffer, then a tree over the lanes (3 lanes: a fold
+    // of lane 2, then one halving), a barrier after each step; thread 0 stores the result.
+    {"bind_reduce", "softmax M=2 N=10",
+     "split(row_max.k, 3)\nreorder(row_max.k.inner, row_max.k.outer)\nbind(row_max.k.inner, threadIdx.x)\n"
+     "bind(row_max.i, blockIdx.x)"},
+    // The same for a kernel's output, with a tail (40 = 3 x 16 - 8: the last part is guarded).
+    {"bind_reduce_output", "matmul M=2 N=1 K=40",
+     "fuse(C.i, C.j)\nbind(C.i.j.fused, blockIdx.x)\nsplit(C.k, 16)\nreorder(C.k.inner, C.k.outer)\n"
+     "bind(C.k.inner, threadIdx.x)"},
     {"tensorize", "matmul M=32 N=16 K=32",
      "tile(C.i, C.j, 16, 16)\nsplit(C.k, 16)\nreorder(C.i.outer, C.j.outer, C.k.outer, C.i.inner, C.j.inner, "
      "C.k.inner)\ntensorize(C.i.inner, gemm_16x16x16_f32)"},

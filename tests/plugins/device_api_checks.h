@@ -23,6 +23,7 @@
 #include "core/schedule/default_schedule.h"
 #include "core/target/target.h"
 #include "core/te/op_spec.h"
+#include "core/te/tensor.h"
 
 namespace tessel::testing {
 
@@ -89,6 +90,28 @@ inline void check_bad_ids_and_sizes_are_errors(DeviceAPI& api, const std::string
   } catch (const Error& e) {
     QVERIFY2(std::string(e.what()).find(alloc_failure) != std::string::npos, e.what());
   }
+}
+
+// Y[i] = the sum, max or mean of X[i, 0..k), over the last axis of X[rows, k]: a reduction that is
+// its kernel's output (sum, max), or feeds it (the mean: a sum, then a division by k).
+inline te::ComputeDag last_axis_reduction(const std::string& op, int64_t rows, int64_t k) {
+  const te::Tensor x = te::placeholder("X", {rows, k});
+  const loopir::IterVar r = te::reduce_axis(k, "k");
+  auto reduce = [&](const std::string& name) {
+    return te::compute(name, {rows},
+                       [&](const std::vector<loopir::Expr>& i) {
+                         const loopir::Expr v = te::at(x, {i[0], r.var});
+                         return op == "max" ? te::max_reduce(v, {r}) : te::sum(v, {r});
+                       },
+                       {"i"});
+  };
+  if (op != "mean") return te::make_dag(op, {reduce("Y")});
+  const te::Tensor s = reduce("S");
+  const te::Tensor y = te::compute(
+      "Y", {rows},
+      [&](const std::vector<loopir::Expr>& i) { return te::at(s, {i[0]}) / te::float_const(static_cast<double>(k)); },
+      {"i"});
+  return te::make_dag(op, {y});
 }
 
 // The rows (column `spec`) of a test that runs each op family's default GPU schedule.

@@ -152,6 +152,27 @@ class TestCudaCodegen : public QObject {
     QVERIFY2(contains(rows->artifacts().at("cuda"), "__syncthreads()"), rows->artifacts().at("cuda").c_str());
   }
 
+  // A reduction that is the kernel's output: a block per output element, its threads reducing
+  // together through a tree in shared memory (the halving steps and their barriers), thread 0
+  // storing the element; the reduction inside softmax likewise. NVRTC compiles both.
+  void reductions_across_a_block_compile_to_ptx() {
+    const te::ComputeDag dag = tessel::testing::last_axis_reduction("sum", 1024, 4096);
+    loopir::Func f = lower::lower(dag, schedule::default_gpu_schedule(dag, 8, 256)).func;
+    f.name = "row_sum";
+    auto module = build_module({f, gpu_kernel("softmax M=1536 N=128", "softmax_rows")}, Target::parse("cuda"));
+    const auto artifacts = module->artifacts();
+    const std::string launch = artifacts.at("launch");
+    QVERIFY2(contains(launch, "row_sum: grid of 1024x1x1 blocks, 256x1x1 threads each"), launch.c_str());
+    QVERIFY2(contains(launch, "softmax_rows: grid of 1536x1x1 blocks, 64x1x1 threads each"), launch.c_str());
+    const std::string source = artifacts.at("cuda");
+    QVERIFY2(contains(source, "__shared__ float b_Y_red[256];"), source.c_str());
+    for (int offset : {128, 64, 32, 16, 8, 4, 2, 1})
+      QVERIFY2(contains(source, " + ((long)" + std::to_string(offset) + "L))]"), source.c_str());
+    QVERIFY2(contains(source, " == ((long)0L))) {"), source.c_str());  // thread 0 stores
+    QVERIFY2(contains(artifacts.at("ptx"), ".entry row_sum") && contains(artifacts.at("ptx"), "bar.sync"),
+             "no PTX with barriers for row_sum");
+  }
+
   void cpu_schedules_compile_for_one_thread() {
     const std::string spec = "conv2d N=1 C=3 H=10 W=10 K=4 R=3 S=3 stride=1 pad=1";
     loopir::Func f = lowered(spec, schedule::default_cpu_schedule(te::dag_from_spec(spec), 8), "cpu_kernel");

@@ -21,6 +21,7 @@
 #include "core/schedule/default_schedule.h"
 #include "core/target/target.h"
 #include "core/te/op_spec.h"
+#include "tests/plugins/compiled_vs_reference.h"
 #include "tests/plugins/device_api_checks.h"
 
 using namespace tessel;
@@ -29,6 +30,31 @@ using namespace tessel::testing;
 namespace {
 
 constexpr Device kDevice{DeviceType::kOpenCL, 0};
+
+// The halving steps of `reductions` trees over `lanes` work-items in an OpenCL source: with P
+// the largest power of two <= lanes, a fold of lanes [P, lanes) when lanes is not P, then
+// offsets P/2, ..., 1, each step's work-items below the offset reading lane t + offset, each
+// step followed by a barrier.
+void check_tree_steps(const std::string& source, int64_t lanes, int reductions) {
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = source.find(what); at != std::string::npos; at = source.find(what, at + 1)) ++n;
+    return n;
+  };
+  int64_t power = 1;
+  while (power * 2 <= lanes) power *= 2;
+  int steps = 0;
+  if (power < lanes) {
+    QVERIFY2(count(" < ((long)" + std::to_string(lanes - power) + "L))) {") >= reductions, source.c_str());
+    QVERIFY2(count(" + ((long)" + std::to_string(power) + "L))]") >= reductions, source.c_str());
+    ++steps;
+  }
+  for (int64_t offset = power / 2; offset >= 1; offset /= 2, ++steps) {
+    QVERIFY2(count(" < ((long)" + std::to_string(offset) + "L))) {") >= reductions, source.c_str());
+    QVERIFY2(count(" + ((long)" + std::to_string(offset) + "L))]") >= reductions, source.c_str());
+  }
+  QVERIFY2(count("barrier(CLK_LOCAL_MEM_FENCE") >= reductions * (steps + 1), source.c_str());
+}
 
 }  // namespace
 
@@ -160,21 +186,94 @@ class TestOpenCl : public QObject {
   }
 
   // The default GPU schedule of a row reduction (softmax, layernorm): one work-group per row, each
-  // reduction computed cooperatively (every work-item's partial result in __local memory, a barrier,
-  // then each work-item combines them), one __kernel.
+  // reduction computed by the work-group's work-items together (each one's partial result in
+  // __local memory, then a tree: the lower half combines the upper half into itself, a barrier
+  // after every halving), one __kernel. The sizes of BERT's attention softmax and layer norm too.
+  void row_reductions_are_cooperative_on_one_work_group_per_row_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<int>("threads");  // work-items per row: min(64, row length)
+    QTest::newRow("softmax 6x70") << "softmax M=6 N=70" << 64;
+    QTest::newRow("layernorm 5x48") << "layernorm M=5 N=48" << 48;
+    QTest::newRow("layernorm 5x33") << "layernorm M=5 N=33" << 33;
+    QTest::newRow("softmax (1,12,128,128)") << "softmax M=1536 N=128" << 64;
+    QTest::newRow("layernorm (128,768)") << "layernorm M=128 N=768" << 64;
+  }
   void row_reductions_are_cooperative_on_one_work_group_per_row() {
-    for (const char* spec : {"softmax M=6 N=70", "layernorm M=5 N=48"}) {
-      te::ComputeDag dag = te::dag_from_spec(spec);
-      loopir::Func f = lowered(spec, schedule::default_gpu_schedule(dag), "rows");
-      auto module = build_module({f}, Target::parse("opencl"));
-      const std::string launch = module->artifacts().at("launch");
-      QVERIFY2(launch.find("rows: grid of") != std::string::npos && launch.find("; grid of") == std::string::npos,
-               launch.c_str());
-      const std::string source = module->artifacts().at("opencl");
-      QVERIFY2(source.find("__local float") != std::string::npos, source.c_str());
-      QVERIFY2(source.find("barrier(CLK_LOCAL_MEM_FENCE") != std::string::npos, source.c_str());
-      check_against_interpreter(f, "opencl");
+    QFETCH(QString, spec);
+    QFETCH(int, threads);
+    te::ComputeDag dag = te::dag_from_spec(spec.toStdString());
+    loopir::Func f = lowered(spec.toStdString(), schedule::default_gpu_schedule(dag), "rows");
+    auto module = build_module({f}, Target::parse("opencl"));
+    const std::string launch = module->artifacts().at("launch");
+    QVERIFY2(launch.find("rows: grid of") != std::string::npos && launch.find("; grid of") == std::string::npos,
+             launch.c_str());
+    QVERIFY2(launch.find(", " + std::to_string(threads) + "x1x1 work-items") != std::string::npos, launch.c_str());
+    const std::string source = module->artifacts().at("opencl");
+    QVERIFY2(source.find("__local float") != std::string::npos, source.c_str());
+    check_tree_steps(source, threads, 2);
+    check_against_interpreter(f, "opencl", 1e-4);
+  }
+
+  // A reduction that is the kernel's output (sum, max) or feeds it (mean): one work-group per
+  // output element, its work-items reducing together; the element stored by work-item 0. Against
+  // the interpreter: max exactly, sums within float rounding (the tree adds in another order).
+  void reductions_reduce_across_a_work_group_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<int>("threads");
+    for (const char* op : {"sum", "max", "mean"})
+      for (int k : {1, 7, 100, 1000, 4096})
+        for (int threads : {32, 64, 256})
+          QTest::newRow(qPrintable(QString("%1 k=%2 T=%3").arg(op).arg(k).arg(threads))) << op << k << threads;
+  }
+  void reductions_reduce_across_a_work_group() {
+    QFETCH(QString, op);
+    QFETCH(int, k);
+    QFETCH(int, threads);
+    const te::ComputeDag dag = last_axis_reduction(op.toStdString(), 3, k);
+    loopir::Func f = lower::lower(dag, schedule::default_gpu_schedule(dag, 8, threads)).func;
+    f.name = "reduce";
+    auto module = build_module({f}, Target::parse("opencl"));
+    const std::string launch = module->artifacts().at("launch");
+    QVERIFY2(launch.find("reduce: grid of") == 0, launch.c_str());
+    if (k >= 32) {  // fewer elements per result keep one work-item each
+      const int lanes = std::min(k, threads);
+      QVERIFY2(
+          launch.find("reduce: grid of 3x1x1 work-groups, " + std::to_string(lanes) + "x1x1 work-items each\n") == 0,
+          launch.c_str());
+      check_tree_steps(module->artifacts().at("opencl"), lanes, 1);
     }
+    check_against_interpreter(f, "opencl", op == "max" ? 0 : 1e-4);
+  }
+
+  // Whole graphs whose kernels reduce: GlobalAveragePool of a ResNet's last feature map, a mean and
+  // an ArgMax over a row, each kernel on a grid and matching the reference.
+  void reduction_kernels_of_models_run_on_a_grid_data() {
+    QTest::addColumn<QString>("graph");
+    QTest::addColumn<QString>("shape");
+    QTest::newRow("GlobalAveragePool") << "%y = GlobalAveragePool(%x)"
+                                       << "1,512,7,7";
+    QTest::newRow("ReduceMean") << "%y = ReduceMean(%x) {axes=[-1], keepdims=0}"
+                                << "4,1000";
+    QTest::newRow("ReduceMax") << "%y = ReduceMax(%x) {axes=[1], keepdims=1}"
+                               << "3,777";
+    QTest::newRow("ArgMax") << "%y = ArgMax(%x) {axis=1, keepdims=0}"
+                            << "4,300";
+  }
+  void reduction_kernels_of_models_run_on_a_grid() {
+    QFETCH(QString, graph);
+    QFETCH(QString, shape);
+    Shape dims;
+    for (const QString& d : shape.split(',')) dims.push_back(d.toLongLong());
+    const Graph g =
+        parse_graph(QString("graph r(%x: f32[%1]) {\n  %2\n  return %y\n}\n").arg(shape, graph).toStdString());
+    const Tensor x = random_tensor(DataType::kFloat32, dims, 5);
+    const QString failure = compiled_vs_reference(g, {x}, "opencl", kFloat32Rounding);
+    QVERIFY2(failure.isEmpty(), qPrintable(failure));
+    auto model = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("opencl"));
+    const std::string launch = model->module()->artifacts().at("launch");
+    QVERIFY2(launch.find("grid of") != std::string::npos && launch.find("one work-item") == std::string::npos,
+             launch.c_str());
   }
 
   void cpu_schedules_run_on_one_work_item_data() {
