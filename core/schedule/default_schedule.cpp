@@ -855,33 +855,42 @@ Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& kno
   const std::string a = w.cache_read(rows_of->name, "accel.inp", c);
   const std::string b = w.cache_read(weights->name, "accel.wgt", c);
   const std::string acc = w.cache_write(c, "accel.acc");
-  // One n×n accumulator tile per (row tile, column tile), the column tiles inner. The tiled layout
-  // has its column tiles as an axis already (C[t, i, j], j < n): only the rows are split.
+  // One n×n accumulator tile per (column tile, row tile), the row tiles inner: a column of weight
+  // tiles (K'×n) stays in accel.wgt while every row tile passes under it, when one copy per virtual
+  // thread fits the scratchpad, so the weights cross DRAM once (weight-stationary). The tiled
+  // layout has its column tiles as an axis already (C[t, i, j], j < n): only the rows are split.
   const bool tiled = out->axes.size() == 3;
   std::pair<Loop, Loop> rows, cols;
   if (tiled) {
     rows = w.split(w.root(c, 1), n);
     cols = {w.root(c, 0), w.root(c, 2)};
-    w.reorder({rows.first, cols.first});
   } else {
     std::tie(rows, cols) = w.tile(w.root(c, 0), w.root(c, 1), n, n);
+    w.reorder({cols.first, rows.first});
   }
-  // The virtual threads share out the row tiles, or the column tiles when the rows do not divide.
+  // The virtual threads share out the column tiles (each keeps its own weight column), or the row
+  // tiles when the columns do not divide.
   const int64_t row_tiles = out->shape[out->axes.size() - 2] / n, v = knobs.vthreads;
   const int64_t column_tiles = tiled ? out->shape[0] : out->shape[1] / n;
-  Loop tile_loop = cols.first;  // the innermost tile loop: one accumulator tile per iteration
-  if (v > 1 && row_tiles % v == 0 && row_tiles > 1) {
-    w.vthread(w.split(rows.first, row_tiles / v).first);
-  } else if (v > 1 && column_tiles % v == 0 && column_tiles > 1) {
-    auto [threads, rest] = w.split(cols.first, column_tiles / v);
-    w.reorder({threads, rows.first, rest});
-    w.vthread(threads);
+  Loop column_loop = cols.first, tile_loop = rows.first;  // a weight column per iteration; an accumulator tile
+  int64_t threads = 1;
+  if (v > 1 && column_tiles % v == 0 && column_tiles > 1) {
+    auto [outer, rest] = w.split(cols.first, column_tiles / v);
+    w.vthread(outer);
+    column_loop = rest;
+    threads = v;
+  } else if (v > 1 && row_tiles % v == 0 && row_tiles > 1) {
+    auto [outer, rest] = w.split(rows.first, row_tiles / v);
+    w.reorder({outer, cols.first, rest});
+    w.vthread(outer);
     tile_loop = rest;
+    threads = v;
   }
   w.compute_at(acc, tile_loop);
   // Each LOAD brings n·t columns of the reduction (one DRAM request instead of t): the latency of
   // a request is paid once per t GEMMs.
-  const int64_t k_tiles = out->reduction()->axes[0].extent / n;
+  const int64_t depth = out->reduction()->axes[0].extent, k_tiles = depth / n;
+  const bool stationary = threads * depth * n <= knobs.wgt_bytes;
   int64_t t = std::min<int64_t>(knobs.k_tiles, k_tiles);
   while (k_tiles % t != 0) --t;
   auto [k_outer, k_rest] = w.split(w.reduce_root(acc, 0), n * t);
@@ -889,7 +898,7 @@ Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& kno
   const size_t row_axis = tiled ? 1 : 0;  // the tiled accumulator's column-tile axis has extent 1
   w.reorder({k_outer, k_middle, w.root(acc, row_axis), w.root(acc, row_axis + 1), k_inner});
   w.compute_at(a, k_outer);
-  w.compute_at(b, k_outer);
+  w.compute_at(b, stationary ? column_loop : k_outer);
   w.tensorize(w.root(acc, row_axis),
               "gemm_" + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n) + "_i8");
   return schedule;
