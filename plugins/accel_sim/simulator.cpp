@@ -72,8 +72,8 @@ int64_t dram_bytes(const Instruction& in) { return in.rows * in.cols * in.dram_e
 }  // namespace
 
 // DRAM moves whole bursts: every burst a row of the tile touches, counted once when rows share
-// one. Offsets are from the buffer's start, which is on a burst boundary (the DeviceAPI aligns
-// allocations to 4 KiB, the largest burst). A tile whose rows follow each other is one run.
+// one. Offsets are from the buffer's start, which is on a burst boundary (Dram::alloc aligns to
+// 4 KiB, the largest burst the target allows). A tile whose rows follow each other is one run.
 int64_t dram_burst_bytes(const MachineConfig& m, const Instruction& in) {
   const int64_t b = m.dram_burst_bytes, eb = in.dram_elem_bytes, width = in.cols * eb;
   if (in.rows < 1 || width < 1) return 0;
