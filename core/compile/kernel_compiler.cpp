@@ -31,7 +31,9 @@ Target require_code_generator(Target target, const std::string& what) {
 
 bool is_accelerator(const Target& target) { return target.kind_info().find_option("gemm") != nullptr; }
 
-schedule::AccelKnobs accel_knobs(const Target& target) { return {.gemm = target.get_int("gemm"), .vthreads = 2}; }
+schedule::AccelKnobs accel_knobs(const Target& target) {
+  return {.gemm = target.get_int("gemm"), .vthreads = 2, .wgt_bytes = target.get_int("wgt_bytes")};
+}
 
 Target host_target_of(const Target& /*target*/) { return default_target(); }
 

@@ -67,18 +67,26 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes, c
                               const CpuCaches& caches = {});
 
 // The default schedule for an accelerator with an n×n×n int8 GEMM core (accel-sim). It applies to
-// one kernel shape only, the one the core computes:
+// one kernel shape only, the one the core computes, in either layout quantize_for_accelerator
+// gives it:
 //
-//   C[i, j] = sum(int32(A[i, k]) * int32(B[k, j]), k)    A, B int8 placeholders; M, N, K multiples of n
+//   C[i, j]    = sum(int32(A[i, k]) * int32(B[k, j]), k)      rows: A, B int8 placeholders
+//   C[t, i, j] = sum(int32(A[i, k]) * int32(B[t, k, j]), k)   tiled: B, C columns of n-wide tiles
+//                                                             M, N, K multiples of n
 //
 //   cache_read(A, accel.inp, C)   cache_read(B, accel.wgt, C)   cache_write(C, accel.acc)
-//   tile(C.i, C.j, n, n)                        one n×n accumulator tile per (i.outer, j.outer)
-//   split(C.i.outer) into `vthreads` parts, vthread(the outer part)   (C.j.outer when the rows
-//                                                                       do not divide)
-//   compute_at(C_acc, C.j.outer); split(C_acc.k, n·t); split(k.inner, n)
+//   tile(C.i, C.j, n, n); reorder(j.outer, i.outer)   one n×n accumulator tile per (column tile,
+//                                                     row tile); tiled: split(C.i, n), t is the
+//                                                     column tile already
+//   split(the column tiles) into `vthreads` parts, vthread(the outer part)   (the row tiles when
+//                                                                            the columns do not divide)
+//   compute_at(C_acc, the row tile loop); split(C_acc.k, n·t); split(k.inner, n)
 //   reorder(k.outer, k.inner.outer, i, j, k.inner.inner)
-//   compute_at(A_inp, k.outer); compute_at(B_wgt, k.outer)   n×(n·t) and (n·t)×n tiles: one
-//                                                             LOAD each per t GEMMs
+//   compute_at(A_inp, k.outer)                    n×(n·t) input tiles: one LOAD per t GEMMs
+//   compute_at(B_wgt, the column tile loop)       a K×n column of weight tiles, loaded once and
+//                                                 kept while the row tiles pass (weight-stationary),
+//                                                 when one per virtual thread fits wgt_bytes;
+//                                                 else at k.outer, (n·t)×n tiles like A's
 //   tensorize(C_acc.i, gemm_NxNxN_i8)
 //
 // The virtual threads interleave two accumulator tiles, so one tile's loads overlap the other's
@@ -88,7 +96,8 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t vector_lanes, c
 struct AccelKnobs {
   int64_t gemm = 16;  // the core's n
   int64_t vthreads = 2;
-  int64_t k_tiles = 8;  // GEMMs per LOAD of the reduction axis (at most; a divisor of K/n)
+  int64_t k_tiles = 8;             // GEMMs per LOAD of the reduction axis (at most; a divisor of K/n)
+  int64_t wgt_bytes = 256 * 1024;  // the weight scratchpad: a column of weight tiles stays there if it fits
 };
 Schedule default_accel_schedule(const te::ComputeDag& dag, const AccelKnobs& knobs = {});
 

@@ -45,8 +45,8 @@ int64_t MachineConfig::scratchpad_bytes(Scratchpad s) const {
 std::string MachineConfig::str() const {
   std::ostringstream o;
   o << "gemm " << gemm << "x" << gemm << "x" << gemm << " int8->int32, scratchpads inp " << inp_bytes << " B, wgt "
-    << wgt_bytes << " B, acc " << acc_bytes << " B, DRAM " << dram_bytes_per_cycle << " B/cycle with " << dram_latency
-    << " cycles latency, " << clock_mhz << " MHz";
+    << wgt_bytes << " B, acc " << acc_bytes << " B, DRAM " << dram_bytes_per_cycle << " B/cycle in " << dram_burst_bytes
+    << " B bursts with " << dram_latency << " cycles latency, " << clock_mhz << " MHz";
   return o.str();
 }
 
@@ -121,11 +121,16 @@ std::string instruction_text(const Program& p, size_t index) {
   o << index << " ";
   o.width(0);
   o << unit_name(in.unit) << " " << opcode_name(in.op) << (in.op == Opcode::kNop ? "" : " ");
+  // A tile whose rows follow each other in DRAM is one run ("contiguous"), else its row stride.
   auto dram = [&] {
     std::ostringstream d;
     d << (in.buffer >= 0 && in.buffer < static_cast<int>(p.buffers.size()) ? p.buffers[in.buffer] : "?") << "["
-      << in.dram_offset << " " << in.rows << "x" << in.cols << " /" << in.dram_stride << "]"
-      << (in.dram_elem_bytes == 1 ? "i8" : "i32");
+      << in.dram_offset << " " << in.rows << "x" << in.cols;
+    if (in.rows > 1 && in.dram_stride == in.cols)
+      d << " contiguous";
+    else
+      d << " /" << in.dram_stride;
+    d << "]" << (in.dram_elem_bytes == 1 ? "i8" : "i32");
     return d.str();
   };
   switch (in.op) {

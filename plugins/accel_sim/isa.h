@@ -34,6 +34,7 @@ struct MachineConfig {
   int64_t acc_bytes = 128 * 1024;    // accumulator scratchpad (int32)
   int64_t dram_bytes_per_cycle = 8;  // DRAM bandwidth, shared by the load and store units
   int64_t dram_latency = 64;         // cycles from a request to its first byte
+  int64_t dram_burst_bytes = 64;     // DRAM moves whole bursts: a tile's row pays every burst it touches
   int64_t clock_mhz = 200;           // only to turn cycles into time
   int64_t scratchpad_bytes(Scratchpad s) const;
   std::string str() const;  // "gemm 16x16x16 int8, inp 32 KiB, ..."

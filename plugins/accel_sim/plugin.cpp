@@ -62,6 +62,7 @@ class AccelModule final : public Module {
     }
     out.emplace_back("dram_read_bytes", static_cast<double>(r.dram_read_bytes));
     out.emplace_back("dram_write_bytes", static_cast<double>(r.dram_write_bytes));
+    out.emplace_back("dram_burst_bytes", static_cast<double>(r.dram_burst_bytes));
     out.emplace_back("macs", static_cast<double>(r.macs));
     return out;
   }
@@ -204,6 +205,7 @@ accel::MachineConfig config_of(const Target& t) {
   m.acc_bytes = t.get_int("acc_bytes");
   m.dram_bytes_per_cycle = t.get_int("dram_bytes_per_cycle");
   m.dram_latency = t.get_int("dram_latency");
+  m.dram_burst_bytes = t.get_int("dram_burst_bytes");
   m.clock_mhz = t.get_int("clock_mhz");
   return m;
 }
@@ -241,7 +243,17 @@ TargetKind accel_kind() {
       int_option("dram_bytes_per_cycle", "DRAM bandwidth in bytes per cycle, shared by the load and store units",
                  d.dram_bytes_per_cycle, 1, 4096),
       int_option("dram_latency", "Cycles from a DRAM request to its first byte", d.dram_latency, 0, 100000),
+      int_option("dram_burst_bytes",
+                 "DRAM burst: each row of a LOAD or STORE tile moves every burst it touches, whole (1: exact bytes)",
+                 d.dram_burst_bytes, 1, static_cast<int64_t>(accel::Dram::kAlignment)),
       int_option("clock_mhz", "Clock, to turn cycles into time", d.clock_mhz, 1, 10000),
+      TargetOptionSpec{.name = "gemm_layout",
+                       .type = TargetOptionSpec::Type::kString,
+                       .doc = "How the compiler lays out an offloaded GEMM's weights and results in DRAM: tiled (each "
+                              "n x n tile contiguous, a column of tiles after another: one burst-filling run per "
+                              "LOAD) or rows (row-major matrices, a tile's rows strided)",
+                       .default_value = [] { return TargetOptionValue{std::string("tiled")}; },
+                       .choices = {"tiled", "rows"}},
   };
   k.memory_scopes = {"accel.inp", "accel.wgt", "accel.acc"};
   k.tensor_intrinsics = [](const Target& t) {

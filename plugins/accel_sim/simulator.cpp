@@ -14,7 +14,7 @@ namespace tessel::accel {
 
 uint64_t Dram::alloc(size_t bytes, size_t alignment) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (alignment == 0) alignment = 1;
+  alignment = std::max(alignment, kAlignment);
   uint64_t address = (next_ + alignment - 1) / alignment * alignment;
   blocks_[address].resize(std::max<size_t>(bytes, 1));
   next_ = address + std::max<size_t>(bytes, 1);
@@ -69,9 +69,33 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t dram_bytes(const Instruction& in) { return in.rows * in.cols * in.dram_elem_bytes; }
 
+}  // namespace
+
+// DRAM moves whole bursts: every burst a row of the tile touches, counted once when rows share
+// one. Offsets are from the buffer's start, which is on a burst boundary (Dram::alloc aligns to
+// 4 KiB, the largest burst the target allows). A tile whose rows follow each other is one run.
+int64_t dram_burst_bytes(const MachineConfig& m, const Instruction& in) {
+  const int64_t b = m.dram_burst_bytes, eb = in.dram_elem_bytes, width = in.cols * eb;
+  if (in.rows < 1 || width < 1) return 0;
+  if (in.rows == 1 || in.dram_stride == in.cols) {
+    const int64_t begin = in.dram_offset * eb, end = begin + in.rows * width;
+    return ((end - 1) / b - begin / b + 1) * b;
+  }
+  int64_t bursts = 0, counted = -1;  // the last burst counted (rows go up: stride >= 0)
+  for (int64_t r = 0; r < in.rows; ++r) {
+    const int64_t begin = (in.dram_offset + r * in.dram_stride) * eb;
+    const int64_t first = std::max(begin / b, counted + 1), last = (begin + width - 1) / b;
+    if (last >= first) bursts += last - first + 1;
+    counted = std::max(counted, last);
+  }
+  return bursts * b;
+}
+
+namespace {
+
 // Cycles the DRAM channel is occupied by an instruction's transfer.
 int64_t transfer_cycles(const MachineConfig& m, const Instruction& in) {
-  return ceil_div(dram_bytes(in), m.dram_bytes_per_cycle);
+  return ceil_div(dram_burst_bytes(m, in), m.dram_bytes_per_cycle);
 }
 
 }  // namespace
@@ -151,7 +175,7 @@ class Machine {
  public:
   Machine(const MachineConfig& m, const Program& p, Dram& dram, const std::vector<uint64_t>& bases)
       : m_(m), p_(p), dram_(dram), bases_(bases) {
-    if (m.gemm < 1 || m.dram_bytes_per_cycle < 1 || m.dram_latency < 0)
+    if (m.gemm < 1 || m.dram_bytes_per_cycle < 1 || m.dram_latency < 0 || m.dram_burst_bytes < 1)
       throw Error("accel-sim: machine model out of range: " + m.str());
     inp_.assign(static_cast<size_t>(m.inp_bytes), 0);
     wgt_.assign(static_cast<size_t>(m.wgt_bytes), 0);
@@ -348,6 +372,7 @@ class Machine {
           std::memcpy(row + in.pad_left * eb, base + dr * in.dram_stride * eb, static_cast<size_t>(in.cols * eb));
         }
         result_.dram_read_bytes += dram_bytes(in);
+        result_.dram_burst_bytes += dram_burst_bytes(m_, in);
         break;
       }
       case Opcode::kStore: {
@@ -371,6 +396,7 @@ class Machine {
             }
           }
         result_.dram_write_bytes += dram_bytes(in);
+        result_.dram_burst_bytes += dram_burst_bytes(m_, in);
         break;
       }
       case Opcode::kGemm: {

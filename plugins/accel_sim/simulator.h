@@ -27,7 +27,10 @@ namespace tessel::accel {
 // Simulated DRAM: allocations in one address space (never address 0). Thread-safe.
 class Dram {
  public:
-  uint64_t alloc(size_t bytes, size_t alignment = 64);
+  // Allocations start on a 4 KiB boundary at least: a burst boundary for every burst size the
+  // cycle model allows, so a buffer's bursts count from its start.
+  uint64_t alloc(size_t bytes, size_t alignment = kAlignment);
+  static constexpr size_t kAlignment = 4096;
   void free(uint64_t address);  // throws Error for an address that is not an allocation
   void write(uint64_t address, const void* host, size_t bytes);
   void read(uint64_t address, void* host, size_t bytes) const;
@@ -53,6 +56,7 @@ struct SimResult {
   int64_t cycles = 0;                  // when the last unit finished
   std::array<int64_t, kUnits> busy{};  // cycles each unit spent executing
   int64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  int64_t dram_burst_bytes = 0;         // what the channel moved for them: whole bursts
   int64_t macs = 0;                     // multiply-accumulates the GEMM core did
   std::vector<TimelineEntry> timeline;  // per instruction, in program order
   std::string str() const;              // "1234 cycles; load 800 (65%), compute ..., DRAM 4096 B read ..."
@@ -63,5 +67,10 @@ SimResult simulate(const MachineConfig& config, const Program& program, Dram& dr
 
 // The cycles one instruction takes on its unit, DRAM contention aside (the cycle model).
 int64_t instruction_cycles(const MachineConfig& config, const Instruction& insn);
+
+// The bytes a LOAD's or STORE's tile costs the DRAM channel: every dram_burst_bytes burst one of
+// its rows touches, whole (a 16-byte row of a wider matrix pays a 64-byte burst, two when it
+// straddles a boundary; a contiguous tile pays its bytes rounded up to a burst).
+int64_t dram_burst_bytes(const MachineConfig& config, const Instruction& insn);
 
 }  // namespace tessel::accel

@@ -1,11 +1,13 @@
 // Accelerator benchmark: every convolution (and the classifier) of ResNet-18 at 224x224 as the
 // int8 GEMM the accel-sim target offloads (quantize_for_accelerator: im2col rows × weights, each
-// extent rounded up to the GEMM core), compiled with the accelerator's default schedule
-// with 1 and with 2 virtual threads (compile::run_on_accelerator, as the studio's accelerator
-// roofline measures them), run on the simulator:
-// cycles, compute-unit utilization (compute busy ÷ total cycles) and the speed-up of the second
-// virtual thread. The whole network's figure is the sum over its layers (each layer as often as
-// ResNet-18 has it). Cycles are the simulator's, so the figures do not depend on the host's load.
+// extent rounded up to the GEMM core), in both of the pass's layouts (gemm_layout: rows, the
+// row-major matrices; tiled, the weights and the result as columns of n×n tiles), compiled with the
+// accelerator's default schedule with 1 and with 2 virtual threads (compile::run_on_accelerator,
+// as the studio's accelerator roofline measures them), run on the simulator: cycles,
+// compute-unit utilization (compute busy ÷ total cycles), load-unit utilization and the speed-up
+// of the second virtual thread. The whole network's figure is the sum over its layers (each layer
+// as often as ResNet-18 has it). Cycles are the simulator's, so the figures do not depend on the
+// host's load.
 //
 //   bench_accel [--short] [--target SPEC]      --short: the first layer of each stage only;
 //                                               SPEC: the machine, e.g. "accel-sim -dram_latency=32"
@@ -55,6 +57,20 @@ te::ComputeDag gemm_dag(int64_t m, int64_t n, int64_t k) {
   return te::make_dag("gemm", {c});
 }
 
+// The tiled layout: C[t, i, j] = Σ int32(A[i, k]) · int32(B[t, k, j]), B and C as columns of
+// `tile`-wide tiles ([n / tile, k, tile] and [n / tile, m, tile]).
+te::ComputeDag tiled_gemm_dag(int64_t m, int64_t n, int64_t k, int64_t tile) {
+  te::Tensor a = te::placeholder("A", {m, k}, DataType::kInt8);
+  te::Tensor b = te::placeholder("B", {n / tile, k, tile}, DataType::kInt8);
+  loopir::IterVar r = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {n / tile, m, tile}, [&](const std::vector<loopir::Expr>& i) {
+    return te::sum(te::cast(DataType::kInt32, te::at(a, {i[1], r.var})) *
+                       te::cast(DataType::kInt32, te::at(b, {i[0], r.var, i[2]})),
+                   {r});
+  });
+  return te::make_dag("gemm_tiled", {c});
+}
+
 Tensor random_int8(Shape shape, uint64_t seed) {
   Tensor t(DataType::kInt8, std::move(shape));
   std::mt19937_64 rng(seed);
@@ -83,9 +99,9 @@ int main(int argc, char** argv) {
     const Target target = Target::parse(spec);
     const int64_t n = target.get_int("gemm");
     std::printf("ResNet-18 layers as int8 GEMMs on %s\n", target.str().c_str());
-    std::printf("%-28s %5s %5s %5s %3s %12s %7s %7s %12s %7s %7s %8s\n", "layer", "M", "N", "K", "x", "cycles vt1",
-                "cmp%", "ld%", "cycles vt2", "cmp%", "ld%", "speed-up");
-    double total[2] = {0, 0};
+    std::printf("%-28s %5s %5s %5s %3s %-6s %12s %7s %7s %12s %7s %7s %8s\n", "layer", "M", "N", "K", "x", "layout",
+                "cycles vt1", "cmp%", "ld%", "cycles vt2", "cmp%", "ld%", "speed-up");
+    double total[2][2] = {{0, 0}, {0, 0}};  // [rows, tiled][1, 2 virtual threads]
     int64_t previous_stage = -1;
     for (const Layer& l : kLayers) {
       if (short_run && l.size_in == previous_stage) continue;
@@ -93,21 +109,30 @@ int main(int argc, char** argv) {
       const int64_t out = (l.size_in + 2 * l.pad - l.kernel) / l.stride + 1;
       const int64_t m = round_up(out * out, n), cols = round_up(l.channels_out, n),
                     k = round_up(l.channels_in * l.kernel * l.kernel, n);
-      const te::ComputeDag dag = gemm_dag(m, cols, k);
-      Tensor a = random_int8({m, k}, 1), b = random_int8({k, cols}, 2), c(DataType::kInt32, {m, cols});
-      const compile::AcceleratorRun one = compile::run_on_accelerator(dag, target, 1, {&a, &b, &c}),
-                                    two = compile::run_on_accelerator(dag, target, 2, {&a, &b, &c});
-      total[0] += one.cycles * l.count, total[1] += two.cycles * l.count;
-      std::printf("%-28s %5lld %5lld %5lld %3d %12.0f %6.1f%% %6.1f%% %12.0f %6.1f%% %6.1f%% %7.2fx\n", l.name,
-                  static_cast<long long>(m), static_cast<long long>(cols), static_cast<long long>(k), l.count,
-                  one.cycles, 100 * one.compute_utilization, 100 * one.load_utilization, two.cycles,
-                  100 * two.compute_utilization, 100 * two.load_utilization, one.cycles / std::max(two.cycles, 1.0));
-      std::fflush(stdout);
+      for (int tiled = 0; tiled < 2; ++tiled) {
+        const te::ComputeDag dag = tiled ? tiled_gemm_dag(m, cols, k, n) : gemm_dag(m, cols, k);
+        Tensor a = random_int8({m, k}, 1);
+        Tensor b = tiled ? random_int8({cols / n, k, n}, 2) : random_int8({k, cols}, 2);
+        Tensor c(DataType::kInt32, tiled ? Shape{cols / n, m, n} : Shape{m, cols});
+        const compile::AcceleratorRun one = compile::run_on_accelerator(dag, target, 1, {&a, &b, &c}),
+                                      two = compile::run_on_accelerator(dag, target, 2, {&a, &b, &c});
+        total[tiled][0] += one.cycles * l.count, total[tiled][1] += two.cycles * l.count;
+        std::printf("%-28s %5lld %5lld %5lld %3d %-6s %12.0f %6.1f%% %6.1f%% %12.0f %6.1f%% %6.1f%% %7.2fx\n",
+                    tiled ? "" : l.name, static_cast<long long>(m), static_cast<long long>(cols),
+                    static_cast<long long>(k), l.count, tiled ? "tiled" : "rows", one.cycles,
+                    100 * one.compute_utilization, 100 * one.load_utilization, two.cycles,
+                    100 * two.compute_utilization, 100 * two.load_utilization, one.cycles / std::max(two.cycles, 1.0));
+        std::fflush(stdout);
+      }
     }
     const double mhz = static_cast<double>(target.get_int("clock_mhz"));
-    std::printf("%s: %.0f cycles (%.2f ms) with 1 virtual thread, %.0f (%.2f ms) with 2: %.2fx\n",
-                short_run ? "these layers" : "whole network (offloaded layers, each as often as it occurs)", total[0],
-                total[0] / (mhz * 1e3), total[1], total[1] / (mhz * 1e3), total[0] / std::max(total[1], 1.0));
+    for (int tiled = 0; tiled < 2; ++tiled)
+      std::printf("%s, %s layout: %.0f cycles (%.2f ms) with 1 virtual thread, %.0f (%.2f ms) with 2: %.2fx\n",
+                  short_run ? "these layers" : "whole network (offloaded layers, each as often as it occurs)",
+                  tiled ? "tiled" : "rows", total[tiled][0], total[tiled][0] / (mhz * 1e3), total[tiled][1],
+                  total[tiled][1] / (mhz * 1e3), total[tiled][0] / std::max(total[tiled][1], 1.0));
+    std::printf("tiled layout vs rows: %.2fx with 1 virtual thread, %.2fx with 2\n",
+                total[0][0] / std::max(total[1][0], 1.0), total[0][1] / std::max(total[1][1], 1.0));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_accel: %s\n", e.what());
     return 1;

@@ -44,19 +44,25 @@ class TestAccelModels : public QObject {
     QVERIFY2(CodeGenRegistry::global().has("accel-sim"), "the accel_sim plugin did not load");
   }
 
+  // Both layouts of the offloaded products (quantize_for_accelerator): the tiled one the compiler
+  // chooses, and the row-major one the target option gemm_layout=rows keeps.
   void float_model_runs_quantized_on_the_accelerator_data() {
     QTest::addColumn<QString>("model");
-    QTest::newRow("resnet_block") << "resnet_block";
-    QTest::newRow("qdq_resnet") << "qdq_resnet";
+    QTest::addColumn<QString>("target");
+    for (const char* model : {"resnet_block", "qdq_resnet"}) {
+      QTest::newRow(model) << model << "accel-sim";
+      QTest::newRow((std::string(model) + ", rows").c_str()) << model << "accel-sim -gemm_layout=rows";
+    }
   }
   void float_model_runs_quantized_on_the_accelerator() {
     QFETCH(QString, model);
+    QFETCH(QString, target);
     const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/resources/models/" + model.toStdString();
     auto graph = std::make_shared<const Graph>(import_onnx(dir + ".onnx"));
     const Tensor input = read_tensor_pb(dir + "/input_0.pb");
     const Tensor want = run_reference(*graph, {input})[0];
 
-    auto compiled = compile::CompiledModel::compile(graph, Target::parse("accel-sim"));
+    auto compiled = compile::CompiledModel::compile(graph, Target::parse(target.toStdString()));
     int offloaded = 0, on_host = 0;
     std::string where;
     for (const compile::CompiledKernel& k : compiled->kernels()) {
@@ -80,6 +86,35 @@ class TestAccelModels : public QObject {
     QVERIFY(copied_for_host_kernel);
     const std::string profile = compiled->module()->artifacts().at("accel_profile");
     QVERIFY2(profile.find("cycles") != std::string::npos, profile.c_str());
+  }
+
+  // The layout is a transform the pass makes in the graph for the accelerator: each offloaded
+  // product's weights are a [N'/n, K', n] constant of n×n tiles and its result is untiled on the
+  // host by nodes named for it; with gemm_layout=rows there are neither.
+  void tiled_layout_shows_in_the_graph() {
+    const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/resources/models/resnet_block";
+    auto graph = std::make_shared<const Graph>(import_onnx(dir + ".onnx"));
+    for (const bool tiled : {true, false}) {
+      auto compiled =
+          compile::CompiledModel::compile(graph, Target::parse(tiled ? "accel-sim" : "accel-sim -gemm_layout=rows"));
+      const Graph& g = compiled->graph();
+      int products = 0, untiled = 0;
+      for (const Node& node : g.nodes) {
+        if (node.op->name == "MatMulInteger") {
+          ++products;
+          const TensorType& weights = g.value(node.inputs[1]).type;
+          QCOMPARE(weights.shape.size(), size_t{tiled ? 3u : 2u});
+          if (tiled) QCOMPARE(weights.shape[2], int64_t{16});
+          QCOMPARE(g.value(node.inputs[1]).name.find("tiled_layout") != std::string::npos, tiled);
+        }
+        if (node.name.find("tiled_layout_untile") != std::string::npos) {
+          QVERIFY(node.op->name == "Transpose");
+          ++untiled;
+        }
+      }
+      QVERIFY(products > 0);
+      QCOMPARE(untiled, tiled ? products : 0);
+    }
   }
 
   // A kernel that is not an int8 GEMM is not offloaded, and says why.

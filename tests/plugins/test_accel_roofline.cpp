@@ -56,10 +56,11 @@ class TestAccelRoofline : public QObject {
     QTest::addColumn<QString>("model");
     QTest::addColumn<double>("least_speedup");
     // resnet_block's convolutions are small (few GEMMs per output tile, so its int32 stores are a
-    // larger share of the one DRAM channel's traffic: lower intensity): a second thread gains nothing.
+    // larger share of the one DRAM channel's traffic: lower intensity): a second thread gains
+    // little (1.04x, its classifier 1.00x).
     QTest::newRow("resnet_block") << TESSEL_SOURCE_DIR "/resources/models/resnet_block.onnx" << 0.95;
-    // The lesson's 64->64 3x3 convolutions, like ResNet-18's layer1: ~1.12x (bench_accel).
-    QTest::newRow("conv_64 (the lesson's)") << TESSEL_SOURCE_DIR "/resources/lessons/conv_64.graph" << 1.08;
+    // The lesson's 64->64 3x3 convolutions, like ResNet-18's layer1: ~1.21x (bench_accel).
+    QTest::newRow("conv_64 (the lesson's)") << TESSEL_SOURCE_DIR "/resources/lessons/conv_64.graph" << 1.15;
   }
   void every_offloaded_layer_has_two_points_under_the_roof() {
     QFETCH(QString, model);

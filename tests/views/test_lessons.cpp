@@ -354,7 +354,8 @@ class LessonsTest : public QObject {
       if (p.schedule_action != LessonPage::ScheduleAction::kHand) continue;
       const QString kernel = QString::fromStdString(p.kernel);
       KernelLoweringPtr lowered = h.loop.lowering(kernel);
-      QVERIFY2(lowered && lowered->error.empty() && !lowered->passes.empty(), p.title.c_str());
+      QVERIFY2(lowered && lowered->error.empty() && !lowered->passes.empty(),
+               (p.title + ": " + (lowered ? lowered->error : "not lowered")).c_str());
       KernelMeasurementPtr m = h.loop.measurement(kernel);
       QVERIFY2(m && m->verdict == KernelMeasurement::Verdict::kCorrect, m ? m->error.c_str() : "no measurement");
       QVERIFY2(QString::fromStdString(m->target).startsWith("accel-sim"), m->target.c_str());
@@ -367,6 +368,7 @@ class LessonsTest : public QObject {
           const size_t at = text.find("simulated: ");
           QVERIFY2(at != std::string::npos, text.substr(0, 400).c_str());
           cycles[p.title] = std::stod(text.substr(at + 11));
+          qInfo("%s", text.substr(at, text.find('\n', at) - at).c_str());
         }
       if (p.title == "One virtual thread") one_page = k;
       if (p.title == "Two virtual threads") two_page = k;
@@ -382,8 +384,8 @@ class LessonsTest : public QObject {
     QVERIFY(count(two, "dep_push(1, 2)") > 0 && count(two, "dep_pop(1, 2)") > 0);  // compute → store
     QCOMPARE(count(two, "dep_push("), count(two, "dep_pop("));
     // The figures the lesson's text quotes (the simulator's cycles do not depend on the host).
-    QCOMPARE(cycles["One virtual thread"], 727680.0);
-    QCOMPARE(cycles["Two virtual threads"], 651506.0);
+    QCOMPARE(cycles["One virtual thread"], 522112.0);
+    QCOMPARE(cycles["Two virtual threads"], 429828.0);
   }
 
   // The virtual threads lesson in the real main window: the model opens on accel-sim, the schedule

@@ -52,7 +52,7 @@ struct Product {
 
 class AcceleratorQuantizer {
  public:
-  AcceleratorQuantizer(Graph& g, int64_t n) : g_(g), n_(n), dead_(g.nodes.size(), false) {}
+  AcceleratorQuantizer(Graph& g, int64_t n, bool tiled) : g_(g), n_(n), tiled_(tiled), dead_(g.nodes.size(), false) {}
 
   bool run() {
     const auto count = static_cast<NodeId>(g_.nodes.size());
@@ -280,10 +280,27 @@ class AcceleratorQuantizer {
     const ValueId tiles = node("im2col", "Gather", make_attrs(along), {padded, constant_value("im2col_rows", table)});
     const ValueId a = node("gemm_input", "Reshape", make_attrs(ops::ReshapeAttrs{}),
                            {tiles, shape_constant("gemm_input_shape", {p.images * rows, depth})});
-    const ValueId acc = node("gemm", "MatMulInteger", make_attrs(NoAttrs{}), {a, constant_value("weight_i8", wq)});
+    ValueId per_image;
+    if (tiled_) {
+      // The tiled layout: the weights as columns of n×n tiles, [N'/n, K', n], each column's tiles
+      // one after another, so the product is [N'/n, N·M', n], one output tile contiguous too. Back
+      // to rows on the host, where it fuses with the requantization.
+      const int64_t column_tiles = channels / n_;
+      const ValueId acc = node("gemm_tiled_layout", "MatMulInteger", make_attrs(NoAttrs{}),
+                               {a, constant_value("weight_i8_tiled_layout", column_tiles_of(wq))});
+      const ValueId tiles = node("tiled_layout_tiles", "Reshape", make_attrs(ops::ReshapeAttrs{}),
+                                 {acc, shape_constant("tiled_layout_tiles_shape", {column_tiles, p.images, rows, n_})});
+      ops::TransposeAttrs untile;
+      untile.perm = {1, 2, 0, 3};
+      per_image = node("tiled_layout_rows", "Reshape", make_attrs(ops::ReshapeAttrs{}),
+                       {node("tiled_layout_untile", "Transpose", make_attrs(untile), {tiles}),
+                        shape_constant("per_image_shape", {p.images, rows, channels})});
+    } else {
+      const ValueId acc = node("gemm", "MatMulInteger", make_attrs(NoAttrs{}), {a, constant_value("weight_i8", wq)});
+      per_image = node("per_image", "Reshape", make_attrs(ops::ReshapeAttrs{}),
+                       {acc, shape_constant("per_image_shape", {p.images, rows, channels})});
+    }
     // Back to float on the host: the real rows and channels, times both scales, plus the bias.
-    const ValueId per_image = node("per_image", "Reshape", make_attrs(ops::ReshapeAttrs{}),
-                                   {acc, shape_constant("per_image_shape", {p.images, rows, channels})});
     const ValueId real = node("real", "Slice", make_attrs(NoAttrs{}),
                               {per_image, shape_constant("starts", {0, 0}),
                                shape_constant("ends", {p.rows, p.channels}), shape_constant("axes", {1, 2})});
@@ -339,8 +356,20 @@ class AcceleratorQuantizer {
     changed_ = true;
   }
 
+  // [K', N'] → [N'/n, K', n]: column tile t is rows [t][k][0..n) = columns t·n .. t·n + n of row k.
+  Tensor column_tiles_of(const Tensor& w) const {
+    const int64_t depth = w.shape()[0], channels = w.shape()[1];
+    Tensor out(DataType::kInt8, Shape{channels / n_, depth, n_});
+    const int8_t* from = w.data<int8_t>();
+    int8_t* to = out.data<int8_t>();
+    for (int64_t t = 0; t < channels / n_; ++t)
+      for (int64_t k = 0; k < depth; ++k) std::copy_n(from + k * channels + t * n_, n_, to + (t * depth + k) * n_);
+    return out;
+  }
+
   Graph& g_;
   int64_t n_;
+  bool tiled_;
   std::vector<bool> dead_;
   std::string base_;
   bool changed_ = false;
@@ -351,7 +380,10 @@ class AcceleratorQuantizer {
 bool quantize_for_accelerator(Graph& g, PassContext& ctx) {
   const TargetOptionSpec* gemm = ctx.target.kind_info().find_option("gemm");
   if (!gemm) return false;
-  return AcceleratorQuantizer(g, ctx.target.get_int("gemm")).run();
+  // The layout is the compiler's choice; a target may offer the row-major one (accel-sim's gemm_layout).
+  const bool tiled =
+      !ctx.target.kind_info().find_option("gemm_layout") || ctx.target.get_string("gemm_layout") == "tiled";
+  return AcceleratorQuantizer(g, ctx.target.get_int("gemm"), tiled).run();
 }
 
 }  // namespace tessel

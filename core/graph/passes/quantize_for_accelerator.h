@@ -11,8 +11,9 @@
 //   %xq  = QuantizeLinear(%x, %s, 0:i8)                    on the run's own input (symmetric int8)
 //   %xf  = Pad(Reshape(%xq, [N, C·H·W]), [0, 0, 0, 1])      one zero after each image
 //   %a   = Reshape(Gather(%xf, %rows, axis=1), [N·M', K'])  im2col: a row per output pixel
-//   %acc = MatMulInteger(%a, %wq)                          [N·M', N'] int32: offloaded
-//   %y   = Transpose(Reshape(Add(Mul(Cast(Slice(%acc)), %s·%sw), %b), [N, OH, OW, O]), NCHW)
+//   %acc = MatMulInteger(%a, %wt)                          [N'/n, N·M', n] int32: offloaded
+//   %r   = Reshape(Transpose(Reshape(%acc, [N'/n, N, M', n]), [1, 2, 0, 3]), [N, M', N'])   untiled
+//   %y   = Transpose(Reshape(Add(Mul(Cast(Slice(%r)), %s·%sw), %b), [N, OH, OW, O]), NCHW)
 //
 // Why im2col tiles from a Gather rather than a LOAD with strides: the LOAD instruction reads 2-D
 // tiles, and a convolution's window is 3-D (channels × rows × columns) with zero padding on two
@@ -26,10 +27,26 @@
 //                                      └──────── the zero
 //
 // Weights are quantized per output channel, symmetric: sw[o] = max|w[o, ...]| / 127,
-// wq[k, o] = round(w[o, k] / sw[o]) (laid out [K', N'], the core's weight operand). The int32
-// products are requantized on the host (Cast, Mul by %s·%sw, Add the float bias), where they fuse
-// with what follows (Relu, the residual Add). A Gemm or MatMul is the same with one image of M
-// rows.
+// wq[k, o] = round(w[o, k] / sw[o]) ([K', N'], the core's weight operand). The int32 products are
+// requantized on the host (Cast, Mul by %s·%sw, Add the float bias), where they fuse with what
+// follows (Relu, the residual Add). A Gemm or MatMul is the same with one image of M rows.
+//
+// The layout (the TVM paper's layout transformation to an accelerator's blocks, here the GEMM
+// core's n×n tile): the accelerator's DRAM moves whole bursts (accel-sim's dram_burst_bytes, 64),
+// so a LOAD of a row-major [K', N'] weight tile, n·t rows of n bytes N' apart, pays a whole burst
+// for every 16-byte row. The pass lays the weights out as columns of tiles,
+//
+//   wq: [K', N'] ──▶ %wt: [N'/n, K', n]    %wt[t, k, j] = wq[k, t·n + j]   (a constant: no cost)
+//
+// so each n×n tile is contiguous and a column's tiles follow each other: a weight LOAD of n·t
+// rows is one run. The product is then a broadcast MatMulInteger whose result comes out tiled
+// the same way, [N'/n, N·M', n] (an output tile's n rows of n int32 are one run); the host undoes
+// it (the Reshape, Transpose, Reshape named `*_tiled_layout_*` in the graph) in the kernel that
+// requantizes. The im2col rows stay rows: the product has one reduction axis, so a row must hold
+// all of K' (a tile-major input, [M'/n][K'/n][n][n], needs a second reduction axis across the
+// tiles); an input tile's rows are n·t bytes (up to 128 at n = 16), which fill their bursts but
+// for the edges. The target option gemm_layout=rows keeps the row-major weights and result
+// ([K', N'] and [N·M', N']).
 //
 // A QDQ model's integer convolutions (ConvInteger, QLinearConv: quantize_qdq) keep the scales the
 // model declares: its int8 weights (zero point 0) are the core's operand as they are; a uint8 input
