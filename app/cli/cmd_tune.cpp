@@ -41,10 +41,14 @@ const ArgSpec kSpec{
 };
 
 constexpr const char* kDetails =
-    "Searches each kernel's schedules: the default schedule's decisions (register tile, reduction unroll,\n"
-    "cache panels, parallel loops, vector width) over every value that fits the kernel, ranked by a\n"
-    "cost model (gradient-boosted trees on loop-program features) trained on the measurements so far.\n"
-    "Each candidate is compiled, checked against the reference kernels and timed in tessel-measure.\n\n"
+    "Searches each kernel's schedules: the default schedule's decisions for the target's kind over every\n"
+    "value that fits the kernel, ranked by a cost model (gradient-boosted trees on loop-program\n"
+    "features) trained on the measurements so far. On a CPU: the register tile, the reduction's split,\n"
+    "unroll and loop order, cache panels, parallel loops, vector width; on a GPU (opencl, cuda): the\n"
+    "thread-block tile and threads; on an accelerator (accel-sim): the virtual threads and the\n"
+    "reduction tiles per load, for the kernels that run on its core. Each candidate is compiled,\n"
+    "checked against the reference kernels and timed in tessel-measure (a device's own time: its\n"
+    "events, or a simulator's cycles at its clock).\n\n"
     "  --records LOG         the tuning log (JSON lines), appended to; --records LOG on run, build and\n"
     "                        profile applies the fastest correct schedule of each kernel\n"
     "  --kernel NAME         tune only this kernel (repeatable; default: every compiled kernel)\n"
@@ -118,7 +122,7 @@ int run_tune_command(std::span<const std::string> argv) {
 
   std::signal(SIGINT, on_interrupt);
   options.stop = [] { return g_interrupted.load(); };
-  const int64_t lanes = compile::vector_lanes_of_spec(target.str());
+  const tune::SpaceTarget space_target = tune::space_target_of(target);
   const std::filesystem::path program = tune::ProcessMeasurer::default_program();
   const bool interactive = ::isatty(STDERR_FILENO) != 0;
   std::printf("%-44s %8s %12s %12s %8s\n", "kernel", "trials", "default", "tuned", "speedup");
@@ -127,7 +131,11 @@ int run_tune_command(std::span<const std::string> argv) {
     std::string why;
     std::optional<te::ComputeDag> dag = compile::kernel_dag(graph, group, &why);
     if (!dag) continue;  // runs with the reference kernels: nothing to schedule
-    tune::SearchSpace space(*dag, lanes);
+    tune::SearchSpace space(*dag, space_target);
+    if (!space.unsupported().empty()) {
+      std::printf("%-44s %8s   not tuned: %s\n", group.kernel_name.c_str(), "-", space.unsupported().c_str());
+      continue;
+    }
     const measure::ModelRef ref{model, target.str(), nlohmann::json::object(), import.input_shapes};
     tune::ProcessMeasurer local(program, ref, group.kernel_name, min_time_ms);
     const std::unique_ptr<tune::Measurer> spread =

@@ -102,6 +102,7 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   auto put_on_host = [&](CompiledKernel& k, const te::ComputeDag& dag, std::string why) {
     const FusionGroup& group = fusion.groups.at(static_cast<size_t>(k.group));
     k.on_host = true;
+    k.tuned = false;  // a tuned schedule is the accelerator's
     k.host_reason = std::move(why);
     k.compiled = false;
     if (!host_codegen) {
@@ -135,6 +136,16 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
       std::optional<schedule::Schedule> accel = hand;
       std::string why;
       if (hand) lower_for_accelerator(k.name, *dag, *hand, target);  // a step it refuses: Error naming it
+      if (std::optional<schedule::Schedule> tuned =
+              !hand && options.tuned_schedule ? options.tuned_schedule(*dag) : std::nullopt) {
+        try {
+          lower_for_accelerator(k.name, *dag, *tuned, target);
+          accel = std::move(tuned);
+          k.tuned = true;
+        } catch (const Error&) {
+          // A record the core no longer takes (a log from another version): the default.
+        }
+      }
       if (!accel) {
         try {
           accel = schedule::default_accel_schedule(*dag, accel_knobs(target));

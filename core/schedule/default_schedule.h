@@ -55,6 +55,20 @@ struct CpuKnobs {
   std::optional<bool> pack;
   std::optional<int> parallel_loops;    // 1: the outermost loop in parallel; 2: the two outermost fused
   std::optional<int64_t> vector_split;  // element-wise outputs: the vectorized inner loop's extent
+  // Tiling and order of the reduce loops of a register-blocked reduction, around its micro-kernel.
+  // The main reduce axis is the longest one (a GEMM's k, a conv's input channels rc; the first of
+  // equals); the others are its window (a conv's ry, rx).
+  //   reduce_split  the main axis split by this factor into a block loop and its inner part, which
+  //                 the k unroll then splits in turn (1: not split)
+  //   reduce_order  where the main axis's loops go among the window's (unset: the order the
+  //                 tensor expression declares its reduce axes in):
+  //       kMainOuter     rc.block, rc.inner, ry, rx
+  //       kWindowOuter   ry, rx, rc.block, rc.inner
+  //       kSplitAround   rc.block, ry, rx, rc.inner   (the block loop outside the window, its
+  //                                                   inner part inside)
+  enum class ReduceOrder { kMainOuter, kWindowOuter, kSplitAround };
+  std::optional<int64_t> reduce_split;
+  std::optional<ReduceOrder> reduce_order;
   bool operator==(const CpuKnobs&) const = default;
 };
 // The data caches of one core, in bytes, as the target declares them (Target's l1_cache_bytes and

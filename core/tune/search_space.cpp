@@ -2,20 +2,29 @@
 
 #include <algorithm>
 
+#include "core/compile/kernel_compiler.h"
+#include "core/schedule/int8_vnni_schedule.h"
 #include "core/schedule/schedule_state.h"
 #include "core/support/error.h"
+#include "core/target/cpu_caches.h"
 
 namespace tessel::tune {
 
 namespace {
 
 constexpr int64_t kDefault = -1;
+// default_gpu_schedule's own arguments.
+constexpr int64_t kGpuTile = 8, kGpuThreads = 64;
 
 // The extents a reduction output exposes to the register tile: rows (the second-last axis; the
-// default may pick another, which the knob then clamps), columns (the last axis) and a lone
-// reduction axis (matmul's k; 0 when there are several, as in a conv).
+// default may pick another, which the knob then clamps), columns (the last axis), a lone
+// reduction axis (matmul's k; 0 when there are several, as in a conv), the longest reduce axis
+// (the main one, which reduce_split splits) and whether any other reduce axis has more than one
+// iteration (so the order of the reduce loops is a choice).
 struct ReductionShape {
   int64_t rows = 0, columns = 0, k = 0;
+  int64_t main = 0;
+  bool window = false;
 };
 
 std::optional<ReductionShape> reduction_shape(const te::ComputeDag& dag) {
@@ -26,6 +35,11 @@ std::optional<ReductionShape> reduction_shape(const te::ComputeDag& dag) {
     s.rows = t->axes[t->axes.size() - 2].extent;
     s.columns = t->axes.back().extent;
     s.k = red->axes.size() == 1 ? red->axes[0].extent : 0;
+    size_t main = 0;
+    for (size_t q = 1; q < red->axes.size(); ++q)
+      if (red->axes[q].extent > red->axes[main].extent) main = q;
+    s.main = red->axes[main].extent;
+    for (size_t q = 0; q < red->axes.size(); ++q) s.window = s.window || (q != main && red->axes[q].extent > 1);
     return s;
   }
   return std::nullopt;
@@ -44,27 +58,148 @@ Knob knob(std::string name, std::vector<int64_t> values) {
 
 }  // namespace
 
-SearchSpace::SearchSpace(te::ComputeDag dag, int64_t vector_lanes) : dag_(std::move(dag)), lanes_(vector_lanes) {
+SpaceTarget space_target_of(const Target& target) {
+  SpaceTarget t;
+  if (compile::is_accelerator(target)) {
+    t.kind = SpaceTarget::Kind::kAccelerator;
+    t.accel = compile::accel_knobs(target);
+  } else if (target.kind_info().device != "cpu") {
+    t.kind = SpaceTarget::Kind::kGpu;
+  } else {
+    t.vector_lanes = target_vector_floats(target);
+    t.caches = {.l1_bytes = target_cache_bytes(target, 1), .l2_bytes = target_cache_bytes(target, 2)};
+    t.vnni = target.kind_info().find_option("vnni") && target.get_bool("vnni");
+  }
+  return t;
+}
+
+std::string_view kind_name(SpaceTarget::Kind kind) {
+  switch (kind) {
+    case SpaceTarget::Kind::kCpu:
+      return "cpu";
+    case SpaceTarget::Kind::kGpu:
+      return "gpu";
+    case SpaceTarget::Kind::kAccelerator:
+      return "accelerator";
+  }
+  return "?";
+}
+
+SearchSpace::SearchSpace(te::ComputeDag dag, int64_t vector_lanes)
+    : SearchSpace(std::move(dag), SpaceTarget{.vector_lanes = vector_lanes}) {}
+
+SearchSpace::SearchSpace(te::ComputeDag dag, const SpaceTarget& target) : dag_(std::move(dag)), target_(target) {
+  switch (target_.kind) {
+    case SpaceTarget::Kind::kCpu:
+      add_cpu_knobs();
+      break;
+    case SpaceTarget::Kind::kGpu:
+      add_gpu_knobs();
+      break;
+    case SpaceTarget::Kind::kAccelerator:
+      add_accelerator_knobs();
+      break;
+  }
+  if (!unsupported_.empty()) return;
+  // The default schedule is what the kernel runs with untuned, and candidate 0: when it does not
+  // apply (the kernel then runs plain loops), there is nothing to open up.
+  try {
+    (void)default_schedule();
+  } catch (const Error& e) {
+    unsupported_ = std::string("its default schedule does not apply: ") + e.what();
+    knobs_.clear();
+  }
+}
+
+schedule::Schedule SearchSpace::default_schedule() const { return build(default_candidate()); }
+
+schedule::Schedule SearchSpace::build(const Candidate& c) const {
+  switch (target_.kind) {
+    case SpaceTarget::Kind::kCpu:
+      return schedule::default_cpu_schedule(dag_, target_.vector_lanes, cpu_knobs_of(c), target_.caches);
+    case SpaceTarget::Kind::kGpu: {
+      const auto [tile, threads] = gpu_tile_and_threads_of(c);
+      return schedule::default_gpu_schedule(dag_, tile, threads);
+    }
+    case SpaceTarget::Kind::kAccelerator:
+      return schedule::default_accel_schedule(dag_, accel_knobs_of(c));
+  }
+  throw Error("tune: unknown kind of search space");
+}
+
+void SearchSpace::add_cpu_knobs() {
+  if (schedule::int8_vnni_schedule(dag_, target_.vnni)) {
+    unsupported_ = "the int8 dot-product schedule (int8_vnni_schedule) has no knobs to search";
+    return;
+  }
+  const int64_t lanes = target_.vector_lanes;
   if (auto r = reduction_shape(dag_)) {
-    std::vector<int64_t> rows, vectors, k_unroll{1}, panels;
+    std::vector<int64_t> rows, vectors, k_unroll{1}, splits, panels;
     for (int64_t v : {1, 2, 3, 4, 6, 8, 12})
       if (v <= r->rows) rows.push_back(v);
     for (int64_t v : {1, 2, 4, 8})
-      if (v * lanes_ <= r->columns) vectors.push_back(v);
+      if (v * lanes <= r->columns) vectors.push_back(v);
     for (int64_t v : {2, 4, 8})
       if (r->k >= 2 * v && r->k % v == 0) k_unroll.push_back(v);
-    const int64_t tile_columns = r->columns / std::max<int64_t>(1, lanes_);
+    for (int64_t v : {4, 8, 16, 32, 64})
+      if (2 * v <= r->main && r->main % v == 0) splits.push_back(v);
+    const int64_t tile_columns = r->columns / std::max<int64_t>(1, lanes);
     for (int64_t v : {2, 4, 8, 16})
       if (v < tile_columns) panels.push_back(v);
     if (rows.size() > 1) knobs_.push_back(knob("tile_rows", rows));
     if (vectors.size() > 1) knobs_.push_back(knob("tile_vectors", vectors));
     if (r->k > 0) knobs_.push_back(knob("k_unroll", k_unroll));
+    if (!splits.empty()) knobs_.push_back(knob("reduce_split", splits));
+    using Order = schedule::CpuKnobs::ReduceOrder;
+    if (r->window)
+      knobs_.push_back(
+          knob("reduce_order", {static_cast<int64_t>(Order::kMainOuter), static_cast<int64_t>(Order::kWindowOuter),
+                                static_cast<int64_t>(Order::kSplitAround)}));
     if (!panels.empty()) knobs_.push_back(knob("panel", panels));
     // Packing the vector operand into panels applies to a GEMM (one reduce axis).
     if (r->k > 0) knobs_.push_back(knob("pack", {0, 1}));
   }
-  if (has_elementwise_output(dag_)) knobs_.push_back(knob("vector_split", {lanes_, 2 * lanes_, 4 * lanes_}));
+  if (has_elementwise_output(dag_)) knobs_.push_back(knob("vector_split", {lanes, 2 * lanes, 4 * lanes}));
   knobs_.push_back(knob("parallel_loops", {1, 2}));
+}
+
+void SearchSpace::add_gpu_knobs() {
+  // The tile applies to a reduction output of rank >= 2 (matmul, conv), the threads to an
+  // element-wise output or a row reduction (softmax): what default_gpu_schedule uses each for.
+  int64_t widest = 0;
+  bool threads = false;
+  for (const te::Tensor& t : dag_.outputs) {
+    if (t->reduction() && t->axes.size() >= 2)
+      widest = std::max({widest, t->axes.back().extent, t->axes[t->axes.size() - 2].extent});
+    else if (!t->reduction())
+      threads = true;
+  }
+  std::vector<int64_t> tiles;
+  for (int64_t v : {4, 16, 32})
+    if (v <= widest) tiles.push_back(v);
+  if (!tiles.empty()) knobs_.push_back(knob("tile", tiles));
+  if (threads) knobs_.push_back(knob("threads", {32, 128, 256}));
+}
+
+void SearchSpace::add_accelerator_knobs() {
+  try {
+    (void)schedule::default_accel_schedule(dag_, target_.accel);
+  } catch (const Error& e) {
+    unsupported_ = std::string(e.what()) + "; the kernel runs on the host";
+    return;
+  }
+  // default_accel_schedule accepted it: one int8 product C[M, N] over K, all multiples of n.
+  const te::Tensor& c = dag_.outputs[0];
+  const int64_t n = target_.accel.gemm;
+  const int64_t row_tiles = c->shape[0] / n, column_tiles = c->shape[1] / n;
+  const int64_t k_tiles = c->reduction()->axes[0].extent / n;
+  std::vector<int64_t> vthreads{1}, loads;
+  for (int64_t v : {2, 4})
+    if ((row_tiles % v == 0 && row_tiles > 1) || (column_tiles % v == 0 && column_tiles > 1)) vthreads.push_back(v);
+  for (int64_t v : {1, 2, 4, 8, 16})
+    if (k_tiles % v == 0) loads.push_back(v);
+  if (vthreads.size() > 1) knobs_.push_back(knob("vthreads", vthreads));
+  if (loads.size() > 1) knobs_.push_back(knob("k_tiles", loads));
 }
 
 double SearchSpace::size() const {
@@ -73,33 +208,44 @@ double SearchSpace::size() const {
   return n;
 }
 
-schedule::CpuKnobs SearchSpace::knobs_of(const Candidate& c) const {
-  schedule::CpuKnobs k;
+std::optional<int64_t> SearchSpace::value(const Candidate& c, std::string_view name) const {
   for (size_t i = 0; i < knobs_.size(); ++i) {
+    if (knobs_[i].name != name) continue;
     const int64_t v = knobs_[i].values.at(static_cast<size_t>(c.at(i)));
-    if (v == kDefault) continue;
-    const std::string& n = knobs_[i].name;
-    if (n == "tile_rows")
-      k.tile_rows = v;
-    else if (n == "tile_vectors")
-      k.tile_vectors = v;
-    else if (n == "k_unroll")
-      k.k_unroll = v;
-    else if (n == "panel")
-      k.panel = v;
-    else if (n == "pack")
-      k.pack = v != 0;
-    else if (n == "parallel_loops")
-      k.parallel_loops = static_cast<int>(v);
-    else if (n == "vector_split")
-      k.vector_split = v;
+    return v == kDefault ? std::nullopt : std::optional<int64_t>(v);
   }
+  return std::nullopt;
+}
+
+schedule::CpuKnobs SearchSpace::cpu_knobs_of(const Candidate& c) const {
+  schedule::CpuKnobs k;
+  k.tile_rows = value(c, "tile_rows");
+  k.tile_vectors = value(c, "tile_vectors");
+  k.k_unroll = value(c, "k_unroll");
+  k.reduce_split = value(c, "reduce_split");
+  if (auto v = value(c, "reduce_order")) k.reduce_order = static_cast<schedule::CpuKnobs::ReduceOrder>(*v);
+  k.panel = value(c, "panel");
+  if (auto v = value(c, "pack")) k.pack = *v != 0;
+  if (auto v = value(c, "parallel_loops")) k.parallel_loops = static_cast<int>(*v);
+  k.vector_split = value(c, "vector_split");
   return k;
 }
 
+schedule::AccelKnobs SearchSpace::accel_knobs_of(const Candidate& c) const {
+  schedule::AccelKnobs k = target_.accel;
+  k.vthreads = value(c, "vthreads").value_or(k.vthreads);
+  k.k_tiles = value(c, "k_tiles").value_or(k.k_tiles);
+  return k;
+}
+
+std::pair<int64_t, int64_t> SearchSpace::gpu_tile_and_threads_of(const Candidate& c) const {
+  return {value(c, "tile").value_or(kGpuTile), value(c, "threads").value_or(kGpuThreads)};
+}
+
 std::optional<schedule::Schedule> SearchSpace::schedule_of(const Candidate& c) const {
+  if (!unsupported_.empty()) return std::nullopt;
   try {
-    return schedule::default_cpu_schedule(dag_, lanes_, knobs_of(c));
+    return build(c);
   } catch (const Error&) {
     return std::nullopt;  // a combination whose steps do not apply (e.g. nothing left to fuse)
   }
@@ -137,7 +283,10 @@ std::string SearchSpace::describe(const Candidate& c) const {
   for (size_t i = 0; i < knobs_.size(); ++i) {
     const int64_t v = knobs_[i].values.at(static_cast<size_t>(c.at(i)));
     if (!text.empty()) text += ' ';
-    text += knobs_[i].name + "=" + (v == kDefault ? std::string("default") : std::to_string(v));
+    std::string shown = v == kDefault ? "default" : std::to_string(v);
+    if (knobs_[i].name == "reduce_order" && v != kDefault)
+      shown = v == 0 ? "main_outer" : v == 1 ? "window_outer" : "split_around";
+    text += knobs_[i].name + "=" + shown;
   }
   return text;
 }

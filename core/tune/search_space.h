@@ -1,17 +1,41 @@
 #pragma once
-// The schedules `tessel tune` searches for one kernel: the default CPU schedule's own decisions
-// (core/schedule/default_schedule.h, CpuKnobs) opened up to every value that fits the kernel's
-// shapes, so every candidate is an ordinary schedule (steps as data) the studio can show and edit.
+// The schedules `tessel tune` searches for one kernel on one target: the default schedule of the
+// target's kind with its own decisions opened up to every value that fits the kernel's shapes, so
+// every candidate is an ordinary schedule (steps as data) the studio can show and edit.
 //
-//   ComputeDag ──knob_space──▶ knobs and their values, from the stages' extents:
+// Which knobs a kernel has follows from the target's kind (space_target_of decides, the same way
+// compile::default_schedule picks a default) and from the kernel's tensor expression:
+//
+//   an accelerator (a kind with a GEMM core,    schedule::AccelKnobs (default_accel_schedule); the
+//   the `gemm` option: accel-sim)               scratchpad scopes and the GEMM intrinsic are the
+//                                               core's own, so they are not knobs
+//        vthreads       1 2 4 (divides the row or column tiles)   accumulator tiles interleaved
+//        k_tiles        1 2 4 8 16 (divides K / n)                GEMMs per LOAD of the reduction
+//      A kernel that does not tensorize runs on the host: it has no space (unsupported() says why).
+//
+//   a kind whose device is not the CPU          default_gpu_schedule's arguments
+//   (opencl, cuda)
+//        tile           4 16 32 (≤ the output's last two axes)    blocks of tile × tile threads,
+//                                                                 the inputs cached in shared memory
+//        threads        32 128 256                                threads per block of an
+//                                                                 element-wise output or a row
+//
+//   a CPU kind                                  schedule::CpuKnobs (default_cpu_schedule)
 //        tile_rows      1 2 3 4 6 8 12 (≤ rows)          register tile of a reduction output
 //        tile_vectors   1 2 4 8 (× lanes ≤ last axis)
 //        k_unroll       1 2 4 8 (divides a lone k)
-//        panel          0 2 4 8 16 (< tile columns)      second tiling level: cache panels
-//        pack           0 1 (a lone k)                   the vector operand packed per tile column
-//        parallel_loops 1 2                              one loop, or the two outermost fused
-//        vector_split   lanes 2·lanes 4·lanes            element-wise outputs
-//   Candidate = one value index per knob ──schedule_of──▶ Schedule (default_cpu_schedule(dag, lanes, knobs))
+//        reduce_split   4 8 16 32 64 (divides the main    the longest reduce axis (k, a conv's rc)
+//                       reduce axis, at most half of it)  split into a block loop and its inner part
+//        reduce_order   main outer, window outer,         the reduce loops' order, when another
+//                       split around                      reduce axis is longer than 1 (a conv's
+//                                                         ry, rx)
+//        panel          0 2 4 8 16 (< tile columns)       second tiling level: cache panels
+//        pack           0 1 (a lone k)                    the vector operand packed per tile column
+//        parallel_loops 1 2                               one loop, or the two outermost fused
+//        vector_split   lanes 2·lanes 4·lanes             element-wise outputs
+//      A kernel the int8 dot-product schedule takes (int8_vnni_schedule) has no space.
+//
+//   Candidate = one value index per knob ──schedule_of──▶ Schedule
 //
 // Candidate 0 (every index 0 = "the default's choice") is the default schedule itself, so a search
 // always measures the schedule it has to beat.
@@ -19,13 +43,29 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/schedule/default_schedule.h"
 #include "core/schedule/schedule.h"
+#include "core/target/target.h"
 #include "core/te/tensor.h"
 
 namespace tessel::tune {
+
+// What of a target the search space depends on.
+struct SpaceTarget {
+  enum class Kind { kCpu, kGpu, kAccelerator };
+  Kind kind = Kind::kCpu;
+  int64_t vector_lanes = 8;      // kCpu: the width of the default schedule's vectors
+  schedule::CpuCaches caches{};  // kCpu: what the default schedule blocks for
+  bool vnni = false;             // kCpu: the target has the int8 dot-product instruction
+  schedule::AccelKnobs accel{};  // kAccelerator: the core's size and the default's knobs
+};
+// The kind of space `target` has (the rules above), with the target's parameters of it.
+SpaceTarget space_target_of(const Target& target);
+std::string_view kind_name(SpaceTarget::Kind kind);  // "cpu", "gpu", "accelerator"
 
 struct Knob {
   std::string name;
@@ -36,15 +76,25 @@ using Candidate = std::vector<int>;  // an index into each knob's values
 
 class SearchSpace {
  public:
+  SearchSpace(te::ComputeDag dag, const SpaceTarget& target);
+  // A CPU target with vectors of `vector_lanes` floats and the default caches.
   SearchSpace(te::ComputeDag dag, int64_t vector_lanes);
 
   const te::ComputeDag& dag() const { return dag_; }
+  const SpaceTarget& target() const { return target_; }
   const std::vector<Knob>& knobs() const { return knobs_; }
+  // Why the kernel has no schedules to search on this target ("accel: ... the kernel runs on the
+  // host"); empty when it has (even with no knob: its default schedule is then the only one).
+  const std::string& unsupported() const { return unsupported_; }
   // The number of distinct candidates (product of the knobs' sizes).
   double size() const;
 
-  schedule::CpuKnobs knobs_of(const Candidate& c) const;
-  // The candidate's schedule; nullopt when its steps do not apply to the DAG (never for candidate 0).
+  // The candidate's decisions for each kind of target (knobs of the other kinds are ignored).
+  schedule::CpuKnobs cpu_knobs_of(const Candidate& c) const;
+  schedule::AccelKnobs accel_knobs_of(const Candidate& c) const;
+  std::pair<int64_t, int64_t> gpu_tile_and_threads_of(const Candidate& c) const;
+  // The candidate's schedule; nullopt when its steps do not apply to the DAG (never for candidate 0
+  // of a supported kernel).
   std::optional<schedule::Schedule> schedule_of(const Candidate& c) const;
 
   Candidate default_candidate() const { return Candidate(knobs_.size(), 0); }
@@ -57,9 +107,18 @@ class SearchSpace {
   std::string describe(const Candidate& c) const;
 
  private:
+  void add_cpu_knobs();
+  void add_gpu_knobs();
+  void add_accelerator_knobs();
+  schedule::Schedule default_schedule() const;
+  schedule::Schedule build(const Candidate& c) const;  // throws Error when the steps do not apply
+  // The value of the knob named `name` in `c`; nullopt for "the default's choice" or no such knob.
+  std::optional<int64_t> value(const Candidate& c, std::string_view name) const;
+
   te::ComputeDag dag_;
-  int64_t lanes_;
+  SpaceTarget target_;
   std::vector<Knob> knobs_;
+  std::string unsupported_;
 };
 
 }  // namespace tessel::tune

@@ -6,10 +6,12 @@
 #include <map>
 #include <set>
 
+#include "core/loopir/interpreter.h"
 #include "core/loopir/printer.h"
 #include "core/lower/pipeline.h"
 #include "core/schedule/default_schedule.h"
 #include "core/support/error.h"
+#include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
 #include "core/tune/cost_model.h"
 #include "core/tune/records.h"
@@ -57,6 +59,47 @@ class FormulaMeasurer : public Measurer {
   }
   int calls = 0;
 };
+
+// An int8 product with int32 accumulation: the one kernel shape an accelerator's GEMM core takes.
+te::ComputeDag int8_matmul(int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::placeholder("A", {m, k}, DataType::kInt8);
+  te::Tensor b = te::placeholder("B", {k, n}, DataType::kInt8);
+  loopir::IterVar r = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {m, n},
+                             [&](const std::vector<loopir::Expr>& i) {
+                               return te::sum(te::cast(DataType::kInt32, te::at(a, {i[0], r.var})) *
+                                                  te::cast(DataType::kInt32, te::at(b, {r.var, i[1]})),
+                                              {r});
+                             },
+                             {"i", "j"});
+  return te::make_dag("matmul_i8", {c});
+}
+
+QStringList knob_names(const SearchSpace& space) {
+  QStringList names;
+  for (const Knob& k : space.knobs()) names << QString::fromStdString(k.name);
+  return names;
+}
+
+// The DAG's outputs computed by `s`'s program in the interpreter, on seeded inputs in [-1, 1).
+std::map<std::string, Tensor> run_in_interpreter(const te::ComputeDag& dag, const schedule::Schedule& s) {
+  const loopir::Func f = lower::lower(dag, s).func;
+  std::set<std::string> outputs;
+  for (const te::Tensor& t : dag.outputs) outputs.insert(t->name);
+  std::vector<Tensor> args;
+  for (const loopir::Buffer& p : f.params) {
+    Tensor t(p->dtype, p->shape);
+    std::mt19937_64 rng(std::hash<std::string>()(p->name));
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, outputs.count(p->name) ? std::nan("") : u(rng));
+    args.push_back(t);
+  }
+  loopir::interpret(f, args);
+  std::map<std::string, Tensor> result;
+  for (size_t i = 0; i < f.params.size(); ++i)
+    if (outputs.count(f.params[i]->name)) result.emplace(f.params[i]->name, args[i]);
+  return result;
+}
 
 }  // namespace
 
@@ -121,7 +164,139 @@ class TestTune : public QObject {
     SearchSpace mm(te::dag_from_spec("matmul M=128 N=256 K=64"), 16);
     QStringList names;
     for (const Knob& k : mm.knobs()) names << QString::fromStdString(k.name);
-    QCOMPARE(names, QStringList({"tile_rows", "tile_vectors", "k_unroll", "panel", "pack", "parallel_loops"}));
+    QCOMPARE(names,
+             QStringList({"tile_rows", "tile_vectors", "k_unroll", "reduce_split", "panel", "pack", "parallel_loops"}));
+  }
+
+  // Each kind of target opens up its own default schedule: the knobs a matmul, a conv and an
+  // element-wise kernel have there, candidate 0 that kind's default schedule, and every candidate
+  // of the (small) GPU and accelerator spaces lowers.
+  void each_target_kind_opens_up_its_own_default_schedule_data() {
+    using Kind = SpaceTarget::Kind;
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QStringList>("knobs");
+    const QString mm = "matmul M=128 N=256 K=64", conv = "conv2d N=1 C=16 H=14 W=14 K=32 R=3 S=3 stride=1 pad=1",
+                  relu = "relu shape=64x256", i8 = "int8 matmul";
+    const int cpu = static_cast<int>(Kind::kCpu), gpu = static_cast<int>(Kind::kGpu),
+              accel = static_cast<int>(Kind::kAccelerator);
+    QTest::newRow("cpu matmul") << mm << cpu
+                                << QStringList{"tile_rows", "tile_vectors", "k_unroll",      "reduce_split",
+                                               "panel",     "pack",         "parallel_loops"};
+    QTest::newRow("cpu conv") << conv << cpu
+                              << QStringList{"tile_rows", "reduce_split", "reduce_order", "parallel_loops"};
+    QTest::newRow("cpu relu") << relu << cpu << QStringList{"vector_split", "parallel_loops"};
+    QTest::newRow("gpu matmul") << mm << gpu << QStringList{"tile"};
+    QTest::newRow("gpu conv") << conv << gpu << QStringList{"tile"};
+    QTest::newRow("gpu relu") << relu << gpu << QStringList{"threads"};
+    QTest::newRow("accelerator int8 matmul") << i8 << accel << QStringList{"vthreads", "k_tiles"};
+  }
+  void each_target_kind_opens_up_its_own_default_schedule() {
+    using Kind = SpaceTarget::Kind;
+    QFETCH(QString, spec);
+    QFETCH(int, kind);
+    QFETCH(QStringList, knobs);
+    const te::ComputeDag dag = spec == "int8 matmul" ? int8_matmul(64, 64, 256) : te::dag_from_spec(spec.toStdString());
+    SpaceTarget target{.kind = static_cast<Kind>(kind), .vector_lanes = 16};
+    target.accel = {.gemm = 16, .vthreads = 2};
+    const SearchSpace space(dag, target);
+    QVERIFY2(space.unsupported().empty(), space.unsupported().c_str());
+    QCOMPARE(knob_names(space), knobs);
+    std::optional<schedule::Schedule> want;
+    switch (target.kind) {
+      case Kind::kCpu:
+        want = schedule::default_cpu_schedule(dag, 16);
+        break;
+      case Kind::kGpu:
+        want = schedule::default_gpu_schedule(dag);
+        break;
+      case Kind::kAccelerator:
+        want = schedule::default_accel_schedule(dag, target.accel);
+        break;
+    }
+    QVERIFY2(space.schedule_of(space.default_candidate()) == want, spec.toUtf8().constData());
+    if (target.kind == Kind::kCpu) return;  // its space is large; the test above samples it
+    // Every candidate: odometer over the knobs' values.
+    std::set<std::string> schedules;
+    Candidate c = space.default_candidate();
+    for (;;) {
+      auto s = space.schedule_of(c);
+      QVERIFY2(s, space.describe(c).c_str());
+      (void)lower::lower(dag, *s);  // throws if it does not lower
+      schedules.insert(schedule::to_text(*s));
+      size_t i = 0;
+      for (; i < c.size(); ++i) {
+        if (++c[i] < static_cast<int>(space.knobs()[i].values.size())) break;
+        c[i] = 0;
+      }
+      if (i == c.size()) break;
+    }
+    QVERIFY2(schedules.size() >= space.knobs().back().values.size() - 1, spec.toUtf8().constData());
+  }
+
+  // A kernel the target's schedules do not take has no space, and says why.
+  void a_kernel_the_target_does_not_take_has_no_space() {
+    const SearchSpace host(te::dag_from_spec("matmul M=64 N=64 K=64"),
+                           SpaceTarget{.kind = SpaceTarget::Kind::kAccelerator, .accel = {.gemm = 16}});
+    QVERIFY2(host.unsupported().find("not an int32 accumulation") != std::string::npos, host.unsupported().c_str());
+    QVERIFY(host.knobs().empty());
+    QVERIFY(!host.schedule_of(host.default_candidate()));
+    const SearchSpace odd(int8_matmul(24, 16, 16),
+                          SpaceTarget{.kind = SpaceTarget::Kind::kAccelerator, .accel = {.gemm = 16}});
+    QVERIFY2(odd.unsupported().find("not multiples") != std::string::npos, odd.unsupported().c_str());
+  }
+
+  // The reduction's tiling and loop order (CpuKnobs::reduce_split, reduce_order), every value on
+  // small shapes, with and without the k unroll: each schedule lowers and computes what the plain
+  // loops compute, and the knobs change the program.
+  void reduction_knobs_compute_what_the_plain_loops_compute_data() {
+    QTest::addColumn<QString>("kernel");
+    QTest::newRow("gemm") << "gemm";
+    QTest::newRow("conv nchw") << "conv";
+    QTest::newRow("conv + bias + relu") << "conv_bias_relu";
+    QTest::newRow("conv nchw4c") << "conv_nchwc";
+    QTest::newRow("depthwise") << "depthwise";
+  }
+  void reduction_knobs_compute_what_the_plain_loops_compute() {
+    QFETCH(QString, kernel);
+    const te::Conv2dParams p{1, 16, 6, 8, 8, 3, 3, 1, 1};
+    const te::ComputeDag dag = kernel == "gemm"             ? te::matmul_dag(12, 16, 64)
+                               : kernel == "conv"           ? te::conv2d_dag(p)
+                               : kernel == "conv_bias_relu" ? te::conv2d_bias_relu_dag(p)
+                               : kernel == "conv_nchwc"     ? te::conv2d_nchwc_dag(p, 4)
+                                                            : te::depthwise_conv2d_dag(p);
+    constexpr int64_t kLanes = 4;
+    const std::map<std::string, Tensor> want = run_in_interpreter(dag, {});
+    using Order = schedule::CpuKnobs::ReduceOrder;
+    std::vector<std::optional<Order>> orders{std::nullopt, Order::kMainOuter, Order::kWindowOuter, Order::kSplitAround};
+    std::set<std::string> programs;
+    for (std::optional<int64_t> split :
+         {std::optional<int64_t>(), std::optional<int64_t>(4), std::optional<int64_t>(8), std::optional<int64_t>(3)})
+      for (std::optional<Order> order : orders)
+        for (int64_t unroll : {1, 4}) {
+          schedule::CpuKnobs knobs;
+          knobs.k_unroll = unroll, knobs.reduce_split = split, knobs.reduce_order = order;
+          const QString what = QString("%1 split %2 order %3 unroll %4")
+                                   .arg(kernel)
+                                   .arg(split.value_or(0))
+                                   .arg(order ? static_cast<int>(*order) : -1)
+                                   .arg(unroll);
+          const schedule::Schedule s = schedule::default_cpu_schedule(dag, kLanes, knobs);
+          programs.insert(loopir::to_string(lower::lower(dag, s).func));
+          for (const auto& [name, got] : run_in_interpreter(dag, s)) {
+            const Tensor& w = want.at(name);
+            for (int64_t i = 0; i < w.numel(); ++i)
+              if (std::abs(w.get_double(i) - got.get_double(i)) > 1e-4 * (1 + std::abs(w.get_double(i))))
+                QFAIL(qPrintable(QString("%1: %2[%3]: plain loops %4, scheduled %5\n%6")
+                                     .arg(what, name.c_str())
+                                     .arg(i)
+                                     .arg(w.get_double(i))
+                                     .arg(got.get_double(i))
+                                     .arg(schedule::to_text(s).c_str())));
+          }
+        }
+    const size_t distinct = kernel == "gemm" ? 6 : kernel == "depthwise" ? 2 : 4;
+    QVERIFY2(programs.size() >= distinct, qPrintable(QString::number(programs.size())));
   }
 
   void the_cost_model_learns_an_order() {
@@ -175,6 +350,38 @@ class TestTune : public QObject {
     std::set<Candidate> distinct;
     for (const Trial& t : r.trials) distinct.insert(t.candidate);
     QCOMPARE(distinct.size(), r.trials.size());  // nothing measured twice
+  }
+
+  // The features are read off the loop program, not the knobs: the search and its model work the
+  // same on a GPU's and an accelerator's space, measuring each schedule once, the default first.
+  void the_search_runs_on_every_kind_of_space() {
+    struct ByText : Measurer {
+      std::vector<Measurement> measure(const std::vector<std::string>& schedules) override {
+        std::vector<Measurement> out;
+        for (const std::string& s : schedules) {
+          const double ms = 1.0 + static_cast<double>(std::hash<std::string>()(s) % 97) / 10;
+          out.push_back({ms, ms, ""});
+        }
+        return out;
+      }
+    };
+    const SearchSpace gpu(te::dag_from_spec("matmul M=128 N=256 K=64"), SpaceTarget{.kind = SpaceTarget::Kind::kGpu});
+    const SearchSpace accel(int8_matmul(64, 64, 256),
+                            SpaceTarget{.kind = SpaceTarget::Kind::kAccelerator, .accel = {.gemm = 16}});
+    for (const SearchSpace* space : {&gpu, &accel}) {
+      ByText measurer;
+      SearchOptions o;
+      o.trials = 12;
+      o.batch = 4;
+      o.explore = 1;
+      const SearchResult r = search(*space, measurer, o);
+      QCOMPARE(static_cast<int>(r.trials.size()), std::min(12, static_cast<int>(space->size())));
+      QCOMPARE(r.trials[0].candidate, space->default_candidate());
+      std::set<std::string> schedules;
+      for (const Trial& t : r.trials) schedules.insert(t.schedule);
+      QCOMPARE(schedules.size(), r.trials.size());
+      QVERIFY(r.best >= 0);
+    }
   }
 
   void the_search_stops_when_asked() {

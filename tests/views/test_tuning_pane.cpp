@@ -2,7 +2,8 @@
 // mlp sample's dense kernels in tessel-measure draws its best-so-far curve against the default's
 // time, logs every trial in the session's records log (core/tune/records reads it back), moves the
 // kernel's roofline point, and its best schedule loads into the schedule editor and changes the
-// program; Stop in the middle of a run keeps every trial measured so far.
+// program; Stop in the middle of a run keeps every trial measured so far; a records log written
+// before draws its curves again.
 #include <QComboBox>
 #include <QFileInfo>
 #include <QProcess>
@@ -140,6 +141,13 @@ class TuningPaneTest : public QObject {
     QVERIFY2(build.exitCode() == 0, qPrintable(build_report));
     QVERIFY2(build_report.contains("1 of 3 compiled kernels use tuned schedules"), qPrintable(build_report));
 
+    // The log draws the same curve again (a session reopened, or the log opened by the user).
+    pane->clear();
+    QVERIFY(pane->load_records(log));
+    QCOMPARE(pane->trials(kKernel), 6);
+    QCOMPARE(pane->best_ms(kKernel), logged_best->ms_min);
+    QCOMPARE(pane->best_schedule(kKernel), QString::fromStdString(best->schedule));
+
     // Saved with the session.
     w->controller()->save();
     QCOMPARE(
@@ -157,6 +165,78 @@ class TuningPaneTest : public QObject {
     QVERIFY(lowered);
     QCOMPARE(schedule::to_text(lowered->schedule), best->schedule);
     QVERIFY(final_program(*w->panes().program) != naive_program);
+  }
+
+  // A previous tune's log draws the curves as the tune did: per kernel, its records in the log's
+  // order, the first its default schedule; its best loads into the editor. The session's log shows
+  // by itself in an idle, empty pane; a log the user opens replaces it; a damaged log is an error
+  // that leaves the pane as it was; a running search is never replaced.
+  void a_records_log_draws_the_curves_of_a_previous_tune() {
+    auto record = [](const char* kernel, double ms, const char* error = "") {
+      return tune::TuningRecord{std::string("key_") + kernel,
+                                kernel,
+                                "llvm",
+                                "split(C.i, " + std::to_string(static_cast<int>(ms * 100)) + ")\n",
+                                ms,
+                                ms,
+                                error};
+    };
+    const QString log = QDir(home_.path()).filePath("previous.records.jsonl");
+    QFile::remove(log);
+    for (const tune::TuningRecord& r :
+         {record("fused_dense_0", 2.0), record("fused_dense_0", 3.0), record("fused_dense_1", 1.0, "wrong result"),
+          record("fused_dense_0", 1.5), record("fused_dense_1", 0.8), record("fused_dense_0", 1.8),
+          record("fused_dense_1", 0.6)})
+      tune::append_record(log.toStdString(), r);
+
+    TuningPane pane;
+    QString loaded_kernel, loaded_schedule;
+    pane.on_load_best = [&](const QString& kernel, const QString& text) {
+      loaded_kernel = kernel;
+      loaded_schedule = text;
+    };
+    pane.set_records_path(log);
+    QCOMPARE(pane.records_path(), log);
+    QCOMPARE(pane.trials("fused_dense_0"), 4);
+    QCOMPARE(pane.failed("fused_dense_0"), 0);
+    QCOMPARE(pane.default_ms("fused_dense_0"), 2.0);
+    QCOMPARE(pane.best_ms("fused_dense_0"), 1.5);
+    QCOMPARE(pane.curve_points("fused_dense_0"), 4);  // the best so far after each trial
+    QCOMPARE(pane.trials("fused_dense_1"), 3);
+    QCOMPARE(pane.failed("fused_dense_1"), 1);
+    QCOMPARE(pane.default_ms("fused_dense_1"), 0.0);  // its default schedule failed
+    QCOMPARE(pane.best_ms("fused_dense_1"), 0.6);
+    QCOMPARE(pane.curve_points("fused_dense_1"), 2);
+    QVERIFY2(pane.status_text().contains("7 trials of 2 kernel"), qPrintable(pane.status_text()));
+    pane.select_kernel_row("fused_dense_0");
+    QVERIFY(pane.load_best_button()->isEnabled());
+    pane.load_best_button()->click();
+    QCOMPARE(loaded_kernel, QString("fused_dense_0"));
+    QCOMPARE(loaded_schedule, QString("split(C.i, 150)\n"));
+
+    // Another log replaces it.
+    const QString other = QDir(home_.path()).filePath("other.records.jsonl");
+    QFile::remove(other);
+    tune::append_record(other.toStdString(), record("fused_dense_2", 1.0));
+    QVERIFY(pane.load_records(other));
+    QCOMPARE(pane.trials("fused_dense_0"), 0);
+    QCOMPARE(pane.trials("fused_dense_2"), 1);
+    QCOMPARE(pane.records_path(), other);
+    {
+      QFile file(other);
+      QVERIFY(file.open(QIODevice::Append));
+      file.write("not json\n");
+    }
+    QVERIFY(!pane.load_records(other));
+    QVERIFY2(pane.status_text().contains(":2: not a JSON object"), qPrintable(pane.status_text()));
+    QCOMPARE(pane.trials("fused_dense_2"), 1);
+
+    // A search running: its curves stay.
+    pane.show_starting();
+    QVERIFY(!pane.load_records(log));
+    pane.set_records_path(log);
+    QCOMPARE(pane.trials("fused_dense_0"), 0);
+    QCOMPARE(pane.trials("fused_dense_2"), 1);
   }
 
   void stop_in_the_middle_keeps_every_trial_measured() {

@@ -3,6 +3,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -15,6 +17,8 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
+
+#include "core/tune/records.h"
 
 namespace tessel::views {
 
@@ -130,6 +134,10 @@ TuningPane::TuningPane(QWidget* parent) : QWidget(parent) {
   records_->setStyleSheet("color: gray;");
   records_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long path is clipped; the tooltip has it
   footer->addWidget(records_, 1);
+  open_log_ = new QPushButton(tr("Open log…"), this);
+  open_log_->setObjectName("tuning_open_log");
+  open_log_->setToolTip(tr("Show the curves of a previous tune from its records log"));
+  footer->addWidget(open_log_);
   load_best_ = new QPushButton(tr("Load best schedule"), this);
   load_best_->setObjectName("tuning_load_best");
   load_best_->setToolTip(tr("Open the selected kernel's fastest correct schedule in the schedule editor"));
@@ -153,6 +161,11 @@ TuningPane::TuningPane(QWidget* parent) : QWidget(parent) {
     if (it != curves_.end() && it->second.best_ms > 0) on_load_best(kernel, it->second.best_schedule);
   };
   QObject::connect(load_best_, &QPushButton::clicked, this, load);
+  QObject::connect(open_log_, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a tuning records log"), records_path(),
+                                                      tr("Tuning records (*.jsonl);;All files (*)"));
+    if (!path.isEmpty()) load_records(path);
+  });
   QObject::connect(table_, &QTreeWidget::itemDoubleClicked, this, load);
   QObject::connect(table_, &QTreeWidget::currentItemChanged, this, [this] { update_buttons(); });
   QObject::connect(scope_, &QComboBox::currentIndexChanged, this, [this] { update_buttons(); });
@@ -174,6 +187,51 @@ void TuningPane::set_records_path(const QString& path) {
                                       : tr("Every trial, one JSON line each; `tessel build --records %1` "
                                            "applies the best schedule of each kernel")
                                             .arg(path));
+  // A session reopened: its previous tune, until a search starts.
+  if (!running_ && curves_.empty() && !path.isEmpty() && QFileInfo(path).isFile()) load_records(path);
+}
+
+bool TuningPane::load_records(const QString& path) {
+  if (running_) return false;
+  std::vector<tune::TuningRecord> records;
+  try {
+    records = tune::read_records(path.toStdString());
+  } catch (const std::exception& e) {
+    show_error(QString::fromStdString(e.what()));
+    return false;
+  }
+  show_records(records);
+  const QString shown = records_path();
+  if (shown != path) set_records_path(path);
+  status_->setText(tr("%1: %2 trials of %n kernel(s) from %3.", nullptr, static_cast<int>(curves_.size()))
+                       .arg(QFileInfo(path).fileName())
+                       .arg(records.size())
+                       .arg(path));
+  return true;
+}
+
+void TuningPane::show_records(const std::vector<tune::TuningRecord>& records) {
+  if (running_) return;
+  clear();
+  // Per kernel: its records in the log's order are its trials, the first its default schedule
+  // (both the studio and `tessel tune` measure that first); several tunes continue one curve.
+  struct Seen {
+    int index = 0;
+    double default_ms = 0, best_ms = 0;
+  };
+  std::map<std::string, Seen> seen;
+  for (const tune::TuningRecord& r : records) {
+    Seen& k = seen[r.kernel];
+    if (k.index == 0 && r.ok()) k.default_ms = r.ms_min;
+    const bool better = r.ok() && (k.best_ms == 0 || r.ms_min < k.best_ms);
+    if (better) k.best_ms = r.ms_min;
+    show_trial(std::make_shared<const TuningTrial>(
+        TuningTrial{r.kernel, k.index++, r.schedule, r.ms_min, r.ms_median, r.error, k.best_ms, k.default_ms}));
+    if (better) show_best(std::make_shared<const TuningBest>(TuningBest{r.kernel, r.schedule, r.ms_min, {}}));
+  }
+  status_->setStyleSheet(QString());
+  if (!selected_kernel_.isEmpty()) select_kernel_row(selected_kernel_);
+  update_buttons();
 }
 
 QString TuningPane::records_path() const {

@@ -6,11 +6,16 @@
 //   │ trials [32]  budget [none]                       │   kernel         trials failed default best speed-up
 //   │ fused_dense_relu_0 (1/3): 12/96 trials, 1 failed │   fused_dense_0      12      1  0.055  0.041  1.34x
 //   │ · 20 s elapsed, about 40 s left                  │   records: /home/u/mlp.records.jsonl
-//   │ [Curve] [Kernels]                                │                          [Load best schedule]
+//   │ [Curve] [Kernels]                                │             [Open log…] [Load best schedule]
 //   │  ms ▲ ─ ─ ─ ─ ─ ─ ─ default (dashed, per kernel) │
 //   │     │‾‾‾‾|____      best so far, per kernel      │
 //   │     └────────────▶ trial                         │
 //   └──────────────────────────────────────────────────┘
+//
+// A records log written before (by the studio or `tessel tune`) draws the same curves: each
+// kernel's records in the log's order are its trials, the first its default schedule. The pane
+// shows the session's log when it is given one while idle and empty (a session reopened), and any
+// log the user opens.
 //
 // The pane only shows what the TuningRunner reports and says what the user asked for; the
 // mediator runs the job, logs it in the session and loads a best schedule into the editor. No
@@ -20,6 +25,10 @@
 #include <map>
 
 #include "views/tune/tuning_runner.h"
+
+namespace tessel::tune {
+struct TuningRecord;
+}
 
 QT_BEGIN_NAMESPACE
 class QChart;
@@ -53,8 +62,15 @@ class TuningPane : public QWidget {
   std::function<void(const QString& kernel, const QString& schedule_text)> on_load_best;
 
   void set_selected_kernel(const QString& kernel);  // what "selected kernel" tunes
+  // The session's records log; an idle pane with no curves shows what an existing log holds.
   void set_records_path(const QString& path);
   void clear();  // a new model: no curves, no table
+
+  // A previous tune: replaces the curves and the table with the records' (nothing while a search
+  // runs). load_records reads a log (core/tune/records.h); a damaged one is shown as an error and
+  // leaves the pane as it was.
+  void show_records(const std::vector<tune::TuningRecord>& records);
+  bool load_records(const QString& path);
 
   // The job was handed to the runner: Start waits until it has finished.
   void show_starting();
@@ -79,6 +95,7 @@ class TuningPane : public QWidget {
   QPushButton* start_button() const { return start_; }
   QPushButton* stop_button() const { return stop_; }
   QPushButton* load_best_button() const { return load_best_; }
+  QPushButton* open_log_button() const { return open_log_; }
   QComboBox* scope_box() const { return scope_; }
   QSpinBox* trials_box() const { return trials_; }
   // Selects the kernel's row in the table (what the user clicks before "Load best schedule").
@@ -110,6 +127,7 @@ class TuningPane : public QWidget {
   QPushButton* start_ = nullptr;
   QPushButton* stop_ = nullptr;
   QPushButton* load_best_ = nullptr;
+  QPushButton* open_log_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* records_ = nullptr;
   QChart* chart_ = nullptr;

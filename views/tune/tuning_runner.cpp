@@ -86,27 +86,30 @@ void TuningRunner::run(const TuningJob& job) {
   summary->records_log = job.records_log;
 
   try {
-    const int64_t lanes = compile::vector_lanes_of_spec(job.model.target);
     // Records name the target in its full form, as `tessel tune` writes and `tessel build --records`
     // looks it up ("llvm" → "llvm -fast_math=false … -vector_bits=512").
-    const std::string target = Target::parse(job.model.target).str();
-    // Kernels that run on the reference kernels (no tensor expression) have nothing to schedule.
-    std::vector<std::pair<std::string, te::ComputeDag>> kernels;
+    const Target parsed = Target::parse(job.model.target);
+    const std::string target = parsed.str();
+    const tune::SpaceTarget space_target = tune::space_target_of(parsed);
+    // Kernels that run on the reference kernels (no tensor expression), or that the target's
+    // schedules do not take (an accelerator's host kernels), have nothing to search.
+    std::vector<std::pair<std::string, tune::SearchSpace>> kernels;
     for (const std::string& kernel : job.kernels) {
       std::string why;
-      if (auto dag = job.snapshot ? kernel_dag(*job.snapshot, kernel, &why) : std::nullopt)
-        kernels.emplace_back(kernel, std::move(*dag));
+      auto dag = job.snapshot ? kernel_dag(*job.snapshot, kernel, &why) : std::nullopt;
+      if (!dag) continue;
+      tune::SearchSpace space(std::move(*dag), space_target);
+      if (space.unsupported().empty()) kernels.emplace_back(kernel, std::move(space));
     }
     QStringList names;
-    for (const auto& [kernel, dag] : kernels) names << QString::fromStdString(kernel);
+    for (const auto& [kernel, space] : kernels) names << QString::fromStdString(kernel);
     post([this, names] { Q_EMIT started(names); });
     const int kernel_count = static_cast<int>(kernels.size());
     const int budget = job.trials * kernel_count;
     for (int ki = 0; ki < kernel_count && !stop->load(); ++ki) {
       const std::string& kernel = kernels[static_cast<size_t>(ki)].first;
-      const te::ComputeDag* dag = &kernels[static_cast<size_t>(ki)].second;
-      const std::string key = tune::kernel_key(*dag);
-      tune::SearchSpace space(*dag, lanes);
+      const tune::SearchSpace& space = kernels[static_cast<size_t>(ki)].second;
+      const std::string key = tune::kernel_key(space.dag());
       tune::ProcessMeasurer process(program, job.model, kernel, job.min_time_ms);
       RecordingMeasurer measurer(process);
 
