@@ -6,107 +6,16 @@
 
 #include "core/loopir/functor.h"
 #include "core/schedule/parallel_work.h"
+#include "core/schedule/schedule_writer.h"
 #include "core/support/error.h"
 
 namespace tessel::schedule {
 
 namespace {
 
-// A loop of a stage as a handle: the stage's name and the axis's index in Stage::axes. Steps only
-// append axes, so a handle stays valid across later steps (cache_write rebuilds its stage: handles
-// into that stage are taken after it).
-struct Loop {
-  std::string stage;
-  int axis = -1;
-};
-
-// Appends steps to a schedule and applies each at once, so that later decisions see the resulting
-// loops. The steps that make loops (split, tile, fuse, cache_read/write) return handles to them,
-// taken from the state rather than rebuilt as "C.i.outer".
-class Writer {
- public:
-  Writer(ScheduleState& state, Schedule& out) : st_(state), out_(out) {}
-
-  const ScheduleState& state() const { return st_; }
-  const Stage& stage(const std::string& name) const { return *st_.find(name); }
-  // Data-parallel axis d of the stage's tensor, and its reduction axis q.
-  Loop root(const std::string& s, size_t d) const { return {s, static_cast<int>(d)}; }
-  Loop reduce_root(const std::string& s, size_t q) const { return {s, static_cast<int>(stage(s).op->axes.size() + q)}; }
-  // The loop at position `pos` of the stage's loop order, outermost first.
-  Loop leaf(const std::string& s, size_t pos) const { return {s, stage(s).leaf[pos]}; }
-
-  std::pair<Loop, Loop> split(const Loop& l, int64_t factor) {
-    add(step("split", {name(l), arg(factor)}));
-    const Relation& r = stage(l.stage).relations.back();
-    return {{l.stage, r.outer}, {l.stage, r.inner}};
-  }
-  // tile(first, second): the (outer, inner) loops of each, ordered first.outer, second.outer,
-  // first.inner, second.inner.
-  std::pair<std::pair<Loop, Loop>, std::pair<Loop, Loop>> tile(const Loop& first, const Loop& second, int64_t f1,
-                                                               int64_t f2) {
-    add(step("tile", {name(first), name(second), arg(f1), arg(f2)}));
-    const std::vector<Relation>& rel = stage(first.stage).relations;
-    const Relation &r1 = rel[rel.size() - 2], &r2 = rel.back();
-    return {{{first.stage, r1.outer}, {first.stage, r1.inner}}, {{first.stage, r2.outer}, {first.stage, r2.inner}}};
-  }
-  Loop fuse(const Loop& outer, const Loop& inner) {
-    add(step("fuse", {name(outer), name(inner)}));
-    return {outer.stage, stage(outer.stage).relations.back().fused};
-  }
-  void reorder(const std::vector<Loop>& order) {
-    std::vector<StepArg> args;
-    for (const Loop& l : order) args.push_back(name(l));
-    add(step("reorder", std::move(args)));
-  }
-  void vectorize(const Loop& l) { add(step("vectorize", {name(l)})); }
-  void unroll(const Loop& l) { add(step("unroll", {name(l)})); }
-  // A kernel too small to share among threads (parallel_work.h) keeps every loop serial.
-  void parallel(const Loop& l) {
-    if (parallel_allowed_) add(step("parallel", {name(l)}));
-  }
-  void allow_parallel(bool allowed) { parallel_allowed_ = allowed; }
-  bool parallel_allowed() const { return parallel_allowed_; }
-  void bind(const Loop& l, const char* tag) { add(step("bind", {name(l), arg(tag)})); }
-  void vthread(const Loop& l) { add(step("vthread", {name(l)})); }
-  void tensorize(const Loop& l, const std::string& intrinsic) { add(step("tensorize", {name(l), arg(intrinsic)})); }
-  void compute_at(const std::string& producer, const Loop& at) { add(step("compute_at", {arg(producer), name(at)})); }
-  void compute_inline(const std::string& s) { add(step("compute_inline", {arg(s)})); }
-  void set_scope(const std::string& s, const char* scope) { add(step("set_scope", {arg(s), arg(scope)})); }
-  // Both insert their new stage just before the one they serve; they return its name.
-  std::string cache_write(const std::string& s, const char* scope) {
-    add(step("cache_write", {arg(s), arg(scope)}));
-    return stage_before(s);
-  }
-  // rfactor(l): returns the new stage NAME_rf (the partial reductions), inserted before.
-  std::string rfactor(const Loop& l) {
-    std::string reduction = l.stage;
-    add(step("rfactor", {name(l)}));
-    return stage_before(reduction);
-  }
-  std::string cache_read(const std::string& tensor, const char* scope, const std::string& reader) {
-    add(step("cache_read", {arg(tensor), arg(scope), arg(reader)}));
-    return stage_before(reader);
-  }
-
- private:
-  StepArg name(const Loop& l) const {
-    const Stage& s = stage(l.stage);
-    return arg(s.name + "." + s.axes[static_cast<size_t>(l.axis)].name);
-  }
-  void add(ScheduleStep step) {
-    apply_step(st_, step);
-    out_.steps.push_back(std::move(step));
-  }
-  std::string stage_before(const std::string& name) const {
-    for (size_t i = 1; i < st_.stages.size(); ++i)
-      if (st_.stages[i].name == name) return st_.stages[i - 1].name;
-    return {};
-  }
-
-  ScheduleState& st_;
-  Schedule& out_;
-  bool parallel_allowed_ = true;
-};
+// The default schedules are written step by step with a ScheduleWriter (schedule_writer.h).
+using Loop = LoopHandle;
+using Writer = ScheduleWriter;
 
 // The outermost loop worth running in parallel: the first root loop with more than one iteration.
 Loop parallel_loop(const Stage& s) {
@@ -318,8 +227,9 @@ std::vector<Loop> reduce_loops(Writer& w, const std::string& red_name, const Cpu
     rest = inner;
     rest_extent = block;
   }
-  const int64_t k_factor =
-      knobs.k_unroll.value_or(reduce_axes.size() == 1 ? 4 : main + 1 == reduce_axes.size() ? 2 : 1);
+  const int64_t k_factor = knobs.k_unroll.value_or(reduce_axes.size() == 1          ? 4
+                                                   : main + 1 == reduce_axes.size() ? 2
+                                                                                    : 1);
   if (k_factor > 1 && rest_extent >= 2 * k_factor && rest_extent % k_factor == 0) {
     auto [outer, inner] = w.split(rest, k_factor);
     main_loops.insert(main_loops.end(), {outer, inner});

@@ -62,13 +62,36 @@ class ScheduleWriter {
     for (const LoopHandle& l : order) args.push_back(name(l));
     add(step("reorder", std::move(args)));
   }
+  void vectorize(const LoopHandle& l) { add(step("vectorize", {name(l)})); }
+  void unroll(const LoopHandle& l) { add(step("unroll", {name(l)})); }
+  // A kernel too small to share among threads (parallel_work.h) keeps every loop serial: the
+  // default CPU schedule says so once, and every `parallel` after it is dropped.
+  void parallel(const LoopHandle& l) {
+    if (parallel_allowed_) add(step("parallel", {name(l)}));
+  }
+  void allow_parallel(bool allowed) { parallel_allowed_ = allowed; }
+  bool parallel_allowed() const { return parallel_allowed_; }
   void bind(const LoopHandle& l, const char* tag) { add(step("bind", {name(l), arg(tag)})); }
+  void vthread(const LoopHandle& l) { add(step("vthread", {name(l)})); }
+  void tensorize(const LoopHandle& l, const std::string& intrinsic) {
+    add(step("tensorize", {name(l), arg(intrinsic)}));
+  }
   void compute_at(const std::string& producer, const LoopHandle& at) {
     add(step("compute_at", {arg(producer), name(at)}));
   }
   void compute_inline(const std::string& s) { add(step("compute_inline", {arg(s)})); }
   void set_scope(const std::string& s, const char* scope) { add(step("set_scope", {arg(s), arg(scope)})); }
-  // Inserts the new stage just before `reader` and returns its name.
+  // cache_write, rfactor and cache_read insert their new stage just before the one they serve and
+  // return its name (rfactor's: NAME_rf, the partial reductions).
+  std::string cache_write(const std::string& s, const char* scope) {
+    add(step("cache_write", {arg(s), arg(scope)}));
+    return stage_before(s);
+  }
+  std::string rfactor(const LoopHandle& l) {
+    std::string reduction = l.stage;
+    add(step("rfactor", {name(l)}));
+    return stage_before(reduction);
+  }
   std::string cache_read(const std::string& tensor, const char* scope, const std::string& reader) {
     add(step("cache_read", {arg(tensor), arg(scope), arg(reader)}));
     return stage_before(reader);
@@ -91,6 +114,7 @@ class ScheduleWriter {
 
   ScheduleState& st_;
   Schedule& out_;
+  bool parallel_allowed_ = true;
 };
 
 }  // namespace tessel::schedule
