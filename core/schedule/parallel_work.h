@@ -8,14 +8,19 @@
 // that long on one thread only gets slower with two, so the default schedules keep it serial.
 //
 // The work is counted in element evaluations: each stage's elements times its reduction's extent
-// (one multiply-add of a matmul or conv, one element of an element-wise op). At the threshold a
-// vectorized fp32 kernel runs for a few microseconds:
+// (one multiply-add of a matmul or conv, one element of an element-wise op), plus
+// kWorkPerElementMoved for every element of the kernel's inputs and outputs. The threshold was set
+// by measuring at 2 threads (tests/bench/RESULTS.md, session 9):
 //
-//   mlp's Gemm 4×64 by 64                    16 K   serial
-//   qdq_resnet's 3×3 conv 8@16×16           147 K   serial
-//   mobilenet_block's 1×1 conv 16→64@16×16  262 K   serial
-//   resnet_block's 3×3 conv 16@16×16        590 K   parallel
-//   ResNet-18's 3×3 conv 64@56×56           116 M   parallel
+//                                            multiply-adds  + moved × 8  = work (about)
+//   mlp's Gemm 4×64 by 64                          16 K        37 K        53 K   serial
+//   qdq_resnet's 3×3 conv 8@16×16                 147 K        42 K       190 K   serial
+//   mobilenet_block's 1×1 conv 16→64@16×16        262 K       168 K       430 K   serial
+//   resnet_block's 3×3 conv 16@16×16              590 K        92 K       682 K   serial (0.015 ms
+//                                                                                  on 1 thread,
+//                                                                                  0.019 on 2)
+//   MobileNetV2's depthwise 3×3 576@14×14         1.0 M       1.9 M       2.9 M   parallel (gains)
+//   ResNet-18's 3×3 conv 64@56×56                 116 M       3.5 M       120 M   parallel
 //
 // Compiled by hand (a schedule from the editor, a tuning record), a `parallel` step is kept as
 // written: this is only the default schedules' choice.
