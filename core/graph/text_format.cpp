@@ -371,7 +371,9 @@ class Parser {
     try {
       if (is_int) {
         int64_t v = std::stoll(tok);
-        return {static_cast<double>(v), true, v};
+        // "-0" is a float constant's negative zero (what number_text prints for one): the integer
+        // has no sign to keep, the value must.
+        return {v == 0 && tok[0] == '-' ? -0.0 : static_cast<double>(v), true, v};
       }
       return {std::stod(tok)};
     } catch (const std::exception&) {
