@@ -152,6 +152,7 @@ class Interpreter {
       case NodeKind::kEvaluate: {
         const Expr& v = as<Evaluate>(s)->value;
         if (auto* c = as<Call>(v); c && (run_registered_call(*c) || run_dependence_token(*c))) return;
+        if (auto* c = as<Call>(v); c && c->name == "prefetch") return;  // a cache hint changes no value
         eval(v);
         return;
       }

@@ -7,6 +7,7 @@
 #include "core/arith/simplify.h"
 #include "core/loopir/functor.h"
 #include "core/lower/inject_double_buffer.h"
+#include "core/lower/inject_prefetch.h"
 #include "core/lower/lower_thread_allreduce.h"
 #include "core/support/error.h"
 
@@ -237,6 +238,9 @@ class NestBuilder {
     if (auto it = children_.find(s.name); it != children_.end())
       for (auto* c : it->second)
         if (c->double_buffer && c->attach_axis == axis) pragmas.emplace_back(double_buffer_pragma_prefix() + c->name, 1);
+    // Prefetch hints in this loop: inject_prefetch turns the pragma into the hints.
+    for (const auto& h : s.prefetches)
+      if (h.axis == axis) pragmas.emplace_back(prefetch_pragma(h.tensor, h.ahead_var), h.offset);
     return make_for(L.var[axis], make_int(0), make_int(L.extent[axis]), body, ax.kind, ax.thread_tag, pragmas);
   }
 
@@ -314,6 +318,10 @@ class NestBuilder {
 
   // Emits `s`'s nest over `region`, with its children placed at their loops.
   Stmt emit_stage(const Stage& s, const std::vector<RegionDim>& region) {
+    for (const auto& h : s.prefetches)
+      if (std::find(s.leaf.begin(), s.leaf.end(), h.axis) == s.leaf.end())
+        throw Error("prefetch(" + s.name + "." + s.axes[h.axis].name + ", " + h.tensor + ", " + h.ahead + ", " +
+                    std::to_string(h.offset) + "): that loop was split or fused after the prefetch step");
     StageLoops L = make_loops(s, region);
     VarMap roots;
     for (int r = 0; r < s.num_root; ++r) roots[static_cast<const Var*>(root_var(s, r).get())] = L.index[r];

@@ -9,6 +9,7 @@
 #include "core/loopir/printer.h"
 #include "core/lower/build_loops.h"
 #include "core/lower/inject_double_buffer.h"
+#include "core/lower/inject_prefetch.h"
 #include "core/lower/inject_virtual_thread.h"
 #include "core/lower/insert_barriers.h"
 #include "core/lower/loop_partition.h"
@@ -51,6 +52,7 @@ const Pass kPasses[] = {
     {"inject_virtual_thread", inject_virtual_threads},   // interleave vthreads into one stream
     {"insert_barriers", insert_barriers},                // shared buffers: writes visible before reads
     {"vectorize", vectorize_loops},                      // keep only vectorizable vectorized loops
+    {"prefetch", inject_prefetch},                       // cache hints for what a later iteration reads
     {"unroll", unroll_loops},                            // unrolled loops and auto_unroll_max_step
     {"simplify", simplify_program},                      // clean up after the rewrites
 };

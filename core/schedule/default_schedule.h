@@ -69,6 +69,9 @@ struct CpuKnobs {
   enum class ReduceOrder { kMainOuter, kWindowOuter, kSplitAround };
   std::optional<int64_t> reduce_split;
   std::optional<ReduceOrder> reduce_order;
+  // A conv's weights hinted into the L2 cache one output-channel block ahead (unset: when they are
+  // over half the L2 cache; see streamed_operand in default_schedule.cpp).
+  std::optional<bool> prefetch;
   bool operator==(const CpuKnobs&) const = default;
 };
 // The data caches of one core, in bytes, as the target declares them (Target's l1_cache_bytes and

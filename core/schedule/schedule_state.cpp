@@ -516,6 +516,30 @@ void apply_pragma(ScheduleState& st, const StepArgs& a) {
   r.stage->axes[r.axis].pragmas.emplace_back(key, v);
 }
 
+// prefetch(C.k.outer, W, O.o, 1): see PrefetchHint. The tensor must be one the stage reads; the
+// loop to look ahead along must enclose the hinted loop when the program is built (lowering says
+// so when it does not: compute_at may still move the stage after this step).
+void apply_prefetch(ScheduleState& st, const StepArgs& a) {
+  AxisRef r = leaf_axis(st, a.name(0, "axis"));
+  const std::string& tensor = a.name(1, "tensor");
+  std::string read;  // what it does read, for the message
+  bool reads = false;
+  for (const te::Tensor& in : r.stage->op->inputs) {
+    reads = reads || in->name == tensor;
+    read += (read.empty() ? "" : ", ") + in->name;
+  }
+  if (!reads)
+    throw Error("argument 2: " + r.stage->name + " does not read '" + tensor + "' (it reads " +
+                (read.empty() ? std::string("no tensor") : read) + ")");
+  if (r.stage->axes[r.axis].kind == ForKind::kVectorized)
+    throw Error(a.name(0, "axis") + " is vectorized: put the hints in a loop around the vector lanes");
+  AxisRef ahead = leaf_axis(st, a.name(2, "ahead axis"));
+  const int64_t offset = a.integer(3, "offset");
+  if (offset < 1 || offset > 4096) throw Error("offset must be in [1, 4096], got " + std::to_string(offset));
+  r.stage->prefetches.push_back(
+      {r.axis, tensor, a.name(2, "ahead axis"), ahead.stage->axes[ahead.axis].name, offset});
+}
+
 // rfactor(C.k.inner): the reduction over k.inner becomes a data-parallel axis of a new stage
 // C_rf, which reduces over the rest; C then reduces C_rf over that axis.
 //
@@ -739,6 +763,10 @@ const std::vector<StepKindInfo>& step_kinds() {
        apply_double_buffer},
       {"pragma", "pragma(axis, auto_unroll_max_step=N)",
        "annotates a loop (unroll inner loops of at most N iterations)", 2, 2, apply_pragma},
+      {"prefetch", "prefetch(axis, tensor, ahead_axis, offset)",
+       "in each iteration of a loop, fetches into cache what it reads of a tensor `offset` iterations of an outer "
+       "loop later",
+       4, 4, apply_prefetch},
       {"rfactor", "rfactor(reduction_axis)",
        "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it", 1, 1, apply_rfactor},
       {"tensorize", "tensorize(axis, intrinsic)",

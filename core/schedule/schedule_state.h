@@ -40,6 +40,16 @@ struct StorageAlign {
   int64_t factor = 1, offset = 0;
 };
 
+// prefetch(AXIS, TENSOR, AHEAD, OFFSET): hints that fetch, in every iteration of AXIS, what it reads of
+// TENSOR OFFSET iterations of the loop AHEAD later (core/lower/inject_prefetch.h).
+struct PrefetchHint {
+  int axis = -1;          // the loop the hints go in (an axis of this stage)
+  std::string tensor;     // a tensor this stage reads
+  std::string ahead;      // the loop to look ahead along: STAGE.AXIS as written
+  std::string ahead_var;  // its loop variable's name
+  int64_t offset = 1;
+};
+
 struct Stage {
   std::string name;
   te::Tensor op;
@@ -56,6 +66,7 @@ struct Stage {
   bool is_output = false;
   int tensorize_axis = -1;       // the loop whose nest a tensor intrinsic replaces (-1: none)
   std::string tensor_intrinsic;  // its name (core/te/tensor_intrinsic.h)
+  std::vector<PrefetchHint> prefetches;
 
   int find_axis(const std::string& axis_name) const;  // -1 when absent
   std::string leaf_names() const;                     // "i.outer, j, k"

@@ -79,6 +79,9 @@ class ScheduleWriter {
   void compute_at(const std::string& producer, const LoopHandle& at) {
     add(step("compute_at", {arg(producer), name(at)}));
   }
+  void prefetch(const LoopHandle& at, const std::string& tensor, const LoopHandle& ahead, int64_t offset) {
+    add(step("prefetch", {name(at), arg(tensor), name(ahead), arg(offset)}));
+  }
   void compute_inline(const std::string& s) { add(step("compute_inline", {arg(s)})); }
   void set_scope(const std::string& s, const char* scope) { add(step("set_scope", {arg(s), arg(scope)})); }
   // cache_write, rfactor and cache_read insert their new stage just before the one they serve and

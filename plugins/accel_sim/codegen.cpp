@@ -357,6 +357,7 @@ class Emitter {
     std::string where = first_line(self);
     auto* call = as<Call>(n.value);
     if (!call) refuse(where, "the accelerator has no instruction for this expression");
+    if (call->name == "prefetch") return;  // a CPU cache hint: the accelerator's DMA has no cache
     if (call->name == "dep_push" || call->name == "dep_pop") {
       if (call->args.size() != 2) refuse(where, "a token names two queues");
       int64_t from = eval(call->args[0], where), to = eval(call->args[1], where);

@@ -249,6 +249,14 @@ class Emitter {
     if (n.name.rfind("tessel_intrin_", 0) == 0) return extern_call(n);
     // Dependence tokens between an accelerator's queues: satisfied by running in program order.
     if (n.name == "dep_push" || n.name == "dep_pop") return "0";
+    // prefetch(address_of(B[i])) (inject_prefetch): a read hint into the L2 cache (GCC and Clang).
+    if (n.name == "prefetch" && n.args.size() == 1) {
+      auto* c = ir::as<ir::Call>(n.args[0]);
+      auto* l = c && c->name == "address_of" && c->args.size() == 1 ? ir::as<ir::Load>(c->args[0]) : nullptr;
+      if (!l) fail("prefetch takes address_of(BUFFER[index])");
+      return "(__builtin_prefetch(&" + buffer_name(l->buffer->name) + "[" + flat_index(l->buffer, l->indices) +
+             "], 0, 2), 0)";
+    }
     if (n.dtype == DataType::kBFloat16) {  // computed in float
       std::vector<ir::Expr> args;
       for (const auto& x : n.args) args.push_back(ir::make_cast(DataType::kFloat32, x));

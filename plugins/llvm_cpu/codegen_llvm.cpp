@@ -385,6 +385,13 @@ class KernelEmitter {
     // Dependence tokens between an accelerator's queues (inject_virtual_thread): one CPU thread
     // runs the queues' work in program order, so every token is already satisfied.
     if (n.name == "dep_push" || n.name == "dep_pop") return llvm::Constant::getNullValue(scalar_type(n.dtype));
+    // prefetch(address_of(B[i])) (inject_prefetch): a read hint into the L2 cache (locality 2 is
+    // prefetcht1 on x86): the line is needed a block of work later, not by the next instructions.
+    if (n.name == "prefetch" && n.args.size() == 1) {
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                         {operand_address(n, n.args[0]), b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)});
+      return llvm::Constant::getNullValue(scalar_type(n.dtype));
+    }
     // A tensor intrinsic call: a void C function of libtessel_core (core/runtime/tensor_intrinsics.h)
     // taking pointers to operand regions (address_of(BUFFER[index])) and int64 strides.
     if (n.name == "tessel_intrin_dot_16x4_u8i8_i32" && options_.vnni != VnniForm::kNone)

@@ -333,6 +333,9 @@ class TestLower : public QObject {
         {"mm storage_align root stage", kMatmul, "cache_read(B, local, C)\nstorage_align(B_local.ax0, 16, 3)"},
         {"mm double buffer", kMatmul,
          "split(C.k, 5)\ncache_read(A, shared, C)\ncompute_at(A_shared, C.k.outer)\ndouble_buffer(A_shared)"},
+        {"mm prefetch A one row ahead", kMatmul, "split(C.k, 4)\nprefetch(C.k.outer, A, C.i, 1)"},
+        {"conv prefetch weights two filters ahead", kConv,
+         "compute_inline(pad)\nunroll(conv.rx)\nprefetch(conv.ry, Wt, conv.f, 2)\nparallel(conv.f)"},
         {"mm compute_root after compute_at", kMatmul,
          "cache_read(A, local, C)\ncompute_at(A_local, C.i)\ncompute_root(A_local)"},
         {"mm column-major traversal", kMatmul, "reorder(C.j, C.i)"},
@@ -440,6 +443,49 @@ class TestLower : public QObject {
     for (size_t p = steady.find("barrier(shared)"); p != std::string::npos; p = steady.find("barrier(shared)", p + 1))
       ++barriers;
     QCOMPARE(barriers, size_t(1));
+  }
+
+  // prefetch(C.k.outer, A, C.i, 1): in each k.outer iteration, one hint per cache line the
+  // iteration reads of A (4 floats: one line), at row i + 1, clamped into A.
+  void prefetch_hints_the_next_iteration_of_an_outer_loop() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=16 N=64 K=64");
+    auto s = schedule::parse_schedule(
+        "split(C.j, 16)\nvectorize(C.j.inner)\nsplit(C.k, 32)\nreorder(C.i, C.j.outer, C.k.outer, C.k.inner, "
+        "C.j.inner)\nunroll(C.k.inner)\nprefetch(C.k.outer, A, C.i, 1)");
+    std::string text = loopir::to_string(lower::lower(dag, s).func);
+    // k.inner unrolled reads 32 consecutive floats of A: two 64-byte lines, two hints, at i + 1
+    // (the clamp below 0 is proven away).
+    QVERIFY2(text.find("prefetch(address_of(A[min(i * 64 + k.outer * 32 + 64, 1023)]))") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("prefetch(address_of(A[min(i * 64 + k.outer * 32 + 80, 1023)]))") != std::string::npos,
+             text.c_str());
+    size_t hints = 0;
+    for (size_t p = text.find("prefetch("); p != std::string::npos; p = text.find("prefetch(", p + 1)) ++hints;
+    QCOMPARE(hints, size_t(2));
+    // The hints come first in the loop they were put in.
+    QVERIFY2(text.find("for k.outer in 0..2 {\n        prefetch(") != std::string::npos, text.c_str());
+  }
+
+  void prefetch_says_what_is_wrong() {
+    te::ComputeDag dag = te::dag_from_spec("matmul M=8 N=4 K=8");
+    auto error = [&](const std::string& text) {
+      try {
+        lower::lower(dag, schedule::parse_schedule(text));
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    };
+    std::string err = error("prefetch(C.k, D, C.i, 1)");
+    QVERIFY2(err.find("C does not read 'D' (it reads B, A)") != std::string::npos, err.c_str());
+    err = error("prefetch(C.k, A, C.i, 0)");
+    QVERIFY2(err.find("offset must be in [1, 4096], got 0") != std::string::npos, err.c_str());
+    err = error("reorder(C.k, C.i, C.j)\nprefetch(C.j, A, C.i, 1)\nreorder(C.j, C.k, C.i)");
+    QVERIFY2(err.find("prefetch(j, A, i, 1): no loop i encloses loop j") != std::string::npos, err.c_str());
+    err = error("prefetch(C.k, A, C.i, 1)\nsplit(C.k, 2)");
+    QVERIFY2(err.find("prefetch(C.k, A, C.i, 1): that loop was split or fused after the prefetch step") !=
+                 std::string::npos,
+             err.c_str());
   }
 
   // Threads reduce along their loop when it is the stage's outermost reduction loop, with no

@@ -231,6 +231,25 @@ class TestBackends : public QObject {
     QVERIFY2(avx2.find("vscalefps") == std::string::npos, avx2.c_str());
   }
 
+  // prefetch(address_of(X[i + 16])) (the schedule step prefetch, core/lower/inject_prefetch.h): a
+  // hint that changes no value: prefetcht1 in the llvm code, __builtin_prefetch in the C code.
+  void prefetch_hints_change_no_value() {
+    auto X = make_buffer("X", DataType::kFloat32, {64});
+    auto Out = make_buffer("Out", DataType::kFloat32, {64});
+    auto i = make_var("i");
+    Expr ahead = make_binary(BinaryOp::kMin, Expr(i) + 16, make_int(63));
+    Stmt hint = make_evaluate(make_call(
+        "prefetch", {make_call("address_of", {make_load(X, {ahead})}, DataType::kFloat32)}, DataType::kInt32));
+    Stmt body = make_for(i, make_int(0), make_int(64),
+                         make_seq({hint, make_store(Out, {i}, make_load(X, {i}) * make_float(2))}));
+    Func f{"hinted", {X, Out}, body};
+    check_against_interpreter(f);
+    std::string asm_text = build_module({f}, Target::parse("llvm"))->artifacts().at("asm");
+    QVERIFY2(asm_text.find("prefetcht1") != std::string::npos, asm_text.c_str());
+    std::string c_text = build_module({f}, Target::parse("c"))->artifacts().at("c");
+    QVERIFY2(c_text.find("__builtin_prefetch(&b_X[") != std::string::npos, c_text.c_str());
+  }
+
   void integer_floor_division_and_modulo() {
     // Out[i] = (i - 7) / 3 * 100 + (i - 7) % 3 — negative operands exercise floor semantics.
     auto In = make_buffer("In", DataType::kInt64, {1});

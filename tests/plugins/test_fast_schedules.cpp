@@ -309,6 +309,47 @@ class TestFastSchedules : public QObject {
     }
   }
 
+  // A conv whose weights are over half the L2 cache (ResNet-18's layer4: 9.4 MB) hints the next
+  // output-channel block's weights into L2 from its micro-kernel's reduce loop; one whose weights
+  // stay in L2 (layer1: 147 KB) has no hints. Forced on small shapes to check the values.
+  void default_conv_prefetches_weights_beyond_the_l2_cache() {
+    te::Conv2dParams p;
+    p.in_channels = p.out_channels = 512;
+    p.height = p.width = 7;
+    te::ComputeDag layer4 = te::conv2d_nchwc_dag(p, 32);
+    std::string text = schedule::to_text(schedule::default_cpu_schedule(layer4, kLanes));
+    QVERIFY2(text.find("prefetch(conv_local.rb.outer, Wt, conv.f, 1)") != std::string::npos, text.c_str());
+    std::string program = loopir::to_string(lower::lower(layer4, schedule::default_cpu_schedule(layer4, kLanes)).func);
+    QVERIFY2(program.find("prefetch(address_of(") != std::string::npos, program.c_str());
+    p.in_channels = p.out_channels = 64;
+    p.height = p.width = 56;
+    te::ComputeDag layer1 = te::conv2d_nchwc_dag(p, 32);
+    std::string small = schedule::to_text(schedule::default_cpu_schedule(layer1, kLanes));
+    QVERIFY2(small.find("prefetch(") == std::string::npos, small.c_str());
+    schedule::CpuKnobs hint;
+    hint.prefetch = true;
+    for (const char* spec : {"conv2d_nchwc N=1 C=32 H=9 W=9 K=64 R=3 S=3 stride=1 pad=1 block=16",
+                             "conv2d_nchwc N=1 C=16 H=7 W=5 K=48 R=3 S=3 stride=2 pad=1 block=16"}) {
+      te::ComputeDag dag = te::dag_from_spec(spec);
+      schedule::Schedule sched = schedule::default_cpu_schedule(dag, kLanes, hint);
+      QVERIFY2(schedule::to_text(sched).find("prefetch(") != std::string::npos, spec);
+      check_llvm_matches_interpreter(dag, sched, QString("prefetching %1").arg(spec));
+    }
+  }
+
+  // Padding is copied into its own buffer for a conv (each padded element read hundreds of times)
+  // and inlined where each is read a few times (a 3x3 depthwise conv: 9; ResNet-18's 3x3/2 max pool:
+  // about 2), where the copy would be most of the work.
+  void padding_is_copied_for_convs_and_inlined_for_pools() {
+    auto materializes_pad = [](const char* spec) {
+      te::ComputeDag dag = te::dag_from_spec(spec);
+      return schedule::to_text(schedule::default_cpu_schedule(dag, kLanes)).find("compute_inline(pad)") ==
+             std::string::npos;
+    };
+    QVERIFY(materializes_pad("conv2d N=1 C=16 H=14 W=14 K=16 R=3 S=3 stride=1 pad=1"));
+    QVERIFY(!materializes_pad("depthwise_conv2d N=1 C=16 H=28 W=28 R=3 S=3 stride=1 pad=1"));
+  }
+
   void default_softmax_with_an_exp_stage_computes_what_the_interpreter_computes() {
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{4, 128}, {3, 40}, {5, 20}, {2, 7}}) {
       te::ComputeDag dag = softmax_with_exp_stage(rows, cols);

@@ -61,6 +61,8 @@ std::vector<Arg> args_of(const std::string& kind) {
     return {{"axis", Arg::kRootAxis}, {"factor", Arg::kInt, -1, "", 1, 16}, {"offset", Arg::kInt, -1, "", 0, 1}};
   if (kind == "pragma")
     return {{"axis", Arg::kAxis}, {"auto_unroll_max_step", Arg::kInt, -1, "auto_unroll_max_step", 0, 16}};
+  if (kind == "prefetch")
+    return {{"axis", Arg::kAxis}, {"tensor", Arg::kTensor}, {"ahead loop", Arg::kAxis}, {"offset", Arg::kInt, -1, "", 1, 1}};
   if (kind == "rfactor") return {{"axis", Arg::kReduceAxis}};
   if (kind == "tensorize") return {{"axis", Arg::kAxis}, {"intrinsic", Arg::kIntrinsic}};
   return {{"axis", Arg::kAxis}};  // vectorize, unroll, parallel, vthread
