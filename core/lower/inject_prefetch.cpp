@@ -115,7 +115,6 @@ class PrefetchInjector : public IRMutator {
   Stmt mutate_For(const For& n, const Stmt& self) override {
     enclosing_.push_back(n.var);
     Stmt s = IRMutator::mutate_For(n, self);
-    enclosing_.pop_back();
     auto* f = as<For>(s);
     Pragmas kept;
     std::vector<Stmt> added;
@@ -127,15 +126,16 @@ class PrefetchInjector : public IRMutator {
       const std::string rest = key.substr(prefetch_pragma_prefix().size());
       const std::string tensor = rest.substr(0, rest.find(':'));
       const std::string ahead_name = rest.substr(rest.find(':') + 1);
-      VarRef ahead;
+      VarRef ahead;  // the loop itself (a stream: a later iteration of this loop) or one around it
       for (auto it = enclosing_.rbegin(); it != enclosing_.rend() && !ahead; ++it)
         if ((*it)->name == ahead_name) ahead = *it;
       if (!ahead)
         throw Error("prefetch(" + f->var->name + ", " + tensor + ", " + ahead_name + ", " + std::to_string(offset) +
                     "): no loop " + ahead_name + " encloses loop " + f->var->name +
-                    " (prefetch ahead along a loop outside it)");
+                    " (prefetch ahead along this loop or one outside it)");
       for (Stmt& h : hints(*f, tensor, ahead, offset)) added.push_back(std::move(h));
     }
+    enclosing_.pop_back();
     if (kept.size() == f->pragmas.size()) return s;
     added.push_back(f->body);
     return make_for(f->var, f->min, f->extent, make_seq(std::move(added)), f->for_kind, f->thread_tag, kept);

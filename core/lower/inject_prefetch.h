@@ -1,7 +1,8 @@
 #pragma once
 // Software prefetch (the schedule step prefetch(AXIS, TENSOR, AHEAD, OFFSET)): in every iteration of
 // the loop AXIS, a hint to bring into cache the lines of TENSOR that this iteration reads, as they
-// will be read OFFSET iterations of the enclosing loop AHEAD later. The hint never faults and
+// will be read OFFSET iterations of the loop AHEAD later (AXIS itself: a stream read ahead, or a
+// loop around it: the next block). The hint never faults and
 // changes no value; it only lets memory work while the core computes.
 //
 // Why: a conv whose weights do not fit the L2 cache reads each output-channel block's weights

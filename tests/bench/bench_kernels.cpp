@@ -3,8 +3,8 @@
 // DRAM bandwidth for everything — printed as ratios. Minimum and median of repeats (the machine
 // is shared, so the minimum is the figure to compare; the median shows the noise).
 //
-//   bench_kernels [--short]          run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset
-//                                    (docs/building.md), e.g. env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE
+//   bench_kernels [--short]          the OpenBLAS reference runs its best kernel for this CPU
+//                                    (openblas_core.h); run with OPENBLAS_L2_SIZE unset
 //   bench_kernels --op SPEC [--schedule FILE] [--threads N] [--repeat N] [--dump PREFIX]
 //                                    one kernel (e.g. --op "matmul M=1024 N=1024 K=1024") with the
 //                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
@@ -38,8 +38,8 @@
 #include "core/te/int8_dot_product.h"
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
+#include "tests/bench/openblas_core.h"
 
-extern "C" char* openblas_get_corename(void);
 extern "C" void openblas_set_num_threads(int);
 
 using namespace tessel;
@@ -284,6 +284,7 @@ int run_one(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::string openblas_core = bench::use_best_openblas_core(argv);
   PluginManager::global().load_all();
   if (!CodeGenRegistry::global().has("llvm")) {
     std::fprintf(stderr, "bench_kernels: the llvm plugin is not loaded\n");
@@ -299,9 +300,7 @@ int main(int argc, char** argv) {
   }
   bool quick = argc > 1 && std::strcmp(argv[1], "--short") == 0;
   int repeats = quick ? 2 : 7;
-  std::printf(
-      "OpenBLAS core: %s%s\n", openblas_get_corename(),
-      std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE is set: OpenBLAS runs a slower kernel; unset it)" : "");
+  std::printf("%s\n", openblas_core.c_str());
   const std::string hand_path = std::string(TESSEL_SOURCE_DIR) + "/resources/schedules/matmul_1024.sched";
   const schedule::Schedule hand = schedule::parse_schedule(read_text(hand_path));
   for (int threads : {1, 2}) {

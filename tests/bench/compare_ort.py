@@ -112,8 +112,17 @@ def random_inputs(session, np):
     return arrays
 
 
+# Both runtimes keep their worker threads spinning for a while after a call returns (ONNX Runtime's
+# intra-op pool for milliseconds, Tessel's for a few microseconds), so that the next call finds
+# them awake. On a 2-core machine a batch timed right after the other runtime's batch shares a core
+# with those spinning threads: Tessel's ResNet-18 at 2 threads measured 19.9 ms that way against
+# 17.8 ms alone. Each batch starts after this pause, so neither pays for the other's idle threads.
+SETTLE_SECONDS = 0.05
+
+
 def best_per_call(call, seconds=0.25, clock=time.perf_counter):
     """The mean time of one batch of calls lasting about `seconds` (calls counted on a first run)."""
+    time.sleep(SETTLE_SECONDS)
     start = clock()
     call()
     once = clock() - start
