@@ -223,6 +223,16 @@ void check_schedule(const std::string& spec, const std::string& schedule_text) {
   }
 }
 
+// What lowering `spec` with the schedule `text` throws ("" when it does not).
+std::string lowering_error(const std::string& spec, const std::string& text) {
+  try {
+    lower::lower(te::dag_from_spec(spec), schedule::parse_schedule(text));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
 const char* kMatmul = "matmul M=16 N=12 K=10";
 const char* kConv = "conv2d N=1 C=3 H=7 W=7 K=4 R=3 S=3 stride=1 pad=1";
 const char* kConvStride = "conv2d N=2 C=2 H=9 W=8 K=3 R=3 S=3 stride=2 pad=1";
@@ -467,15 +477,7 @@ class TestLower : public QObject {
   }
 
   void prefetch_says_what_is_wrong() {
-    te::ComputeDag dag = te::dag_from_spec("matmul M=8 N=4 K=8");
-    auto error = [&](const std::string& text) {
-      try {
-        lower::lower(dag, schedule::parse_schedule(text));
-      } catch (const Error& e) {
-        return std::string(e.what());
-      }
-      return std::string();
-    };
+    auto error = [](const std::string& text) { return lowering_error("matmul M=8 N=4 K=8", text); };
     std::string err = error("prefetch(C.k, D, C.i, 1)");
     QVERIFY2(err.find("C does not read 'D' (it reads B, A)") != std::string::npos, err.c_str());
     err = error("prefetch(C.k, A, C.i, 0)");
@@ -491,15 +493,7 @@ class TestLower : public QObject {
   // Threads reduce along their loop when it is the stage's outermost reduction loop, with no
   // data-parallel loop inside; a block index cannot take a reduction loop at all.
   void cross_thread_reductions_say_what_they_need() {
-    te::ComputeDag dag = te::dag_from_spec("matmul M=4 N=4 K=16");
-    auto error = [&](const std::string& text) {
-      try {
-        lower::lower(dag, schedule::parse_schedule(text));
-      } catch (const Error& e) {
-        return std::string(e.what());
-      }
-      return std::string();
-    };
+    auto error = [](const std::string& text) { return lowering_error("matmul M=4 N=4 K=16", text); };
     std::string err = error("split(C.k, 4)\nbind(C.k.inner, threadIdx.x)");
     QVERIFY2(err.find("stage C: its reduction loop C.k.inner bound to threadIdx.x must be its outermost reduction "
                       "loop (reorder it before C.k.outer)") != std::string::npos,
