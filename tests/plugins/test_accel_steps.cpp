@@ -60,6 +60,7 @@ const std::map<std::string, std::string> kSteps = {
     {"set_scope", "set_scope(A_inp, global)"},
     {"double_buffer", "double_buffer(A_inp)"},
     {"pragma", "pragma(C_acc.k.outer, auto_unroll_max_step=4)"},
+    {"prefetch", "prefetch(C_acc.k.outer, A_inp, C_acc.k.outer, 1)"},
     {"rfactor", "rfactor(C_acc.k.outer)"},
     {"tensorize", "tensorize(C_acc.i, gemm_8x8x8_i8)"},
 };
