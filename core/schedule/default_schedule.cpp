@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/loopir/functor.h"
+#include "core/schedule/k_blocked_gemm.h"
 #include "core/schedule/parallel_work.h"
 #include "core/schedule/schedule_writer.h"
 #include "core/support/error.h"
@@ -421,6 +422,23 @@ void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes
                                const CpuCaches& caches) {
   RegisterTile t = register_tile_for(w.stage(name), w.stage(name), lanes, knobs);
   if (!t.usable) return schedule_reduction_in_place(w, name, lanes);
+  const Stage& s = w.stage(name);
+  const size_t rank = s.op->axes.size();
+  if (knobs.k_block && static_cast<size_t>(t.rows_axis) == rank - 2 && k_blocking_applies(s, *knobs.k_block)) {
+    // The panel is packed once per block and tile column and read by every row tile: worth it
+    // unless there are only a few (the `pack` knob decides instead when set).
+    CpuKnobs pack = knobs;
+    if (!pack.pack) pack.pack = s.op->axes[rank - 2].extent >= 4 * t.rows;
+    const KBlocking b{.rows = t.rows,
+                      .vectors = t.vectors,
+                      .lanes = t.lanes,
+                      .k_block = *knobs.k_block,
+                      .k_unroll = knobs.k_unroll.value_or(4),
+                      .k_outer = knobs.k_block_outer.value_or(false),
+                      .packed = packed_operand(s, t, pack, caches)};
+    k_blocked_gemm(w, name, b);
+    return;
+  }
   std::string local = w.cache_write(name, "local");  // the accumulating stage, NAME_local
   register_blocked(w, name, local, t, knobs, caches);
 }

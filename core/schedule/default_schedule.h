@@ -69,6 +69,14 @@ struct CpuKnobs {
   enum class ReduceOrder { kMainOuter, kWindowOuter, kSplitAround };
   std::optional<int64_t> reduce_split;
   std::optional<ReduceOrder> reduce_order;
+  // K blocking of a GEMM whose product is the kernel's output (one reduce axis, the rows the
+  // second-last axis; k_blocked_gemm.h): k in blocks of this many (a divisor of K below it), the
+  // register tile's sums over one block added into the output, so the packed panel of the vector
+  // operand is k_block x (tile width) instead of K x (tile width) (unset: no blocking; `panel`,
+  // `reduce_split` and `parallel_loops` do not apply then). k_block_outer: the block loop outside
+  // the tile columns rather than inside each.
+  std::optional<int64_t> k_block;
+  std::optional<bool> k_block_outer;
   bool operator==(const CpuKnobs&) const = default;
 };
 // The data caches of one core, in bytes, as the target declares them (Target's l1_cache_bytes and

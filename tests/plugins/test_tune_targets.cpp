@@ -130,8 +130,9 @@ class TestTuneTargets : public QObject {
       QCOMPARE(tune::space_target_of(Target::parse("cuda")).kind, Kind::kGpu);
   }
 
-  // Every value of the reduction's split and order (and the k unroll), compiled by llvm, computes
-  // what the plain loops compute in the interpreter, on a GEMM and a conv with tails.
+  // Every value of the reduction's split and order (and the k unroll, and the GEMM's k blocking, its
+  // tile columns in parallel), compiled by llvm, computes what the plain loops compute in the
+  // interpreter, on a GEMM and a conv with tails.
   void reduction_knobs_compile_and_match_the_plain_loops() {
     const te::Conv2dParams p{1, 24, 5, 9, 8, 3, 3, 1, 1};
     for (const te::ComputeDag& dag : {te::matmul_dag(10, 24, 48), te::conv2d_dag(p), te::conv2d_bias_relu_dag(p)}) {
@@ -144,28 +145,33 @@ class TestTuneTargets : public QObject {
         for (std::optional<Order> order :
              {std::optional<Order>(), std::optional<Order>(Order::kMainOuter),
               std::optional<Order>(Order::kWindowOuter), std::optional<Order>(Order::kSplitAround)})
-          for (int64_t unroll : {1, 4}) {
-            schedule::CpuKnobs knobs;
-            knobs.k_unroll = unroll, knobs.reduce_split = split, knobs.reduce_order = order;
-            const schedule::Schedule s = schedule::default_cpu_schedule(dag, 8, knobs);
-            if (!compiled.insert(schedule::to_text(s)).second) continue;
-            const loopir::Func f = lower::lower(dag, s).func;
-            std::vector<Tensor> got = random_args(f);
-            build_module({f}, Target::parse("llvm"))->call_host(f.name, pointers(got));
-            // Parameters are the DAG's placeholders and outputs in the same order for every schedule.
-            for (size_t i = 0; i < got.size(); ++i)
-              for (int64_t e = 0; e < got[i].numel(); ++e) {
-                const double a = want[i].get_double(e), b = got[i].get_double(e);
-                if (std::abs(a - b) > 1e-4 * (1 + std::abs(a)))
-                  QFAIL(qPrintable(QString("%1[%2]: plain loops %3, llvm %4 with\n%5")
-                                       .arg(f.params[i]->name.c_str())
-                                       .arg(e)
-                                       .arg(a)
-                                       .arg(b)
-                                       .arg(schedule::to_text(s).c_str())));
+          for (int64_t unroll : {1, 4})
+            for (std::optional<int64_t> k_block :
+                 {std::optional<int64_t>(), std::optional<int64_t>(8), std::optional<int64_t>(16)})
+              for (bool k_outer : {false, true}) {
+                schedule::CpuKnobs knobs;
+                knobs.k_unroll = unroll, knobs.reduce_split = split, knobs.reduce_order = order;
+                knobs.k_block = k_block, knobs.k_block_outer = k_outer;  // K blocking: the GEMM only
+                const schedule::Schedule s = schedule::default_cpu_schedule(dag, 8, knobs);
+                if (!compiled.insert(schedule::to_text(s)).second) continue;
+                const loopir::Func f = lower::lower(dag, s).func;
+                std::vector<Tensor> got = random_args(f);
+                build_module({f}, Target::parse("llvm"))->call_host(f.name, pointers(got));
+                // Parameters are the DAG's placeholders and outputs in the same order for every schedule.
+                for (size_t i = 0; i < got.size(); ++i)
+                  for (int64_t e = 0; e < got[i].numel(); ++e) {
+                    const double a = want[i].get_double(e), b = got[i].get_double(e);
+                    if (std::abs(a - b) > 1e-4 * (1 + std::abs(a)))
+                      QFAIL(qPrintable(QString("%1[%2]: plain loops %3, llvm %4 with\n%5")
+                                           .arg(f.params[i]->name.c_str())
+                                           .arg(e)
+                                           .arg(a)
+                                           .arg(b)
+                                           .arg(schedule::to_text(s).c_str())));
+                  }
               }
-          }
-      QVERIFY(compiled.size() >= 4);
+      const loopir::Reduce* gemm = dag.outputs[0]->reduction();
+      QVERIFY(compiled.size() >= (gemm && gemm->axes.size() == 1 ? 8u : 4u));
     }
   }
 
