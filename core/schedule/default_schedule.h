@@ -69,9 +69,10 @@ struct CpuKnobs {
   enum class ReduceOrder { kMainOuter, kWindowOuter, kSplitAround };
   std::optional<int64_t> reduce_split;
   std::optional<ReduceOrder> reduce_order;
-  // K blocking of a GEMM whose product is the kernel's output (one reduce axis, the rows the
-  // second-last axis; k_blocked_gemm.h): k in blocks of this many (a divisor of K below it), the
-  // register tile's sums over one block added into the output, so the packed panel of the vector
+  // K blocking of a GEMM (one reduce axis, the rows the second-last axis; k_blocked_gemm.h): k in
+  // blocks of this many (a divisor of K, two blocks at least), the register tile's sums over one
+  // block added into the product (a whole tensor then: an element-wise epilogue such as a dense
+  // layer's bias becomes a pass over it), so the packed panel of the vector
   // operand is k_block x (tile width) instead of K x (tile width) (unset: no blocking; `panel`,
   // `reduce_split` and `parallel_loops` do not apply then). k_block_outer: the block loop outside
   // the tile columns rather than inside each.

@@ -337,9 +337,14 @@ class TestTune : public QObject {
   // computes what the plain loops compute, its panel is k_block deep, and the knobs change it.
   void k_blocking_computes_what_the_plain_loops_compute() {
     constexpr int64_t kLanes = 4;
-    for (const te::ComputeDag& dag : {te::matmul_dag(13, 36, 64), batch_matmul(2, 7, 12, 32)}) {
+    for (const te::ComputeDag& dag :
+         {te::matmul_dag(13, 36, 64), batch_matmul(2, 7, 12, 32), batch_matmul(1, 13, 36, 32, /*bias=*/true)}) {
       const std::map<std::string, Tensor> want = run_in_interpreter(dag, {});
-      const int64_t k = dag.outputs[0]->reduction()->axes[0].extent;
+      const bool dense = !dag.outputs[0]->reduction();
+      te::Tensor product = dag.outputs[0];
+      for (const te::Tensor& in : dag.outputs[0]->inputs)
+        if (in->reduction()) product = in;
+      const int64_t k = product->reduction()->axes[0].extent;
       std::set<std::string> programs;
       for (int64_t block : {8, 16})
         for (bool outer : {false, true})
@@ -353,6 +358,8 @@ class TestTune : public QObject {
                   const schedule::Schedule s = schedule::default_cpu_schedule(dag, kLanes, knobs);
                   const std::string text = schedule::to_text(s);
                   QVERIFY2(text.find("rfactor(C.k.outer)") != std::string::npos, text.c_str());
+                  // A dense layer's bias: a pass over the whole product, vectorized.
+                  if (dense) QVERIFY2(text.find("vectorize(D.j.inner)") != std::string::npos, text.c_str());
                   const std::string program = loopir::to_string(lower::lower(dag, s).func);
                   // The packed panel is one block deep and one tile column wide.
                   const std::string panel =
@@ -367,14 +374,15 @@ class TestTune : public QObject {
     }
   }
 
-  // K blocking is offered where it applies: a GEMM whose product is the kernel's output, K with two
-  // blocks at least. A dense layer's epilogue, a conv and a short K have no such knob; a knob
-  // setting that does not apply leaves the default's schedule.
+  // K blocking is offered where it applies: a GEMM whose product is the kernel's output or read by
+  // an element-wise epilogue alone, K with two blocks at least. A conv, a short K and a product
+  // read by a reduction (softmax of a matmul) have no such knob; a knob setting that does not
+  // apply leaves the default's schedule.
   void k_blocking_is_offered_where_it_applies() {
     const auto has = [](const SearchSpace& space) { return knob_names(space).contains("k_block"); };
     QVERIFY(has(SearchSpace(te::matmul_dag(64, 64, 128), 16)));
     QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64), 16)));
-    QVERIFY(!has(SearchSpace(batch_matmul(2, 8, 32, 64, /*bias=*/true), 16)));
+    QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64, /*bias=*/true), 16)));
     QVERIFY(!has(SearchSpace(te::matmul_dag(64, 64, 48), 16)));
     QVERIFY(!has(SearchSpace(te::dag_from_spec("conv2d N=1 C=64 H=14 W=14 K=32 R=3 S=3 stride=1 pad=1"), 16)));
     const SearchSpace mm(te::matmul_dag(64, 64, 256), 16);
@@ -384,10 +392,20 @@ class TestTune : public QObject {
     odd.k_block = 48;  // does not divide K
     const te::ComputeDag dag = te::matmul_dag(64, 64, 256);
     QVERIFY(schedule::default_cpu_schedule(dag, 16, odd) == schedule::default_cpu_schedule(dag, 16));
-    const te::ComputeDag dense = batch_matmul(2, 8, 32, 64, true);
-    schedule::CpuKnobs blocked;
-    blocked.k_block = 32;
-    QVERIFY(schedule::default_cpu_schedule(dense, 16, blocked) == schedule::default_cpu_schedule(dense, 16));
+    // Every reader but one element-wise output of the product's shape keeps the register tile.
+    const te::ComputeDag product = te::matmul_dag(8, 32, 64);
+    const te::Tensor& c = product.outputs[0];
+    loopir::IterVar j = te::reduce_axis(32, "j");
+    te::Tensor row_sum = te::compute("S", {8},
+                                     [&](const std::vector<loopir::Expr>& i) {
+                                       return te::sum(te::at(c, {i[0], j.var}), {j});
+                                     },
+                                     {"i"});
+    const te::ComputeDag summed = te::make_dag("matmul_sum", {row_sum});
+    const SearchSpace summed_space(summed, 16);
+    QVERIFY2(summed_space.unsupported().empty(), summed_space.unsupported().c_str());
+    QVERIFY(knob_names(summed_space).contains("tile_rows"));
+    QVERIFY(!has(summed_space));
   }
 
   void the_cost_model_learns_an_order() {
