@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/loopir/functor.h"
+#include "core/schedule/k_blocked_gemm.h"
 #include "core/schedule/parallel_work.h"
 #include "core/schedule/schedule_writer.h"
 #include "core/support/error.h"
@@ -483,11 +484,35 @@ RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes
   return t;
 }
 
+// K blocking of reduction `red` when knobs.k_block asks for it and it applies (k_blocked_gemm.h):
+// writes it and returns true. `red` then stays a whole tensor computed at the root.
+bool k_blocked(Writer& w, const std::string& red, const RegisterTile& t, const CpuKnobs& knobs,
+               const CpuCaches& caches) {
+  const Stage& s = w.stage(red);
+  const size_t rank = s.op->axes.size();
+  if (!knobs.k_block || static_cast<size_t>(t.rows_axis) != rank - 2 || !k_blocking_applies(s, *knobs.k_block))
+    return false;
+  // The panel is packed once per block and tile column and read by every row tile: worth it
+  // unless there are only a few (the `pack` knob decides instead when set).
+  CpuKnobs pack = knobs;
+  if (!pack.pack) pack.pack = s.op->axes[rank - 2].extent >= 4 * t.rows;
+  const KBlocking b{.rows = t.rows,
+                    .vectors = t.vectors,
+                    .lanes = t.lanes,
+                    .k_block = *knobs.k_block,
+                    .k_unroll = knobs.k_unroll.value_or(4),
+                    .k_outer = knobs.k_block_outer.value_or(false),
+                    .packed = packed_operand(s, t, pack, caches)};
+  k_blocked_gemm(w, red, b);
+  return true;
+}
+
 // A reduction output: accumulate in a local register tile (cache_write), copy out per tile.
 void schedule_reduction_output(Writer& w, const std::string& name, int64_t lanes, const CpuKnobs& knobs,
                                const CpuCaches& caches) {
   RegisterTile t = register_tile_for(w.stage(name), w.stage(name), lanes, knobs);
   if (!t.usable) return schedule_reduction_in_place(w, name, lanes);
+  if (k_blocked(w, name, t, knobs, caches)) return;
   std::string local = w.cache_write(name, "local");  // the accumulating stage, NAME_local
   register_blocked(w, name, local, t, knobs, caches);
 }
@@ -712,7 +737,12 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const Cp
     if (candidates == 1 && !fused_reduction.empty()) {
       RegisterTile t = register_tile_for(*s, *st.find(fused_reduction), lanes, knobs);
       if (t.usable) {
-        register_blocked(w, n, fused_reduction, t, knobs, caches);
+        // K blocked, the product is a whole tensor and the epilogue a pass over it (a dense layer's
+        // bias); otherwise the epilogue is applied as each register tile is stored.
+        if (k_blocked(w, fused_reduction, t, knobs, caches))
+          schedule_injective(w, n, lanes, knobs);
+        else
+          register_blocked(w, n, fused_reduction, t, knobs, caches);
         continue;
       }
     }
@@ -731,6 +761,10 @@ Schedule default_cpu_schedule(const te::ComputeDag& dag, int64_t lanes, const Cp
   for (auto& n : names) {
     Stage* s = st.find(n);
     if (s->is_output || s->attach != Attach::kRoot || !s->op->reduction()) continue;
+    // A K-blocked product has its parallel loop already (k_blocked_gemm).
+    if (std::any_of(s->axes.begin(), s->axes.end(),
+                    [](const AxisState& a) { return a.kind == loopir::ForKind::kParallel; }))
+      continue;
     parallel_outermost(w, n);
   }
   return out;

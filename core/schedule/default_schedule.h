@@ -72,6 +72,15 @@ struct CpuKnobs {
   // A conv's weights hinted into the L2 cache one output-channel block ahead (unset: when they are
   // over half the L2 cache; see streamed_operand in default_schedule.cpp).
   std::optional<bool> prefetch;
+  // K blocking of a GEMM (one reduce axis, the rows the second-last axis; k_blocked_gemm.h): k in
+  // blocks of this many (a divisor of K, two blocks at least), the register tile's sums over one
+  // block added into the product (a whole tensor then: an element-wise epilogue such as a dense
+  // layer's bias becomes a pass over it), so the packed panel of the vector
+  // operand is k_block x (tile width) instead of K x (tile width) (unset: no blocking; `panel`,
+  // `reduce_split` and `parallel_loops` do not apply then). k_block_outer: the block loop outside
+  // the tile columns rather than inside each.
+  std::optional<int64_t> k_block;
+  std::optional<bool> k_block_outer;
   bool operator==(const CpuKnobs&) const = default;
 };
 // The data caches of one core, in bytes, as the target declares them (Target's l1_cache_bytes and

@@ -25,6 +25,9 @@ struct ReductionShape {
   int64_t rows = 0, columns = 0, k = 0;
   int64_t main = 0;
   bool window = false;
+  // The product stays a whole tensor when K-blocked (k_blocked_gemm.h): the kernel's output, or
+  // read only by an element-wise output of its shape (a dense layer's bias add).
+  bool blockable = false;
 };
 
 std::optional<ReductionShape> reduction_shape(const te::ComputeDag& dag) {
@@ -40,6 +43,14 @@ std::optional<ReductionShape> reduction_shape(const te::ComputeDag& dag) {
       if (red->axes[q].extent > red->axes[main].extent) main = q;
     s.main = red->axes[main].extent;
     for (size_t q = 0; q < red->axes.size(); ++q) s.window = s.window || (q != main && red->axes[q].extent > 1);
+    const auto is_output = [&](const te::Tensor& x) {
+      return std::find(dag.outputs.begin(), dag.outputs.end(), x) != dag.outputs.end();
+    };
+    std::vector<te::Tensor> readers;
+    for (const te::Tensor& op : dag.ops)
+      if (std::find(op->inputs.begin(), op->inputs.end(), t) != op->inputs.end()) readers.push_back(op);
+    s.blockable = is_output(t) || (readers.size() == 1 && is_output(readers[0]) && !readers[0]->reduction() &&
+                                   readers[0]->shape == t->shape);
     return s;
   }
   return std::nullopt;
@@ -158,6 +169,15 @@ void SearchSpace::add_cpu_knobs() {
     if (!panels.empty()) knobs_.push_back(knob("panel", panels));
     // Packing the vector operand into panels applies to a GEMM (one reduce axis).
     if (r->k > 0) knobs_.push_back(knob("pack", {0, 1}));
+    // K blocking applies to a GEMM whose product stays a whole tensor (ReductionShape); K has two
+    // blocks at least.
+    std::vector<int64_t> blocks;
+    for (int64_t v : {32, 64, 128, 256, 512})
+      if (r->blockable && r->k >= 2 * v && r->k % v == 0) blocks.push_back(v);
+    if (!blocks.empty()) {
+      knobs_.push_back(knob("k_block", blocks));
+      knobs_.push_back(knob("k_block_outer", {0, 1}));
+    }
   }
   if (has_elementwise_output(dag_)) knobs_.push_back(knob("vector_split", {lanes, 2 * lanes, 4 * lanes}));
   knobs_.push_back(knob("parallel_loops", {1, 2}));
@@ -226,6 +246,8 @@ schedule::CpuKnobs SearchSpace::cpu_knobs_of(const Candidate& c) const {
   if (auto v = value(c, "reduce_order")) k.reduce_order = static_cast<schedule::CpuKnobs::ReduceOrder>(*v);
   k.panel = value(c, "panel");
   if (auto v = value(c, "pack")) k.pack = *v != 0;
+  k.k_block = value(c, "k_block");
+  if (auto v = value(c, "k_block_outer")) k.k_block_outer = *v != 0;
   if (auto v = value(c, "parallel_loops")) k.parallel_loops = static_cast<int>(*v);
   k.vector_split = value(c, "vector_split");
   return k;

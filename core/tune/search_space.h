@@ -31,6 +31,11 @@
 //                                                         ry, rx)
 //        panel          0 2 4 8 16 (< tile columns)       second tiling level: cache panels
 //        pack           0 1 (a lone k)                    the vector operand packed per tile column
+//        k_block        32 64 128 256 512 (divides a      k in blocks, the product accumulating per
+//                       lone k, at least two blocks;      block (k_blocked_gemm.h): the panel the
+//                       the product is the output or      micro-kernel streams is k_block deep
+//                       has an element-wise epilogue)
+//        k_block_outer  0 1 (with k_block)                the block loop outside the tile columns
 //        parallel_loops 1 2                               one loop, or the two outermost fused
 //        vector_split   lanes 2·lanes 4·lanes             element-wise outputs
 //      A kernel the int8 dot-product schedule takes (int8_vnni_schedule) has no space.

@@ -17,7 +17,9 @@
 // The figures printed are not the search's own: on a shared machine the load changes between the
 // default's measurement (the search's first) and the best one's, minutes later. After each search
 // the default, the best schedule and (GEMM) OpenBLAS are timed again in alternation, call by call,
-// and the table shows the minimum of each and the median of the per-round ratios.
+// and the table shows the minimum of each and the median of the per-round ratios; a second line
+// gives the same by the thread's CPU clock, which the search's measurements use too (a kernel's
+// time without the time the loaded machine took it off its core).
 #include <cblas.h>
 
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <random>
@@ -51,14 +54,25 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The minimum time of one call, repeating until `min_time_s` has been spent (at least 3 calls).
+// The CPU time of the calling thread. At one thread the kernels (and OpenBLAS) run on the caller,
+// so this is a call's time without the time it was descheduled: on a shared, loaded machine two
+// copies of the same schedule agree within 2 % by it, while their wall-clock minima came out 1.3x
+// apart (session 10, tests/bench/RESULTS.md).
+double thread_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// The minimum thread-CPU time of one call, repeating until `min_time_s` of it has been spent (at
+// least 3 calls).
 double min_call_seconds(const std::function<void()>& call, double min_time_s) {
   call();  // warm-up
   double best = 1e30, spent = 0;
   for (int r = 0; r < 3 || spent < min_time_s; ++r) {
-    const auto t0 = Clock::now();
+    const double t0 = thread_seconds();
     call();
-    const double t = seconds_since(t0);
+    const double t = thread_seconds() - t0;
     best = std::min(best, t), spent += t;
   }
   return best;
@@ -148,28 +162,37 @@ struct Compiled {
   void call() { module->call_host(func.name, pointers); }
 };
 
-// Calls timed in alternation, one of each per round: minimum of each, and median of ratios to the first.
+// Calls timed in alternation, one of each per round: minimum of each, and median of ratios to the
+// first, by the wall clock and by the thread's CPU clock.
 struct Alternation {
-  std::vector<double> min;
-  std::vector<double> median_ratio;  // median over rounds of time[0] / time[i]
+  std::vector<double> min, cpu_min;
+  std::vector<double> median_ratio, cpu_median_ratio;  // median over rounds of time[0] / time[i]
 };
 
 Alternation alternate(const std::vector<std::function<void()>>& calls, int rounds) {
   for (const auto& c : calls) c();
-  std::vector<std::vector<double>> t(calls.size());
+  std::vector<std::vector<double>> t(calls.size()), cpu(calls.size());
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < calls.size(); ++i) {
       const auto t0 = Clock::now();
+      const double c0 = thread_seconds();
       calls[i]();
+      cpu[i].push_back(thread_seconds() - c0);
       t[i].push_back(seconds_since(t0));
     }
+  const auto median_ratio = [&](const std::vector<std::vector<double>>& times, size_t i) {
+    std::vector<double> ratio;
+    for (int r = 0; r < rounds; ++r)
+      ratio.push_back(times[0][static_cast<size_t>(r)] / times[i][static_cast<size_t>(r)]);
+    std::sort(ratio.begin(), ratio.end());
+    return ratio[ratio.size() / 2];
+  };
   Alternation a;
   for (size_t i = 0; i < calls.size(); ++i) {
     a.min.push_back(*std::min_element(t[i].begin(), t[i].end()));
-    std::vector<double> ratio;
-    for (int r = 0; r < rounds; ++r) ratio.push_back(t[0][static_cast<size_t>(r)] / t[i][static_cast<size_t>(r)]);
-    std::sort(ratio.begin(), ratio.end());
-    a.median_ratio.push_back(ratio[ratio.size() / 2]);
+    a.cpu_min.push_back(*std::min_element(cpu[i].begin(), cpu[i].end()));
+    a.median_ratio.push_back(median_ratio(t, i));
+    a.cpu_median_ratio.push_back(median_ratio(cpu, i));
   }
   return a;
 }
@@ -259,6 +282,9 @@ int main(int argc, char** argv) {
     std::printf("  in the search: default %.3f ms, best %.3f ms; alternating: median ratio default/tuned %.2fx",
                 r.default_ms, best.result.ms_min, t.median_ratio[1]);
     if (c.gemm) std::printf(", tuned/OpenBLAS %.2fx (of the medians)", t.median_ratio[1] / t.median_ratio[2]);
+    std::printf("\n  thread clock: default %.1f GF, tuned %.1f GF, speed-up %.2fx (median ratio %.2fx)",
+                gf(t.cpu_min[0]), gf(t.cpu_min[1]), t.cpu_min[0] / t.cpu_min[1], t.cpu_median_ratio[1]);
+    if (c.gemm) std::printf("; OpenBLAS %.1f GF, tuned/OpenBLAS %.2fx", gf(t.cpu_min[2]), t.cpu_min[2] / t.cpu_min[1]);
     std::printf("\n");
     std::fflush(stdout);
   }

@@ -2,6 +2,7 @@
 // itself with a measurer whose answers the test decides.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -75,6 +76,25 @@ te::ComputeDag int8_matmul(int64_t m, int64_t n, int64_t k) {
   return te::make_dag("matmul_i8", {c});
 }
 
+// C[b, i, j] = sum(A[b, i, k] * B[b, k, j], k), and with `bias` an epilogue C + bias[j] after it
+// (a dense layer's shape: the product is then not the kernel's output).
+te::ComputeDag batch_matmul(int64_t batch, int64_t m, int64_t n, int64_t k, bool bias = false) {
+  te::Tensor a = te::placeholder("A", {batch, m, k}, DataType::kFloat32);
+  te::Tensor b = te::placeholder("B", {batch, k, n}, DataType::kFloat32);
+  loopir::IterVar r = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {batch, m, n},
+                             [&](const std::vector<loopir::Expr>& i) {
+                               return te::sum(te::at(a, {i[0], i[1], r.var}) * te::at(b, {i[0], r.var, i[2]}), {r});
+                             },
+                             {"b", "i", "j"});
+  if (!bias) return te::make_dag("batch_matmul", {c});
+  te::Tensor v = te::placeholder("bias", {n}, DataType::kFloat32);
+  te::Tensor d = te::compute("D", {batch, m, n},
+                             [&](const std::vector<loopir::Expr>& i) { return te::at(c, i) + te::at(v, {i[2]}); },
+                             {"b", "i", "j"});
+  return te::make_dag("batch_dense", {d});
+}
+
 QStringList knob_names(const SearchSpace& space) {
   QStringList names;
   for (const Knob& k : space.knobs()) names << QString::fromStdString(k.name);
@@ -99,6 +119,19 @@ std::map<std::string, Tensor> run_in_interpreter(const te::ComputeDag& dag, cons
   for (size_t i = 0; i < f.params.size(); ++i)
     if (outputs.count(f.params[i]->name)) result.emplace(f.params[i]->name, args[i]);
   return result;
+}
+
+// The largest difference between the outputs of `s` and of the plain loops, relative to each value.
+double worst_error(const te::ComputeDag& dag, const std::map<std::string, Tensor>& want, const schedule::Schedule& s) {
+  double worst = 0;
+  for (const auto& [name, got] : run_in_interpreter(dag, s)) {
+    const Tensor& w = want.at(name);
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const double e = std::abs(w.get_double(i) - got.get_double(i)) / (1 + std::abs(w.get_double(i)));
+      worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+    }
+  }
+  return worst;
 }
 
 }  // namespace
@@ -164,8 +197,8 @@ class TestTune : public QObject {
     SearchSpace mm(te::dag_from_spec("matmul M=128 N=256 K=64"), 16);
     QStringList names;
     for (const Knob& k : mm.knobs()) names << QString::fromStdString(k.name);
-    QCOMPARE(names,
-             QStringList({"tile_rows", "tile_vectors", "k_unroll", "reduce_split", "panel", "pack", "parallel_loops"}));
+    QCOMPARE(names, QStringList({"tile_rows", "tile_vectors", "k_unroll", "reduce_split", "panel", "pack", "k_block",
+                                 "k_block_outer", "parallel_loops"}));
   }
 
   // Each kind of target opens up its own default schedule: the knobs a matmul, a conv and an
@@ -181,8 +214,8 @@ class TestTune : public QObject {
     const int cpu = static_cast<int>(Kind::kCpu), gpu = static_cast<int>(Kind::kGpu),
               accel = static_cast<int>(Kind::kAccelerator);
     QTest::newRow("cpu matmul") << mm << cpu
-                                << QStringList{"tile_rows", "tile_vectors", "k_unroll",      "reduce_split",
-                                               "panel",     "pack",         "parallel_loops"};
+                                << QStringList{"tile_rows", "tile_vectors", "k_unroll",      "reduce_split",  "panel",
+                                               "pack",      "k_block",      "k_block_outer", "parallel_loops"};
     QTest::newRow("cpu conv") << conv << cpu
                               << QStringList{"tile_rows", "reduce_split", "reduce_order", "parallel_loops"};
     QTest::newRow("cpu relu") << relu << cpu << QStringList{"vector_split", "parallel_loops"};
@@ -297,6 +330,82 @@ class TestTune : public QObject {
         }
     const size_t distinct = kernel == "gemm" ? 6 : kernel == "depthwise" ? 2 : 4;
     QVERIFY2(programs.size() >= distinct, qPrintable(QString::number(programs.size())));
+  }
+
+  // K blocking (CpuKnobs::k_block, k_blocked_gemm.h) on GEMMs with tails in every direction (rows,
+  // tile columns), batched or not, each block size, order, packing, unroll and tile: the program
+  // computes what the plain loops compute, its panel is k_block deep, and the knobs change it.
+  void k_blocking_computes_what_the_plain_loops_compute() {
+    constexpr int64_t kLanes = 4;
+    for (const te::ComputeDag& dag :
+         {te::matmul_dag(13, 36, 64), batch_matmul(2, 7, 12, 32), batch_matmul(1, 13, 36, 32, /*bias=*/true)}) {
+      const std::map<std::string, Tensor> want = run_in_interpreter(dag, {});
+      const bool dense = !dag.outputs[0]->reduction();
+      te::Tensor product = dag.outputs[0];
+      for (const te::Tensor& in : dag.outputs[0]->inputs)
+        if (in->reduction()) product = in;
+      const int64_t k = product->reduction()->axes[0].extent;
+      std::set<std::string> programs;
+      for (int64_t block : {8, 16})
+        for (bool outer : {false, true})
+          for (bool pack : {true, false})
+            for (int64_t unroll : {1, 4})
+              for (int64_t rows : {3, 5})
+                for (int64_t vectors : {1, 2}) {
+                  schedule::CpuKnobs knobs;
+                  knobs.k_block = block, knobs.k_block_outer = outer, knobs.pack = pack, knobs.k_unroll = unroll;
+                  knobs.tile_rows = rows, knobs.tile_vectors = vectors;
+                  const schedule::Schedule s = schedule::default_cpu_schedule(dag, kLanes, knobs);
+                  const std::string text = schedule::to_text(s);
+                  QVERIFY2(text.find("rfactor(C.k.outer)") != std::string::npos, text.c_str());
+                  // A dense layer's bias: a pass over the whole product, vectorized.
+                  if (dense) QVERIFY2(text.find("vectorize(D.j.inner)") != std::string::npos, text.c_str());
+                  const std::string program = loopir::to_string(lower::lower(dag, s).func);
+                  // The packed panel is one block deep and one tile column wide.
+                  const std::string panel =
+                      "allocate B_global: f32[" + std::to_string(block * vectors * kLanes) + "] global";
+                  QVERIFY2((program.find(panel) != std::string::npos) == pack, program.c_str());
+                  programs.insert(program);
+                  const double error = worst_error(dag, want, s);
+                  QVERIFY2(error < 1e-4,
+                           qPrintable(QString("k=%1: error %2 with\n%3").arg(k).arg(error).arg(text.c_str())));
+                }
+      QVERIFY2(programs.size() >= 48, qPrintable(QString::number(programs.size())));
+    }
+  }
+
+  // K blocking is offered where it applies: a GEMM whose product is the kernel's output or read by
+  // an element-wise epilogue alone, K with two blocks at least. A conv, a short K and a product
+  // read by a reduction (softmax of a matmul) have no such knob; a knob setting that does not
+  // apply leaves the default's schedule.
+  void k_blocking_is_offered_where_it_applies() {
+    const auto has = [](const SearchSpace& space) { return knob_names(space).contains("k_block"); };
+    QVERIFY(has(SearchSpace(te::matmul_dag(64, 64, 128), 16)));
+    QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64), 16)));
+    QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64, /*bias=*/true), 16)));
+    QVERIFY(!has(SearchSpace(te::matmul_dag(64, 64, 48), 16)));
+    QVERIFY(!has(SearchSpace(te::dag_from_spec("conv2d N=1 C=64 H=14 W=14 K=32 R=3 S=3 stride=1 pad=1"), 16)));
+    const SearchSpace mm(te::matmul_dag(64, 64, 256), 16);
+    for (const Knob& knob : mm.knobs())
+      if (knob.name == "k_block") QCOMPARE(knob.values, std::vector<int64_t>({-1, 32, 64, 128}));
+    schedule::CpuKnobs odd;
+    odd.k_block = 48;  // does not divide K
+    const te::ComputeDag dag = te::matmul_dag(64, 64, 256);
+    QVERIFY(schedule::default_cpu_schedule(dag, 16, odd) == schedule::default_cpu_schedule(dag, 16));
+    // Every reader but one element-wise output of the product's shape keeps the register tile.
+    const te::ComputeDag product = te::matmul_dag(8, 32, 64);
+    const te::Tensor& c = product.outputs[0];
+    loopir::IterVar j = te::reduce_axis(32, "j");
+    te::Tensor row_sum = te::compute("S", {8},
+                                     [&](const std::vector<loopir::Expr>& i) {
+                                       return te::sum(te::at(c, {i[0], j.var}), {j});
+                                     },
+                                     {"i"});
+    const te::ComputeDag summed = te::make_dag("matmul_sum", {row_sum});
+    const SearchSpace summed_space(summed, 16);
+    QVERIFY2(summed_space.unsupported().empty(), summed_space.unsupported().c_str());
+    QVERIFY(knob_names(summed_space).contains("tile_rows"));
+    QVERIFY(!has(summed_space));
   }
 
   void the_cost_model_learns_an_order() {

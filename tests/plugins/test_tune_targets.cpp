@@ -56,6 +56,22 @@ std::vector<Tensor*> pointers(std::vector<Tensor>& ts) {
   return out;
 }
 
+// A dense layer's shape: D[i, j] = sum(A[i, k] * W[k, j], k) + bias[j].
+te::ComputeDag dense_dag(int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::placeholder("A", {m, k}, DataType::kFloat32);
+  te::Tensor w = te::placeholder("W", {k, n}, DataType::kFloat32);
+  te::Tensor bias = te::placeholder("bias", {n}, DataType::kFloat32);
+  loopir::IterVar r = te::reduce_axis(k, "k");
+  te::Tensor c = te::compute("C", {m, n},
+                             [&](const std::vector<loopir::Expr>& i) {
+                               return te::sum(te::at(a, {i[0], r.var}) * te::at(w, {r.var, i[1]}), {r});
+                             },
+                             {"i", "j"});
+  te::Tensor d = te::compute(
+      "D", {m, n}, [&](const std::vector<loopir::Expr>& i) { return te::at(c, i) + te::at(bias, {i[1]}); }, {"i", "j"});
+  return te::make_dag("dense", {d});
+}
+
 }  // namespace
 
 class TestTuneTargets : public QObject {
@@ -130,11 +146,13 @@ class TestTuneTargets : public QObject {
       QCOMPARE(tune::space_target_of(Target::parse("cuda")).kind, Kind::kGpu);
   }
 
-  // Every value of the reduction's split and order (and the k unroll), compiled by llvm, computes
-  // what the plain loops compute in the interpreter, on a GEMM and a conv with tails.
+  // Every value of the reduction's split and order (and the k unroll, and the GEMM's k blocking, its
+  // tile columns in parallel), compiled by llvm, computes what the plain loops compute in the
+  // interpreter, on a GEMM and a conv with tails.
   void reduction_knobs_compile_and_match_the_plain_loops() {
     const te::Conv2dParams p{1, 24, 5, 9, 8, 3, 3, 1, 1};
-    for (const te::ComputeDag& dag : {te::matmul_dag(10, 24, 48), te::conv2d_dag(p), te::conv2d_bias_relu_dag(p)}) {
+    for (const te::ComputeDag& dag :
+         {te::matmul_dag(10, 24, 48), dense_dag(10, 24, 48), te::conv2d_dag(p), te::conv2d_bias_relu_dag(p)}) {
       std::vector<Tensor> want = random_args(lower::lower(dag, {}).func);
       loopir::interpret(lower::lower(dag, {}).func, want);
       using Order = schedule::CpuKnobs::ReduceOrder;
@@ -144,28 +162,33 @@ class TestTuneTargets : public QObject {
         for (std::optional<Order> order :
              {std::optional<Order>(), std::optional<Order>(Order::kMainOuter),
               std::optional<Order>(Order::kWindowOuter), std::optional<Order>(Order::kSplitAround)})
-          for (int64_t unroll : {1, 4}) {
-            schedule::CpuKnobs knobs;
-            knobs.k_unroll = unroll, knobs.reduce_split = split, knobs.reduce_order = order;
-            const schedule::Schedule s = schedule::default_cpu_schedule(dag, 8, knobs);
-            if (!compiled.insert(schedule::to_text(s)).second) continue;
-            const loopir::Func f = lower::lower(dag, s).func;
-            std::vector<Tensor> got = random_args(f);
-            build_module({f}, Target::parse("llvm"))->call_host(f.name, pointers(got));
-            // Parameters are the DAG's placeholders and outputs in the same order for every schedule.
-            for (size_t i = 0; i < got.size(); ++i)
-              for (int64_t e = 0; e < got[i].numel(); ++e) {
-                const double a = want[i].get_double(e), b = got[i].get_double(e);
-                if (std::abs(a - b) > 1e-4 * (1 + std::abs(a)))
-                  QFAIL(qPrintable(QString("%1[%2]: plain loops %3, llvm %4 with\n%5")
-                                       .arg(f.params[i]->name.c_str())
-                                       .arg(e)
-                                       .arg(a)
-                                       .arg(b)
-                                       .arg(schedule::to_text(s).c_str())));
+          for (int64_t unroll : {1, 4})
+            for (std::optional<int64_t> k_block :
+                 {std::optional<int64_t>(), std::optional<int64_t>(8), std::optional<int64_t>(16)})
+              for (bool k_outer : {false, true}) {
+                schedule::CpuKnobs knobs;
+                knobs.k_unroll = unroll, knobs.reduce_split = split, knobs.reduce_order = order;
+                knobs.k_block = k_block, knobs.k_block_outer = k_outer;  // K blocking: the GEMM only
+                const schedule::Schedule s = schedule::default_cpu_schedule(dag, 8, knobs);
+                if (!compiled.insert(schedule::to_text(s)).second) continue;
+                const loopir::Func f = lower::lower(dag, s).func;
+                std::vector<Tensor> got = random_args(f);
+                build_module({f}, Target::parse("llvm"))->call_host(f.name, pointers(got));
+                // Parameters are the DAG's placeholders and outputs in the same order for every schedule.
+                for (size_t i = 0; i < got.size(); ++i)
+                  for (int64_t e = 0; e < got[i].numel(); ++e) {
+                    const double a = want[i].get_double(e), b = got[i].get_double(e);
+                    if (std::abs(a - b) > 1e-4 * (1 + std::abs(a)))
+                      QFAIL(qPrintable(QString("%1[%2]: plain loops %3, llvm %4 with\n%5")
+                                           .arg(f.params[i]->name.c_str())
+                                           .arg(e)
+                                           .arg(a)
+                                           .arg(b)
+                                           .arg(schedule::to_text(s).c_str())));
+                  }
               }
-          }
-      QVERIFY(compiled.size() >= 4);
+      const bool gemm = dag.name == "matmul" || dag.name == "dense";
+      QVERIFY(compiled.size() >= (gemm ? 8u : 4u));
     }
   }
 
