@@ -20,8 +20,10 @@ std::string kernel_key(const te::ComputeDag& dag) {
 }
 
 std::string record_line(const TuningRecord& r) {
-  json j{{"kernel_key", r.kernel_key}, {"kernel", r.kernel},       {"target", r.target}, {"schedule", r.schedule},
-         {"ms_min", r.ms_min},         {"ms_median", r.ms_median}, {"error", r.error}};
+  json j{{"kernel_key", r.kernel_key}, {"kernel", r.kernel},
+         {"target", r.target},         {"schedule", r.schedule},
+         {"ms_min", r.ms_min},         {"ms_median", r.ms_median},
+         {"error", r.error},           {"cache", std::string(measure::cache_condition_name(r.cache))}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -64,6 +66,12 @@ TuningRecord parse_record_line(const std::string& line, const std::string& where
   r.ms_min = time_field(j, "ms_min", where);
   r.ms_median = time_field(j, "ms_median", where);
   r.error = string_field(j, "error", where);
+  if (j.contains("cache")) {  // absent in logs written before it existed: warm
+    const std::string cache = string_field(j, "cache", where);
+    const auto condition = measure::parse_cache_condition(cache);
+    if (!condition) throw Error(where + ": field 'cache': expected \"warm\" or \"cold\", got \"" + cache + "\"");
+    r.cache = *condition;
+  }
   if (r.ok() && r.ms_min <= 0) throw Error(where + ": field 'ms_min': a record without an error needs a time > 0");
   return r;
 }
@@ -94,7 +102,10 @@ BestRecords::BestRecords(const std::vector<TuningRecord>& records) {
   for (const TuningRecord& r : records) {
     if (!r.ok()) continue;
     auto [it, inserted] = best_.try_emplace({r.kernel_key, r.target}, r);
-    if (!inserted && r.ms_min < it->second.ms_min) it->second = r;
+    if (inserted) continue;
+    const bool colder = r.cache == measure::CacheCondition::kCold && it->second.cache != r.cache;
+    const bool same_condition = r.cache == it->second.cache;
+    if (colder || (same_condition && r.ms_min < it->second.ms_min)) it->second = r;
   }
 }
 
