@@ -61,8 +61,10 @@ constexpr const char* kDetails =
     "A whole model (no --kernel) is tuned as one budget of N trials per kernel on average: kernels\n"
     "with the same computation are one task, every task first measures its default schedule, then\n"
     "each batch goes to the task with the largest expected saving of the model's time (its time x its\n"
-    "count in the model, and how much its last batch gained). The progress line shows the task, its\n"
-    "share of the model and the model's estimated time; the table shows the trials each task got.\n\n"
+    "count in the model, and how much its last batch gained); each batch also measures the task's\n"
+    "default schedule again, so that its time, the one to beat, is the best of as many moments as the\n"
+    "candidates had. The progress line shows the task, its share of the model and the model's\n"
+    "estimated time; the table shows the trials each task got.\n\n"
     "  --records LOG         the tuning log (JSON lines), appended to; --records LOG on run, build and\n"
     "                        profile applies the fastest correct schedule of each kernel\n"
     "  --kernel NAME         tune only this kernel, for --trials trials (repeatable; default: the\n"
@@ -318,6 +320,7 @@ int run_tune_command(std::span<const std::string> argv) {
   plan.trials = options.trials * static_cast<int>(std::max<size_t>(kernels, 1));
   plan.time_budget_s = options.time_budget_s * static_cast<double>(kernels);
   plan.search = options;
+  plan.search.remeasure_default = true;  // see SearchOptions: a model's estimate must not gain by luck
   plan.stop = options.stop;
   std::printf("%zu kernels, %zu distinct: %d trials in all\n", kernels, tasks.size(), plan.trials);
   std::fflush(stdout);

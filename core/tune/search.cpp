@@ -56,19 +56,20 @@ class KernelSearch::Impl {
     if (!started_) {
       started_ = true;
       // The default schedule first: the one to beat, and a correct row for the model.
-      if (auto d = lower_candidate(space_, space_.default_candidate())) {
-        measure_batch({*d});
-        if (result_.trials[0].result.error.empty()) result_.default_ms = result_.trials[0].result.ms_min;
+      if ((default_ = lower_candidate(space_, space_.default_candidate()))) {
+        measure_batch({*default_});
         return 1;
       }
     }
     const int n = std::min(room(), limit);
     if (n <= 0 || exhausted_) return 0;
-    std::vector<Lowered> batch = next_batch(n);
+    const bool again = options_.remeasure_default && default_ && n >= 2;
+    std::vector<Lowered> batch = next_batch(again ? n - 1 : n);
     if (batch.empty()) {
       exhausted_ = true;  // the space is exhausted
       return 0;
     }
+    if (again) batch.push_back(*default_);
     measure_batch(batch);
     return static_cast<int>(batch.size());
   }
@@ -151,6 +152,9 @@ class KernelSearch::Impl {
     m.resize(batch.size(), Measurement{0, 0, "not measured"});
     for (size_t i = 0; i < batch.size(); ++i) {
       Trial t{batch[i].candidate, batch[i].schedule, m[i]};
+      const bool is_default = default_ && batch[i].schedule == default_->schedule;
+      if (is_default && m[i].error.empty() && (result_.default_ms == 0 || m[i].ms_min < result_.default_ms))
+        result_.default_ms = m[i].ms_min;
       features_.push_back(batch[i].features);
       scores_.push_back(score(m[i]));
       if (m[i].error.empty() &&
@@ -187,6 +191,7 @@ class KernelSearch::Impl {
   std::function<void(const Trial&)> on_trial_;
   std::function<void(const SearchProgress&)> on_progress_;
   bool started_ = false, exhausted_ = false;
+  std::optional<Lowered> default_;  // the default schedule, lowered (nullopt: it does not lower)
 };
 
 KernelSearch::KernelSearch(const SearchSpace& space, Measurer& measurer, const SearchOptions& options,

@@ -43,6 +43,11 @@ struct SearchOptions {
   int explore = 2;           // of each batch, chosen at random rather than by the model
   uint64_t seed = 1;
   std::function<bool()> stop;  // asked between batches (Ctrl-C)
+  // Measure the default schedule again in every batch (one of its places): on a noisy machine the
+  // best of many candidates, each measured once, beats a default measured once by luck alone. The
+  // default's time is then the minimum of as many measurements, taken in the same windows as the
+  // candidates', so a candidate wins only by being faster. Each measurement is a trial (and a record).
+  bool remeasure_default = false;
 };
 
 struct Trial {

@@ -443,6 +443,35 @@ class TestTune : public QObject {
     QCOMPARE(static_cast<int>(s.result().trials.size()), 10);
   }
 
+  // Asked to, the search measures the default again in each batch, and the default's time is the
+  // minimum of its measurements (a noisy machine's luck no longer favours the candidates).
+  void the_search_can_measure_the_default_again_in_every_batch() {
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    struct Drifting : Measurer {
+      FormulaMeasurer formula;
+      double next_default = 3.0;
+      std::string default_text;
+      std::vector<Measurement> measure(const std::vector<std::string>& schedules) override {
+        std::vector<Measurement> out = formula.measure(schedules);
+        for (size_t i = 0; i < schedules.size(); ++i)
+          if (schedules[i] == default_text) out[i].ms_min = out[i].ms_median = (next_default -= 0.5);
+        return out;
+      }
+    } measurer;
+    measurer.default_text = schedule::to_text(*space.schedule_of(space.default_candidate()));
+    SearchOptions o;
+    o.trials = 13;
+    o.batch = 4;
+    o.remeasure_default = true;
+    const SearchResult r = search(space, measurer, o);
+    QCOMPARE(static_cast<int>(r.trials.size()), 13);
+    int defaults = 0;
+    for (const Trial& t : r.trials) defaults += t.schedule == measurer.default_text;
+    QCOMPARE(defaults, 1 + 3);    // first alone, then one in each of the three batches of 4
+    QCOMPARE(r.default_ms, 1.0);  // 2.5, 2.0, 1.5, 1.0: the minimum
+    QCOMPARE(r.trials.back().schedule, measurer.default_text);
+  }
+
   // Two kernels, one taking ten times as long: the budget goes mostly to it, every trial is spent,
   // and each kernel measured its default schedule first.
   void the_scheduler_gives_more_trials_to_the_kernel_with_more_time() {
