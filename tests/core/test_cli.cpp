@@ -337,7 +337,9 @@ class TestCli : public QObject {
     while (lines() < 6 && waited.elapsed() < 120000 && p.state() == QProcess::Running)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     QVERIFY2(lines() >= 6, qPrintable(QString::fromUtf8(p.readAllStandardError())));
-    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    const qint64 pid = p.processId();  // 0 once it has ended: kill(0) would signal this test's group
+    QVERIFY2(pid > 0 && p.state() == QProcess::Running, "the tune ended before it could be interrupted");
+    ::kill(static_cast<pid_t>(pid), SIGINT);
     QVERIFY(p.waitForFinished(120000));
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
     QCOMPARE(p.exitCode(), 130);
