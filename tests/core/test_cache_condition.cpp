@@ -1,6 +1,11 @@
 // The measuring process's cold condition (core/measure/cache_condition.h) really evicts: a buffer
-// larger than the L2, walked in a random order so that each load waits for the one before (no
-// prefetcher hides a miss), takes longer right after evict_from_caches than right after another walk.
+// walked in a random order, so that each load waits for the one before (no prefetcher hides a
+// miss), takes longer right after evict_from_caches than right after another walk. The buffer is
+// half the L2: warm, it stays in this core's own cache even on a machine whose other processes
+// sweep the shared L3 (a buffer larger than the L2 measured 6.2 ms warm and 7.5 ms cold at load
+// average 9: the others had evicted it between two walks; half the L2, 0.12 ms and 1.03 ms).
+// Kernels with weights larger than the L2 are measured cold and warm in tests/bench/RESULTS.md
+// (session 10, tuning in the model's condition).
 #include <QtTest>
 #include <algorithm>
 #include <chrono>
@@ -53,17 +58,17 @@ class TestCacheCondition : public QObject {
   }
 
   void evicted_bytes_are_read_from_memory() {
-    const size_t bytes = static_cast<size_t>(host_cache_bytes(2)) * 3 / 2;
+    const size_t bytes = static_cast<size_t>(host_cache_bytes(2)) / 2;
     const std::vector<Line> cycle = random_cycle(bytes / sizeof(Line));
     const std::span<const std::byte> span(reinterpret_cast<const std::byte*>(cycle.data()), bytes);
     walk_ms(cycle);
     double warm = 1e9, cold = 1e9;
-    for (int repeat = 0; repeat < 5; ++repeat) {  // minima: the machine is shared
+    for (int repeat = 0; repeat < 7; ++repeat) {  // minima: the machine is shared
       warm = std::min(warm, walk_ms(cycle));
       evict_from_caches(span);
       cold = std::min(cold, walk_ms(cycle));
     }
-    QVERIFY2(cold > 1.25 * warm,
+    QVERIFY2(cold > 2 * warm,
              qPrintable(
                  QString("%1 KiB walked: %2 ms warm, %3 ms after the eviction").arg(bytes / 1024).arg(warm).arg(cold)));
   }
