@@ -63,7 +63,8 @@ class KernelSearch::Impl {
     }
     const int n = std::min(room(), limit);
     if (n <= 0 || exhausted_) return 0;
-    const bool again = options_.remeasure_default && default_ && n >= 2;
+    // Not in a batch of fewer than 4: a quarter of the budget or more would go to the default.
+    const bool again = options_.remeasure_default && default_ && n >= 4;
     std::vector<Lowered> batch = next_batch(again ? n - 1 : n);
     if (batch.empty()) {
       exhausted_ = true;  // the space is exhausted

@@ -46,7 +46,8 @@ struct SearchOptions {
   // Measure the default schedule again in every batch (one of its places): on a noisy machine the
   // best of many candidates, each measured once, beats a default measured once by luck alone. The
   // default's time is then the minimum of as many measurements, taken in the same windows as the
-  // candidates', so a candidate wins only by being faster. Each measurement is a trial (and a record).
+  // candidates', so a candidate wins only by being faster. Each measurement is a trial (and a record);
+  // batches of fewer than 4 leave it out.
   bool remeasure_default = false;
 };
 
