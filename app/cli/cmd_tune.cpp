@@ -31,6 +31,7 @@
 #include "core/tune/records.h"
 #include "core/tune/search.h"
 #include "core/tune/task_scheduler.h"
+#include "core/tune/verify.h"
 
 namespace tessel::cli {
 
@@ -179,11 +180,14 @@ void print_header() {
   std::printf("%-44s %5s %8s %12s %12s %8s\n", "kernel", "count", "trials", "default", "tuned", "speedup");
 }
 
-void print_row(const KernelTask& task, const tune::SearchResult& r) {
-  const double best = r.best >= 0 ? r.trials[static_cast<size_t>(r.best)].result.ms_min : 0;
-  std::printf("%-44s %5zu %8zu %12s %12s %7.2fx\n", task.kernels.front().c_str(), task.kernels.size(), r.trials.size(),
-              ms_text(r.default_ms).c_str(), ms_text(best).c_str(),
-              best > 0 && r.default_ms > 0 ? r.default_ms / best : 0.0);
+void print_row(const KernelTask& task, size_t trials, double default_ms, double best_ms) {
+  std::printf("%-44s %5zu %8zu %12s %12s %7.2fx\n", task.kernels.front().c_str(), task.kernels.size(), trials,
+              ms_text(default_ms).c_str(), ms_text(best_ms).c_str(),
+              best_ms > 0 && default_ms > 0 ? default_ms / best_ms : 0.0);
+}
+
+double best_ms(const tune::SearchResult& r) {
+  return r.best >= 0 ? r.trials[static_cast<size_t>(r.best)].result.ms_min : 0;
 }
 
 // Everything a tune needs to measure one kernel: the local measuring process and, under mpirun,
@@ -279,10 +283,11 @@ int run_tune_command(std::span<const std::string> argv) {
     task_of_key[key] = tasks.size();
     tasks.push_back({key, {group.kernel_name}, std::move(space)});
   }
-  auto record_trial = [&](const KernelTask& task, const tune::Trial& t) {
-    tune::append_record(log, {task.key, task.kernels.front(), target.str(), t.schedule, t.result.ms_min,
-                              t.result.ms_median, t.result.error, cache});
+  auto record = [&](const KernelTask& task, const std::string& schedule, const tune::Measurement& m, bool verified) {
+    tune::append_record(
+        log, {task.key, task.kernels.front(), target.str(), schedule, m.ms_min, m.ms_median, m.error, cache, verified});
   };
+  auto record_trial = [&](const KernelTask& task, const tune::Trial& t) { record(task, t.schedule, t.result, false); };
 
   if (!wanted.empty()) {  // each named kernel alone, for its own --trials
     print_header();
@@ -301,7 +306,7 @@ int run_tune_command(std::span<const std::string> argv) {
           *task.space, measurers.for_kernel(task.kernels.front()), options,
           [&](const tune::Trial& t) { record_trial(task, t); }, on_progress);
       if (interactive) std::fprintf(stderr, "\r\033[K");
-      print_row(task, r);
+      print_row(task, r.trials.size(), r.default_ms, best_ms(r));
       std::fflush(stdout);
       if (r.stopped) return interrupted();
     }
@@ -342,17 +347,45 @@ int run_tune_command(std::span<const std::string> argv) {
   const tune::SchedulerResult result = tune::tune_tasks(
       scheduled, plan, [&](int task, const tune::Trial& t) { record_trial(tasks[static_cast<size_t>(task)], t); },
       on_progress);
+  // The race (verify.h): each best candidate against its default, in alternation; the table and
+  // `--records` then go by the race's times.
+  std::vector<std::pair<double, double>> verdicts;  // (default, tuned) per task
+  size_t trials_run = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const tune::SearchResult& r = result.tasks[i];
+    verdicts.emplace_back(r.default_ms, best_ms(r));
+    const std::optional<schedule::Schedule> plain = tasks[i].space->schedule_of(tasks[i].space->default_candidate());
+    if (result.stopped || g_interrupted || r.best < 0 || r.default_ms <= 0 || !plain) continue;
+    const std::string default_text = schedule::to_text(*plain);
+    const std::string& best_text = r.trials[static_cast<size_t>(r.best)].schedule;
+    if (best_text == default_text) continue;
+    if (interactive)
+      std::fprintf(stderr, "\r\033[Kverifying %s: its best against its default, in alternation",
+                   tasks[i].kernels.front().c_str());
+    const tune::RaceResult race = tune::race(*scheduled[i].measurer, best_text, default_text);
+    for (size_t k = 0; k < race.measurements.size(); ++k)
+      record(tasks[i], race.schedules[k], race.measurements[k], true);
+    trials_run += race.measurements.size();
+    if (race.default_ms > 0)
+      verdicts.back() = {race.default_ms,
+                         std::min(race.default_ms, race.candidate_ms > 0 ? race.candidate_ms : race.default_ms)};
+  }
   if (interactive) std::fprintf(stderr, "\r\033[K");
   print_header();
   double default_model = 0, tuned_model = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    const tune::SearchResult& r = result.tasks[i];
-    print_row(tasks[i], r);
-    if (r.best >= 0 && r.default_ms > 0) {
-      default_model += r.default_ms * static_cast<double>(tasks[i].kernels.size());
-      tuned_model += r.trials[static_cast<size_t>(r.best)].result.ms_min * static_cast<double>(tasks[i].kernels.size());
+    const auto [default_ms, tuned_ms] = verdicts[i];
+    print_row(tasks[i], result.tasks[i].trials.size(), default_ms, tuned_ms);
+    if (default_ms > 0 && tuned_ms > 0) {
+      default_model += default_ms * static_cast<double>(tasks[i].kernels.size());
+      tuned_model += tuned_ms * static_cast<double>(tasks[i].kernels.size());
     }
   }
+  if (trials_run > 0)
+    std::printf(
+        "(default and tuned of the kernels whose best was not the default: %zu more measurements, the best\n"
+        " against the default in alternation; `--records` takes the faster)\n",
+        trials_run);
   std::printf("%-44s %5zu %8s %12s %12s %7.2fx   (sum of time x count, %s)\n", "model", kernels, "",
               ms_text(default_model).c_str(), ms_text(tuned_model).c_str(),
               tuned_model > 0 ? default_model / tuned_model : 0.0,

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/support/error.h"
 
@@ -24,6 +25,7 @@ std::string record_line(const TuningRecord& r) {
          {"target", r.target},         {"schedule", r.schedule},
          {"ms_min", r.ms_min},         {"ms_median", r.ms_median},
          {"error", r.error},           {"cache", std::string(measure::cache_condition_name(r.cache))}};
+  if (r.verified) j["verified"] = true;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -72,6 +74,10 @@ TuningRecord parse_record_line(const std::string& line, const std::string& where
     if (!condition) throw Error(where + ": field 'cache': expected \"warm\" or \"cold\", got \"" + cache + "\"");
     r.cache = *condition;
   }
+  if (auto v = j.find("verified"); v != j.end()) {
+    if (!v->is_boolean()) throw Error(where + ": field 'verified': expected true or false, got " + v->dump());
+    r.verified = v->get<bool>();
+  }
   if (r.ok() && r.ms_min <= 0) throw Error(where + ": field 'ms_min': a record without an error needs a time > 0");
   return r;
 }
@@ -103,9 +109,11 @@ BestRecords::BestRecords(const std::vector<TuningRecord>& records) {
     if (!r.ok()) continue;
     auto [it, inserted] = best_.try_emplace({r.kernel_key, r.target}, r);
     if (inserted) continue;
-    const bool colder = r.cache == measure::CacheCondition::kCold && it->second.cache != r.cache;
-    const bool same_condition = r.cache == it->second.cache;
-    if (colder || (same_condition && r.ms_min < it->second.ms_min)) it->second = r;
+    // Ranked by condition (cold first), then verified first, then time.
+    auto rank = [](const TuningRecord& x) {
+      return std::make_tuple(x.cache == measure::CacheCondition::kCold ? 0 : 1, x.verified ? 0 : 1, x.ms_min);
+    };
+    if (rank(r) < rank(it->second)) it->second = r;
   }
 }
 

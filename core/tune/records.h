@@ -11,7 +11,10 @@
 // `run/build/profile --records LOG` use the fastest correct record per (key, target). "cache" says
 // which condition the times were taken in (measure/cache_condition.h; a log written before it had
 // the field is warm); times of the two conditions do not compare, so where a kernel has both, only
-// the cold ones count: they were measured as the model runs the kernel.
+// the cold ones count: they were measured as the model runs the kernel. "verified": true marks the
+// final race of a tune (the best candidate against the default, measured in alternation,
+// verify.h); where a kernel has verified records, only they count: the search's own best time may
+// be a lucky moment of a noisy machine.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -33,6 +36,7 @@ struct TuningRecord {
   double ms_min = 0, ms_median = 0;
   std::string error;  // why the candidate failed (did not lower, wrong result, crashed); "" when it ran
   measure::CacheCondition cache = measure::CacheCondition::kWarm;  // what the times were measured in
+  bool verified = false;  // measured in the final race against the default (verify.h)
   bool ok() const { return error.empty(); }
   bool operator==(const TuningRecord&) const = default;
 };
@@ -51,7 +55,8 @@ void append_record(const std::filesystem::path& log, const TuningRecord& r);
 // person may have edited: it is never half read silently). Blank lines are skipped.
 std::vector<TuningRecord> read_records(const std::filesystem::path& log);
 
-// The fastest correct record per (kernel key, target), of the cold records where there are any.
+// The fastest correct record per (kernel key, target), of the cold records where there are any, and
+// of those, of the verified ones where there are any.
 class BestRecords {
  public:
   BestRecords() = default;

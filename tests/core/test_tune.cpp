@@ -17,6 +17,7 @@
 #include "core/tune/records.h"
 #include "core/tune/search.h"
 #include "core/tune/task_scheduler.h"
+#include "core/tune/verify.h"
 
 using namespace tessel;
 using namespace tessel::tune;
@@ -163,6 +164,46 @@ class TestTune : public QObject {
     cold_slow.cache = measure::CacheCondition::kCold;
     const BestRecords best({record("a", "llvm", 0.2), cold, record("a", "llvm", 0.1), cold_slow});
     QCOMPARE(best.best("a", "llvm")->ms_min, 0.5);  // the fastest cold one, not the faster warm ones
+  }
+
+  // The final race's records (verified) outrank the search's own, whose best may be a lucky moment.
+  void verified_records_count_first() {
+    TuningRecord lucky = record("a", "llvm", 0.5), raced_candidate = record("a", "llvm", 0.8),
+                 raced_default = record("a", "llvm", 0.7);
+    raced_candidate.verified = raced_default.verified = true;
+    raced_default.schedule = "";
+    QCOMPARE(parse_record_line(record_line(raced_candidate), "x"), raced_candidate);
+    QVERIFY(record_line(lucky).find("verified") == std::string::npos);  // only written when true
+    const BestRecords best({lucky, raced_candidate, raced_default});
+    QCOMPARE(best.best("a", "llvm")->ms_min, 0.7);
+    QCOMPARE(QString::fromStdString(best.best("a", "llvm")->schedule), QString());  // the default won the race
+    QVERIFY(!error_of([] {
+               parse_record_line(R"({"kernel_key":"a","kernel":"k","target":"llvm","schedule":"","ms_min":0.1,)"
+                                 R"("ms_median":0.1,"error":"","verified":"yes"})",
+                                 "log:2");
+             }).empty());
+  }
+
+  // The race measures candidate and default in alternation, one batch, and keeps each side's minimum.
+  void the_race_alternates_the_best_and_the_default() {
+    struct Recording : Measurer {
+      std::vector<std::string> seen;
+      double t = 2.0;
+      std::vector<Measurement> measure(const std::vector<std::string>& schedules) override {
+        std::vector<Measurement> out;
+        for (const std::string& s : schedules) {
+          seen.push_back(s);
+          t -= 0.1;
+          out.push_back({s == "best" ? t + 0.05 : t, t, ""});
+        }
+        return out;
+      }
+    } m;
+    const RaceResult r = race(m, "best", "default", 3);
+    QCOMPARE(m.seen, (std::vector<std::string>{"best", "default", "best", "default", "best", "default"}));
+    QCOMPARE(r.measurements.size(), size_t(6));
+    QVERIFY(qFuzzyCompare(r.candidate_ms, 1.5 + 0.05));  // its last: 2 - 0.5
+    QVERIFY(qFuzzyCompare(r.default_ms, 1.4));
   }
 
   void best_records_take_the_fastest_correct_one_per_kernel_and_target() {
