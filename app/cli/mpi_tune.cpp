@@ -111,7 +111,7 @@ class OpenMpiSession : public MpiTuneSession {
 
   int serve(const std::filesystem::path& program) override;
   std::unique_ptr<tune::Measurer> measurer(measure::ModelRef model, std::string kernel, double min_time_ms,
-                                           tune::Measurer& local) override;
+                                           measure::CacheCondition cache, tune::Measurer& local) override;
 
   int finish(int status) override {
     const bool finalize = stop_workers();
@@ -198,11 +198,12 @@ class OpenMpiSession : public MpiTuneSession {
 class MpiMeasurer : public tune::Measurer {
  public:
   MpiMeasurer(OpenMpiSession& session, measure::ModelRef model, std::string kernel, double min_time_ms,
-              tune::Measurer& local)
+              measure::CacheCondition cache, tune::Measurer& local)
       : session_(session),
         model_(std::move(model)),
         kernel_(std::move(kernel)),
         min_time_ms_(min_time_ms),
+        cache_(cache),
         local_(local) {}
 
   std::vector<tune::Measurement> measure(const std::vector<std::string>& schedules) override {
@@ -238,6 +239,7 @@ class MpiMeasurer : public tune::Measurer {
     m.schedule = schedule;
     m.min_time_ms = min_time_ms_;
     m.artifacts = false;
+    m.cache = cache_;
     w.sequence = session_.next_sequence();
     w.trial = trial;
     w.last_heard = Clock::now();
@@ -321,13 +323,15 @@ class MpiMeasurer : public tune::Measurer {
   measure::ModelRef model_;
   std::string kernel_;
   double min_time_ms_;
+  measure::CacheCondition cache_;
   tune::Measurer& local_;
   bool warned_ = false;
 };
 
 std::unique_ptr<tune::Measurer> OpenMpiSession::measurer(measure::ModelRef model, std::string kernel,
-                                                         double min_time_ms, tune::Measurer& local) {
-  return std::make_unique<MpiMeasurer>(*this, std::move(model), std::move(kernel), min_time_ms, local);
+                                                         double min_time_ms, measure::CacheCondition cache,
+                                                         tune::Measurer& local) {
+  return std::make_unique<MpiMeasurer>(*this, std::move(model), std::move(kernel), min_time_ms, cache, local);
 }
 
 // A worker: one request at a time, measured in its own measuring process on another thread while
@@ -370,7 +374,7 @@ int OpenMpiSession::serve(const std::filesystem::path& program) {
       const auto* m = std::get_if<measure::MeasureKernelRequest>(&request.body);
       if (!m) throw Error("a tune worker measures kernels only, not '" + std::string(measure::op_name(request)) + "'");
       auto measured = std::async(std::launch::async, [&] {
-        tune::ProcessMeasurer local(program, m->model, m->kernel, m->min_time_ms);
+        tune::ProcessMeasurer local(program, m->model, m->kernel, m->min_time_ms, m->cache);
         return local.measure({m->schedule}).at(0);
       });
       while (measured.wait_for(kHeartbeatPeriod) != std::future_status::ready) send_bytes("", 0, kHeartbeat);

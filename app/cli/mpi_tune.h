@@ -58,7 +58,7 @@ class MpiTuneSession {
   // Rank 0: a Measurer that spreads each batch over the workers (one candidate each at a time) and
   // measures with `local` itself once no worker is left.
   virtual std::unique_ptr<tune::Measurer> measurer(measure::ModelRef model, std::string kernel, double min_time_ms,
-                                                   tune::Measurer& local) = 0;
+                                                   measure::CacheCondition cache, tune::Measurer& local) = 0;
 
   // Rank 0: tells the workers to stop and ends MPI; returns `status` for main to exit with. When a
   // worker died, MPI cannot be finalized: the process exits here with `status`.

@@ -195,6 +195,8 @@ struct RequestEncoder {
     j["seed"] = r.seed;
     j["min_time_ms"] = r.min_time_ms;
     if (!r.artifacts) j["artifacts"] = false;
+    if (r.cache != CacheCondition::kWarm)
+      j["cache"] = std::string(cache_condition_name(r.cache));  // absent: warm (older readers)
   }
   void operator()(const ProfileModelRequest& r) const {
     put_model(j, r.model);
@@ -396,6 +398,11 @@ Request request_from_json(const json& j) {
     m.seed = f.unsigned_or("seed", 1);
     m.min_time_ms = f.number_or("min_time_ms", 60);
     m.artifacts = f.boolean_or("artifacts", true);
+    if (auto cache = f.optional("cache")) {
+      const auto condition = parse_cache_condition(cache->string());
+      if (!condition) cache->fail("\"warm\" or \"cold\"");
+      m.cache = *condition;
+    }
     r.body = std::move(m);
   } else if (name == "profile") {
     ProfileModelRequest p;

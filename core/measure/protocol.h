@@ -9,7 +9,8 @@
 //
 // Requests ("op"; every one may carry "id", echoed by its reply, and "inject"):
 //   measure    model, target, pass_options, kernel, schedule (schedule::to_text), seed, min_time_ms,
-//              artifacts (false: no generated code in the reply)
+//              artifacts (false: no generated code in the reply), cache ("warm" when absent, or
+//              "cold": the weights evicted before every repeat, cache_condition.h)
 //   profile    model, target, pass_options, schedules {kernel: text}, seed, warmup, repeats
 //   ceilings   target           → the cached machine ceilings (null: never calibrated)
 //   calibrate  target, quick    → measured now, cached, returned
@@ -35,6 +36,7 @@
 
 #include "core/analysis/calibrate.h"
 #include "core/analysis/profile.h"
+#include "core/measure/cache_condition.h"
 #include "core/support/error.h"
 
 namespace tessel::measure {
@@ -58,6 +60,7 @@ struct MeasureKernelRequest {
   uint64_t seed = 1;
   double min_time_ms = 60;  // keep repeating until this much time has been measured
   bool artifacts = true;    // false: the reply leaves out the generated code (a tuner needs only times)
+  CacheCondition cache = CacheCondition::kWarm;  // kCold: every repeat reads the weights from memory
   bool operator==(const MeasureKernelRequest&) const = default;
 };
 

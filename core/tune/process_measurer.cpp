@@ -14,8 +14,13 @@ namespace tessel::tune {
 
 namespace fs = std::filesystem;
 
-ProcessMeasurer::ProcessMeasurer(fs::path program, measure::ModelRef model, std::string kernel, double min_time_ms)
-    : program_(std::move(program)), model_(std::move(model)), kernel_(std::move(kernel)), min_time_ms_(min_time_ms) {}
+ProcessMeasurer::ProcessMeasurer(fs::path program, measure::ModelRef model, std::string kernel, double min_time_ms,
+                                 measure::CacheCondition cache)
+    : program_(std::move(program)),
+      model_(std::move(model)),
+      kernel_(std::move(kernel)),
+      min_time_ms_(min_time_ms),
+      cache_(cache) {}
 
 fs::path ProcessMeasurer::default_program() {
   if (const char* env = std::getenv("TESSEL_MEASURE"); env && *env) return env;
@@ -43,6 +48,7 @@ std::vector<Measurement> ProcessMeasurer::measure(const std::vector<std::string>
         m.schedule = schedules[i];
         m.min_time_ms = min_time_ms_;
         m.artifacts = false;
+        m.cache = cache_;
         file << measure::encode_line(measure::Request{static_cast<int64_t>(i) + 1, "", m});
       }
       if (!file) throw Error(requests.string() + ": cannot write the measuring requests");

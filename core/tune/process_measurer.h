@@ -19,8 +19,10 @@ namespace tessel::tune {
 
 class ProcessMeasurer : public Measurer {
  public:
-  // `program`: the tessel-measure executable. Every request measures `kernel` of `model`.
-  ProcessMeasurer(std::filesystem::path program, measure::ModelRef model, std::string kernel, double min_time_ms);
+  // `program`: the tessel-measure executable. Every request measures `kernel` of `model`, in the
+  // cache condition `cache` (measure/cache_condition.h).
+  ProcessMeasurer(std::filesystem::path program, measure::ModelRef model, std::string kernel, double min_time_ms,
+                  measure::CacheCondition cache = measure::CacheCondition::kWarm);
   std::vector<Measurement> measure(const std::vector<std::string>& schedules) override;
 
   // $TESSEL_MEASURE, else tessel-measure next to this executable (installed) or in the build tree.
@@ -35,6 +37,7 @@ class ProcessMeasurer : public Measurer {
   measure::ModelRef model_;
   std::string kernel_;
   double min_time_ms_;
+  measure::CacheCondition cache_;
 };
 
 }  // namespace tessel::tune

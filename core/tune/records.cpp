@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/support/error.h"
 
@@ -20,8 +21,11 @@ std::string kernel_key(const te::ComputeDag& dag) {
 }
 
 std::string record_line(const TuningRecord& r) {
-  json j{{"kernel_key", r.kernel_key}, {"kernel", r.kernel},       {"target", r.target}, {"schedule", r.schedule},
-         {"ms_min", r.ms_min},         {"ms_median", r.ms_median}, {"error", r.error}};
+  json j{{"kernel_key", r.kernel_key}, {"kernel", r.kernel},
+         {"target", r.target},         {"schedule", r.schedule},
+         {"ms_min", r.ms_min},         {"ms_median", r.ms_median},
+         {"error", r.error},           {"cache", std::string(measure::cache_condition_name(r.cache))}};
+  if (r.verified) j["verified"] = true;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -64,6 +68,16 @@ TuningRecord parse_record_line(const std::string& line, const std::string& where
   r.ms_min = time_field(j, "ms_min", where);
   r.ms_median = time_field(j, "ms_median", where);
   r.error = string_field(j, "error", where);
+  if (j.contains("cache")) {  // absent in logs written before it existed: warm
+    const std::string cache = string_field(j, "cache", where);
+    const auto condition = measure::parse_cache_condition(cache);
+    if (!condition) throw Error(where + ": field 'cache': expected \"warm\" or \"cold\", got \"" + cache + "\"");
+    r.cache = *condition;
+  }
+  if (auto v = j.find("verified"); v != j.end()) {
+    if (!v->is_boolean()) throw Error(where + ": field 'verified': expected true or false, got " + v->dump());
+    r.verified = v->get<bool>();
+  }
   if (r.ok() && r.ms_min <= 0) throw Error(where + ": field 'ms_min': a record without an error needs a time > 0");
   return r;
 }
@@ -94,7 +108,12 @@ BestRecords::BestRecords(const std::vector<TuningRecord>& records) {
   for (const TuningRecord& r : records) {
     if (!r.ok()) continue;
     auto [it, inserted] = best_.try_emplace({r.kernel_key, r.target}, r);
-    if (!inserted && r.ms_min < it->second.ms_min) it->second = r;
+    if (inserted) continue;
+    // Ranked by condition (cold first), then verified first, then time.
+    auto rank = [](const TuningRecord& x) {
+      return std::make_tuple(x.cache == measure::CacheCondition::kCold ? 0 : 1, x.verified ? 0 : 1, x.ms_min);
+    };
+    if (rank(r) < rank(it->second)) it->second = r;
   }
 }
 

@@ -3,12 +3,18 @@
 // log, appended as it is measured (so Ctrl-C or a crash keeps everything measured so far):
 //
 //   {"kernel_key": "9f2c…", "kernel": "fused_mat_mul_0", "target": "llvm", "schedule": "split(…)\n…",
-//    "ms_min": 0.412, "ms_median": 0.430, "error": ""}
+//    "ms_min": 0.412, "ms_median": 0.430, "error": "", "cache": "cold"}
 //
 // A kernel is recognised by its key, a hash of its tensor expression (te::to_string), not by its
 // name: the same computation in another model, or the same model on another machine, finds its
 // records, and a log only ever applies to a kernel whose stages and axes the schedule names.
-// `run/build/profile --records LOG` use the fastest correct record per (key, target).
+// `run/build/profile --records LOG` use the fastest correct record per (key, target). "cache" says
+// which condition the times were taken in (measure/cache_condition.h; a log written before it had
+// the field is warm); times of the two conditions do not compare, so where a kernel has both, only
+// the cold ones count: they were measured as the model runs the kernel. "verified": true marks the
+// final race of a tune (the best candidate against the default, measured in alternation,
+// verify.h); where a kernel has verified records, only they count: the search's own best time may
+// be a lucky moment of a noisy machine.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/measure/cache_condition.h"
 #include "core/schedule/schedule.h"
 #include "core/te/tensor.h"
 
@@ -28,6 +35,8 @@ struct TuningRecord {
   std::string schedule;    // schedule::to_text
   double ms_min = 0, ms_median = 0;
   std::string error;  // why the candidate failed (did not lower, wrong result, crashed); "" when it ran
+  measure::CacheCondition cache = measure::CacheCondition::kWarm;  // what the times were measured in
+  bool verified = false;  // measured in the final race against the default (verify.h)
   bool ok() const { return error.empty(); }
   bool operator==(const TuningRecord&) const = default;
 };
@@ -46,7 +55,8 @@ void append_record(const std::filesystem::path& log, const TuningRecord& r);
 // person may have edited: it is never half read silently). Blank lines are skipped.
 std::vector<TuningRecord> read_records(const std::filesystem::path& log);
 
-// The fastest correct record per (kernel key, target).
+// The fastest correct record per (kernel key, target), of the cold records where there are any, and
+// of those, of the verified ones where there are any.
 class BestRecords {
  public:
   BestRecords() = default;

@@ -38,28 +38,46 @@ std::optional<Lowered> lower_candidate(const SearchSpace& space, const Candidate
 // Higher is better: the model learns −log(ms), so a 2x speed-up is the same step at every scale.
 double score(const Measurement& m) { return m.error.empty() && m.ms_min > 0 ? -std::log(m.ms_min) : -1e3; }
 
-class Search {
- public:
-  Search(const SearchSpace& space, Measurer& measurer, const SearchOptions& options)
-      : space_(space), measurer_(measurer), options_(options), rng_(options.seed), start_(Clock::now()) {}
+}  // namespace
 
-  SearchResult run(const std::function<void(const Trial&)>& on_trial,
-                   const std::function<void(const SearchProgress&)>& on_progress) {
-    on_trial_ = on_trial;
-    on_progress_ = on_progress;
-    // The default schedule first: the one to beat, and a correct row for the model.
-    if (auto d = lower_candidate(space_, space_.default_candidate())) measure_batch({*d});
-    if (!result_.trials.empty() && result_.trials[0].result.error.empty())
-      result_.default_ms = result_.trials[0].result.ms_min;
-    while (!done()) {
-      std::vector<Lowered> batch = next_batch();
-      if (batch.empty()) break;  // the space is exhausted
-      measure_batch(batch);
+class KernelSearch::Impl {
+ public:
+  Impl(const SearchSpace& space, Measurer& measurer, const SearchOptions& options,
+       std::function<void(const Trial&)> on_trial, std::function<void(const SearchProgress&)> on_progress)
+      : space_(space),
+        measurer_(measurer),
+        options_(options),
+        rng_(options.seed),
+        start_(Clock::now()),
+        on_trial_(std::move(on_trial)),
+        on_progress_(std::move(on_progress)) {}
+
+  int step(int limit) {
+    if (!started_) {
+      started_ = true;
+      // The default schedule first: the one to beat, and a correct row for the model.
+      if ((default_ = lower_candidate(space_, space_.default_candidate()))) {
+        measure_batch({*default_});
+        return 1;
+      }
     }
-    return std::move(result_);
+    const int n = std::min(room(), limit);
+    if (n <= 0 || exhausted_) return 0;
+    // Not in a batch of fewer than 4: a quarter of the budget or more would go to the default.
+    const bool again = options_.remeasure_default && default_ && n >= 4;
+    std::vector<Lowered> batch = next_batch(again ? n - 1 : n);
+    if (batch.empty()) {
+      exhausted_ = true;  // the space is exhausted
+      return 0;
+    }
+    if (again) batch.push_back(*default_);
+    measure_batch(batch);
+    return static_cast<int>(batch.size());
   }
 
- private:
+  bool exhausted() const { return exhausted_; }
+  const SearchResult& result() const { return result_; }
+
   bool done() {
     if (static_cast<int>(result_.trials.size()) >= options_.trials) return true;
     if (options_.time_budget_s > 0 && elapsed_s() >= options_.time_budget_s) return true;
@@ -69,6 +87,7 @@ class Search {
   double elapsed_s() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   int room() const { return std::min(options_.batch, options_.trials - static_cast<int>(result_.trials.size())); }
 
+ private:
   // Unseen candidates that lower, at most `count`, drawn by `draw`; gives up after many misses.
   // Different knob values can give the same schedule (a knob set to what the default would choose
   // anyway): a schedule already measured, or already drawn here, is skipped like a seen candidate.
@@ -86,8 +105,7 @@ class Search {
     return out;
   }
 
-  std::vector<Lowered> next_batch() {
-    const int n = room();
+  std::vector<Lowered> next_batch(const int n) {
     if (!model_.trained() || result_.trials.size() < 4) return fresh(n, [&] { return space_.random_candidate(rng_); });
     // Parents: the best measured candidates.
     std::vector<int> order(result_.trials.size());
@@ -135,6 +153,9 @@ class Search {
     m.resize(batch.size(), Measurement{0, 0, "not measured"});
     for (size_t i = 0; i < batch.size(); ++i) {
       Trial t{batch[i].candidate, batch[i].schedule, m[i]};
+      const bool is_default = default_ && batch[i].schedule == default_->schedule;
+      if (is_default && m[i].error.empty() && (result_.default_ms == 0 || m[i].ms_min < result_.default_ms))
+        result_.default_ms = m[i].ms_min;
       features_.push_back(batch[i].features);
       scores_.push_back(score(m[i]));
       if (m[i].error.empty() &&
@@ -170,14 +191,30 @@ class Search {
   SearchResult result_;
   std::function<void(const Trial&)> on_trial_;
   std::function<void(const SearchProgress&)> on_progress_;
+  bool started_ = false, exhausted_ = false;
+  std::optional<Lowered> default_;  // the default schedule, lowered (nullopt: it does not lower)
 };
 
-}  // namespace
+KernelSearch::KernelSearch(const SearchSpace& space, Measurer& measurer, const SearchOptions& options,
+                           std::function<void(const Trial&)> on_trial,
+                           std::function<void(const SearchProgress&)> on_progress)
+    : impl_(std::make_unique<Impl>(space, measurer, options, std::move(on_trial), std::move(on_progress))) {}
+KernelSearch::KernelSearch(KernelSearch&&) noexcept = default;
+KernelSearch::~KernelSearch() = default;
+
+int KernelSearch::step(int limit) { return impl_->step(limit); }
+bool KernelSearch::done() { return impl_->done(); }
+bool KernelSearch::exhausted() const { return impl_->exhausted(); }
+const SearchResult& KernelSearch::result() const { return impl_->result(); }
 
 SearchResult search(const SearchSpace& space, Measurer& measurer, const SearchOptions& options,
                     const std::function<void(const Trial&)>& on_trial,
                     const std::function<void(const SearchProgress&)>& on_progress) {
-  return Search(space, measurer, options).run(on_trial, on_progress);
+  KernelSearch s(space, measurer, options, on_trial, on_progress);
+  s.step();  // the default schedule, whatever the budget says
+  while (!s.done() && s.step() > 0) {
+  }
+  return s.result();
 }
 
 }  // namespace tessel::tune

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,12 @@ struct SearchOptions {
   int explore = 2;           // of each batch, chosen at random rather than by the model
   uint64_t seed = 1;
   std::function<bool()> stop;  // asked between batches (Ctrl-C)
+  // Measure the default schedule again in every batch (one of its places): on a noisy machine the
+  // best of many candidates, each measured once, beats a default measured once by luck alone. The
+  // default's time is then the minimum of as many measurements, taken in the same windows as the
+  // candidates', so a candidate wins only by being faster. Each measurement is a trial (and a record);
+  // batches of fewer than 4 leave it out.
+  bool remeasure_default = false;
 };
 
 struct Trial {
@@ -63,8 +70,33 @@ struct SearchResult {
   bool stopped = false;       // stop() ended it early
 };
 
-// `on_trial` sees every trial as soon as its batch is measured (append it to the log there), and
-// `on_progress` once per batch.
+// One kernel's search, a batch at a time, for a caller that decides when it goes on: the task
+// scheduler (task_scheduler.h) spreads a model's trials over its kernels this way. `on_trial` sees
+// every trial as soon as its batch is measured (append it to the log there), and `on_progress` once
+// per batch. `space` and `measurer` must outlive it.
+class KernelSearch {
+ public:
+  KernelSearch(const SearchSpace& space, Measurer& measurer, const SearchOptions& options,
+               std::function<void(const Trial&)> on_trial = {},
+               std::function<void(const SearchProgress&)> on_progress = {});
+  KernelSearch(KernelSearch&&) noexcept;
+  ~KernelSearch();
+
+  // Measures the next batch, of at most `limit` candidates (and the options' batch and trials): the
+  // default schedule alone first, then the model's picks. Returns how many were measured: 0 when
+  // the budget of the options is spent or no unmeasured candidate is left (exhausted() then).
+  int step(int limit = std::numeric_limits<int>::max());
+  // The options' trial or time budget is spent, or stop() said so (the result says which).
+  bool done();
+  bool exhausted() const;  // every candidate the draws can find has been measured
+  const SearchResult& result() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The whole search of one kernel: KernelSearch stepped until done() or exhausted().
 SearchResult search(const SearchSpace& space, Measurer& measurer, const SearchOptions& options,
                     const std::function<void(const Trial&)>& on_trial = {},
                     const std::function<void(const SearchProgress&)>& on_progress = {});

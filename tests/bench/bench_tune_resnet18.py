@@ -3,10 +3,13 @@
 and with the tuning log, side by side:
 
     tests/bench/bench_tune_resnet18.py [--build build] [--model FILE] [--trials N] [--time-budget S]
-                                       [--target SPEC] [--repeat N] [--work DIR] [--mpi N]
+                                       [--cache MODE] [--target SPEC] [--repeat N] [--work DIR] [--mpi N]
+                                       [--no-tune]
 
-  1. tessel tune MODEL --records LOG --trials N --time-budget S   (per kernel; `--mpi N` runs it as
-     `mpirun --enable-recovery -np N`, rank 0 searching and N-1 workers measuring)
+  1. tessel tune MODEL --records LOG --trials N --time-budget S   (N trials and S seconds per kernel
+     on average: the tune spreads N x kernels trials over them by their time in the model; `--cache`
+     is passed on, default auto; `--mpi N` runs it as `mpirun --enable-recovery -np N`, rank 0
+     searching and N-1 workers measuring; `--no-tune` keeps the log as it is and only re-times)
   2. tessel build MODEL -o default.so            and   tessel build MODEL -o tuned.so --records LOG
   3. both libraries loaded here (ctypes) and run in alternation on the same random input, so a
      machine whose speed drifts affects both alike; min and median of the end-to-end times.
@@ -77,6 +80,8 @@ def main():
     p.add_argument("--repeat", type=int, default=20, help="end-to-end runs of each library (default 20)")
     p.add_argument("--work", default=None, help="where the log and libraries go (default BUILD/tune_resnet18)")
     p.add_argument("--mpi", type=int, default=0, help="tune under mpirun with this many ranks")
+    p.add_argument("--cache", choices=("cold", "warm", "auto"), help="tessel tune's --cache (default: its own, auto)")
+    p.add_argument("--no-tune", action="store_true", help="time the libraries with the log as it is")
     args = p.parse_args()
 
     tessel = os.path.join(args.build, "app", "cli", "tessel")
@@ -93,12 +98,15 @@ def main():
 
     tune = [tessel, "tune", model_path, "--records", log, "--trials", str(args.trials), "--time-budget",
             str(args.time_budget), "--target", args.target]
+    if args.cache:
+        tune += ["--cache", args.cache]
     if args.mpi > 1:
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         tune = ["mpirun", "--enable-recovery", "--oversubscribe", "-np", str(args.mpi)] + tune
     t0 = time.time()
-    run(tune)
+    if not args.no_tune:
+        run(tune)
     tune_s = time.time() - t0
 
     libraries = {}
@@ -128,7 +136,7 @@ def main():
         times["tuned"].append(tuned.call())
 
     print(f"\nResNet-18, {args.target}: tuned for {tune_s:.0f} s ({args.trials} trials or {args.time_budget:.0f} s "
-          f"per kernel), {args.repeat} end-to-end runs each, alternating")
+          f"per kernel on average), {args.repeat} end-to-end runs each, alternating")
     print(f"{'schedules':<10} {'min ms':>9} {'median ms':>10}")
     for kind in ("default", "tuned"):
         t = times[kind]

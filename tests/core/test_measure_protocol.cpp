@@ -86,6 +86,7 @@ class TestMeasureProtocol : public QObject {
     requests.push_back(
         {7, "", MeasureKernelRequest{model, "fused_conv2d_relu_1", "split(C.x, 8)\nvectorize(C.x.i)", 42, 5}});
     requests.push_back({8, "crash", MeasureKernelRequest{model, "k", "", 1, 60}});
+    requests.push_back({12, "", MeasureKernelRequest{model, "k", "", 1, 60, false, CacheCondition::kCold}});
     requests.push_back({9, "", ProfileModelRequest{model, {{"k1", "split(C.x, 4)"}, {"k2", ""}}, 3, 0, 25}});
     requests.push_back({10, "", CeilingsRequest{"c -cflags=\"-O3 -march=native\""}});
     requests.push_back({11, "hang", CalibrateRequest{"llvm", true}});
@@ -102,6 +103,12 @@ class TestMeasureProtocol : public QObject {
     QCOMPARE(m.min_time_ms, 60.0);
     QVERIFY(m.model.target.empty() && m.schedule.empty() && m.model.pass_options == json::object());
     QVERIFY(m.model.input_shapes.empty());
+    QVERIFY(m.cache == CacheCondition::kWarm);
+    // Warm is written as no field at all (a line an older tessel-measure reads the same); cold is.
+    QVERIFY(!to_json(Request{1, "", MeasureKernelRequest{model, "k", "", 1, 60}}).contains("cache"));
+    QCOMPARE(QString::fromStdString(to_json(
+                 Request{1, "", MeasureKernelRequest{model, "k", "", 1, 60, true, CacheCondition::kCold}})["cache"]),
+             QString("cold"));
   }
 
   void every_reply_kind_round_trips() {
@@ -164,6 +171,8 @@ class TestMeasureProtocol : public QObject {
          "request field 'input_shapes.x[1]': expected an integer in [0, 2147483647], got -3"},
         {R"({"id": 1, "op": "measure", "model": "m", "kernel": "k", "input_shapes": {"x": "1x3"}})",
          R"(request field 'input_shapes.x': expected an array, got "1x3")"},
+        {R"({"id": 1, "op": "measure", "model": "m", "kernel": "k", "cache": "lukewarm"})",
+         R"(request field 'cache': expected "warm" or "cold", got "lukewarm")"},
         {R"({"id": 1, "op": "profile", "model": "m", "schedules": {"k1": 4}})",
          "request field 'schedules.k1': expected a string, got 4"},
         {R"({"id": 1, "op": "profile", "model": "m", "repeats": 0})",

@@ -17,6 +17,8 @@
 #include "core/tune/cost_model.h"
 #include "core/tune/records.h"
 #include "core/tune/search.h"
+#include "core/tune/task_scheduler.h"
+#include "core/tune/verify.h"
 
 using namespace tessel;
 using namespace tessel::tune;
@@ -59,6 +61,23 @@ class FormulaMeasurer : public Measurer {
     return out;
   }
   int calls = 0;
+};
+
+// FormulaMeasurer's times × `scale`: a kernel that takes `scale` times as long.
+class ScaledMeasurer : public Measurer {
+ public:
+  explicit ScaledMeasurer(double scale) : scale_(scale) {}
+  std::vector<Measurement> measure(const std::vector<std::string>& schedules) override {
+    std::vector<Measurement> out = formula_.measure(schedules);
+    for (Measurement& m : out) m.ms_min *= scale_, m.ms_median *= scale_;
+    calls += static_cast<int>(schedules.size());
+    return out;
+  }
+  int calls = 0;
+
+ private:
+  FormulaMeasurer formula_;
+  double scale_;
 };
 
 // An int8 product with int32 accumulation: the one kernel shape an accelerator's GEMM core takes.
@@ -155,6 +174,69 @@ class TestTune : public QObject {
     QVERIFY2(e.find(log + ":3: field 'ms_min'") != std::string::npos, e.c_str());
     std::ofstream(log, std::ios::trunc) << "not json\n";
     QVERIFY(error_of([&] { read_records(log); }).find(":1: not a JSON object") != std::string::npos);
+  }
+
+  // The log says in which cache condition each time was taken; a log written before the field
+  // existed reads as warm; where a kernel has both, the cold records are the ones that count.
+  void records_say_their_cache_condition_and_cold_ones_count_first() {
+    TuningRecord cold = record("a", "llvm", 0.5);
+    cold.cache = measure::CacheCondition::kCold;
+    QCOMPARE(parse_record_line(record_line(cold), "x"), cold);
+    QVERIFY(record_line(cold).find(R"("cache":"cold")") != std::string::npos);
+    const TuningRecord old = parse_record_line(
+        R"({"kernel_key":"a","kernel":"k","target":"llvm","schedule":"","ms_min":0.1,"ms_median":0.1,"error":""})",
+        "x");
+    QVERIFY(old.cache == measure::CacheCondition::kWarm);
+    QCOMPARE(QString::fromStdString(error_of([] {
+               parse_record_line(R"({"kernel_key":"a","kernel":"k","target":"llvm","schedule":"","ms_min":0.1,)"
+                                 R"("ms_median":0.1,"error":"","cache":"tepid"})",
+                                 "log:3");
+             })),
+             QString(R"(log:3: field 'cache': expected "warm" or "cold", got "tepid")"));
+    TuningRecord cold_slow = record("a", "llvm", 0.7);
+    cold_slow.cache = measure::CacheCondition::kCold;
+    const BestRecords best({record("a", "llvm", 0.2), cold, record("a", "llvm", 0.1), cold_slow});
+    QCOMPARE(best.best("a", "llvm")->ms_min, 0.5);  // the fastest cold one, not the faster warm ones
+  }
+
+  // The final race's records (verified) outrank the search's own, whose best may be a lucky moment.
+  void verified_records_count_first() {
+    TuningRecord lucky = record("a", "llvm", 0.5), raced_candidate = record("a", "llvm", 0.8),
+                 raced_default = record("a", "llvm", 0.7);
+    raced_candidate.verified = raced_default.verified = true;
+    raced_default.schedule = "";
+    QCOMPARE(parse_record_line(record_line(raced_candidate), "x"), raced_candidate);
+    QVERIFY(record_line(lucky).find("verified") == std::string::npos);  // only written when true
+    const BestRecords best({lucky, raced_candidate, raced_default});
+    QCOMPARE(best.best("a", "llvm")->ms_min, 0.7);
+    QCOMPARE(QString::fromStdString(best.best("a", "llvm")->schedule), QString());  // the default won the race
+    QVERIFY(!error_of([] {
+               parse_record_line(R"({"kernel_key":"a","kernel":"k","target":"llvm","schedule":"","ms_min":0.1,)"
+                                 R"("ms_median":0.1,"error":"","verified":"yes"})",
+                                 "log:2");
+             }).empty());
+  }
+
+  // The race measures candidate and default in alternation, one batch, and keeps each side's minimum.
+  void the_race_alternates_the_best_and_the_default() {
+    struct Recording : Measurer {
+      std::vector<std::string> seen;
+      double t = 2.0;
+      std::vector<Measurement> measure(const std::vector<std::string>& schedules) override {
+        std::vector<Measurement> out;
+        for (const std::string& s : schedules) {
+          seen.push_back(s);
+          t -= 0.1;
+          out.push_back({s == "best" ? t + 0.05 : t, t, ""});
+        }
+        return out;
+      }
+    } m;
+    const RaceResult r = race(m, "best", "default", 3);
+    QCOMPARE(m.seen, (std::vector<std::string>{"best", "default", "best", "default", "best", "default"}));
+    QCOMPARE(r.measurements.size(), size_t(6));
+    QVERIFY(qFuzzyCompare(r.candidate_ms, 1.5 + 0.05));  // its last: 2 - 0.5
+    QVERIFY(qFuzzyCompare(r.default_ms, 1.4));
   }
 
   void best_records_take_the_fastest_correct_one_per_kernel_and_target() {
@@ -491,6 +573,110 @@ class TestTune : public QObject {
       QCOMPARE(schedules.size(), r.trials.size());
       QVERIFY(r.best >= 0);
     }
+  }
+
+  // A search stepped by its caller measures what search() would: the default alone, then batches.
+  void a_kernel_search_goes_one_batch_at_a_time() {
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    FormulaMeasurer measurer;
+    SearchOptions o;
+    o.trials = 10;
+    o.batch = 4;
+    KernelSearch s(space, measurer, o);
+    QCOMPARE(s.step(), 1);
+    QCOMPARE(s.result().trials[0].candidate, space.default_candidate());
+    QCOMPARE(s.step(2), 2);  // the caller's limit
+    QCOMPARE(s.step(), 4);
+    QCOMPARE(s.step(), 3);  // the options' trials
+    QVERIFY(s.done());
+    QCOMPARE(s.step(), 0);
+    QCOMPARE(static_cast<int>(s.result().trials.size()), 10);
+  }
+
+  // Asked to, the search measures the default again in each batch, and the default's time is the
+  // minimum of its measurements (a noisy machine's luck no longer favours the candidates).
+  void the_search_can_measure_the_default_again_in_every_batch() {
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    struct Drifting : Measurer {
+      FormulaMeasurer formula;
+      double next_default = 3.0;
+      std::string default_text;
+      std::vector<Measurement> measure(const std::vector<std::string>& schedules) override {
+        std::vector<Measurement> out = formula.measure(schedules);
+        for (size_t i = 0; i < schedules.size(); ++i)
+          if (schedules[i] == default_text) out[i].ms_min = out[i].ms_median = (next_default -= 0.5);
+        return out;
+      }
+    } measurer;
+    measurer.default_text = schedule::to_text(*space.schedule_of(space.default_candidate()));
+    SearchOptions o;
+    o.trials = 13;
+    o.batch = 4;
+    o.remeasure_default = true;
+    const SearchResult r = search(space, measurer, o);
+    QCOMPARE(static_cast<int>(r.trials.size()), 13);
+    int defaults = 0;
+    for (const Trial& t : r.trials) defaults += t.schedule == measurer.default_text;
+    QCOMPARE(defaults, 1 + 3);    // first alone, then one in each of the three batches of 4
+    QCOMPARE(r.default_ms, 1.0);  // 2.5, 2.0, 1.5, 1.0: the minimum
+    QCOMPARE(r.trials.back().schedule, measurer.default_text);
+  }
+
+  // Two kernels, one taking ten times as long: the budget goes mostly to it, every trial is spent,
+  // and each kernel measured its default schedule first.
+  void the_scheduler_gives_more_trials_to_the_kernel_with_more_time() {
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    ScaledMeasurer slow(10), fast(1);
+    SchedulerOptions o;
+    o.trials = 30;
+    o.search.batch = 3;
+    o.search.explore = 1;
+    std::vector<int> trials_of(2);
+    std::vector<SchedulerProgress> progress;
+    const SchedulerResult r = tune_tasks(
+        {{"fast", 1, &space, &fast}, {"slow", 1, &space, &slow}}, o,
+        [&](int task, const Trial&) { ++trials_of[static_cast<size_t>(task)]; },
+        [&](const SchedulerProgress& p) { progress.push_back(p); });
+    QCOMPARE(trials_of[0] + trials_of[1], 30);
+    QCOMPARE(fast.calls, trials_of[0]);
+    QCOMPARE(slow.calls, trials_of[1]);
+    QVERIFY2(trials_of[1] >= 3 * trials_of[0],
+             qPrintable(QString("slow %1, fast %2").arg(trials_of[1]).arg(trials_of[0])));
+    for (const SearchResult& task : r.tasks) QCOMPARE(task.trials[0].candidate, space.default_candidate());
+    QCOMPARE(progress.at(0).task, 0);  // the first round: each task's default, in order
+    QCOMPARE(progress.at(1).task, 1);
+    QCOMPARE(progress.back().trials, 30);
+    QVERIFY(qFuzzyCompare(progress.back().default_model_ms, 11 * r.tasks[0].default_ms));
+    QVERIFY(progress.back().best_model_ms <
+            progress.back().default_model_ms);  // the formula's optimum is not the default
+    QVERIFY(!r.stopped);
+  }
+
+  // The same time per kernel, but one computation is four kernels of the model: it gets more.
+  void the_scheduler_weighs_a_kernel_by_its_count_in_the_model() {
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    ScaledMeasurer once(1), four_times(1);
+    SchedulerOptions o;
+    o.trials = 24;
+    o.search.batch = 3;
+    o.search.explore = 1;
+    const SchedulerResult r = tune_tasks({{"once", 1, &space, &once}, {"four", 4, &space, &four_times}}, o);
+    QVERIFY2(four_times.calls >= 2 * once.calls,
+             qPrintable(QString("%1 against %2").arg(four_times.calls).arg(once.calls)));
+    QCOMPARE(once.calls + four_times.calls, 24);
+  }
+
+  void the_scheduler_stops_when_asked() {
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    ScaledMeasurer a(1), b(2);
+    SchedulerOptions o;
+    o.trials = 100;
+    o.search.batch = 4;
+    int asked = 0;
+    o.stop = [&] { return ++asked > 3; };  // the two defaults, one batch, then stop
+    const SchedulerResult r = tune_tasks({{"a", 1, &space, &a}, {"b", 1, &space, &b}}, o);
+    QVERIFY(r.stopped);
+    QCOMPARE(a.calls + b.calls, 1 + 1 + 4);
   }
 
   void the_search_stops_when_asked() {
