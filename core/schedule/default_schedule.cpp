@@ -409,7 +409,10 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   if (t.rows > 1) w.unroll(ry);
   if (t.vectors > 1) w.unroll(rx_outer);
   w.vectorize(vec);
-  if (const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches); !streamed.empty() && hint_at)
+  // The weights are the vector operand only when the rows run along the second-last axis (NCHWc; in
+  // NCHW the input is, and its rows are read once per output channel block anyway).
+  if (rows_axis != rank - 2 || !hint_at) return;
+  if (const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches); !streamed.empty())
     prefetch_next_block(w, out_name, red_name, streamed, *hint_at);
 }
 

@@ -167,6 +167,9 @@ void SearchSpace::add_cpu_knobs() {
           knob("reduce_order", {static_cast<int64_t>(Order::kMainOuter), static_cast<int64_t>(Order::kWindowOuter),
                                 static_cast<int64_t>(Order::kSplitAround)}));
     if (!panels.empty()) knobs_.push_back(knob("panel", panels));
+    // A conv's weights hinted into L2 one output-channel block ahead (streamed_operand): offered
+    // where the hints exist at all (a blocked layout, whose vector operand is the weights).
+    if (r->k == 0 && prefetch_applies()) knobs_.push_back(knob("prefetch", {0, 1}));
     // Packing the vector operand into panels applies to a GEMM (one reduce axis).
     if (r->k > 0) knobs_.push_back(knob("pack", {0, 1}));
     // K blocking applies to a GEMM whose product stays a whole tensor (ReductionShape); K has two
@@ -181,6 +184,17 @@ void SearchSpace::add_cpu_knobs() {
   }
   if (has_elementwise_output(dag_)) knobs_.push_back(knob("vector_split", {lanes, 2 * lanes, 4 * lanes}));
   knobs_.push_back(knob("parallel_loops", {1, 2}));
+}
+
+bool SearchSpace::prefetch_applies() const {
+  schedule::CpuKnobs on, off;
+  on.prefetch = true, off.prefetch = false;
+  try {
+    return schedule::default_cpu_schedule(dag_, target_.vector_lanes, on, target_.caches) !=
+           schedule::default_cpu_schedule(dag_, target_.vector_lanes, off, target_.caches);
+  } catch (const Error&) {
+    return false;  // no default schedule: the constructor says so
+  }
 }
 
 void SearchSpace::add_gpu_knobs() {
@@ -246,6 +260,7 @@ schedule::CpuKnobs SearchSpace::cpu_knobs_of(const Candidate& c) const {
   if (auto v = value(c, "reduce_order")) k.reduce_order = static_cast<schedule::CpuKnobs::ReduceOrder>(*v);
   k.panel = value(c, "panel");
   if (auto v = value(c, "pack")) k.pack = *v != 0;
+  if (auto v = value(c, "prefetch")) k.prefetch = *v != 0;
   k.k_block = value(c, "k_block");
   if (auto v = value(c, "k_block_outer")) k.k_block_outer = *v != 0;
   if (auto v = value(c, "parallel_loops")) k.parallel_loops = static_cast<int>(*v);

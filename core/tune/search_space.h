@@ -31,6 +31,8 @@
 //                                                         ry, rx)
 //        panel          0 2 4 8 16 (< tile columns)       second tiling level: cache panels
 //        pack           0 1 (a lone k)                    the vector operand packed per tile column
+//        prefetch       0 1 (a conv)                      the next output-channel block's weights
+//                                                         hinted into L2 (inject_prefetch.h)
 //        k_block        32 64 128 256 512 (divides a      k in blocks, the product accumulating per
 //                       lone k, at least two blocks;      block (k_blocked_gemm.h): the panel the
 //                       the product is the output or      micro-kernel streams is k_block deep
@@ -115,6 +117,7 @@ class SearchSpace {
   void add_cpu_knobs();
   void add_gpu_knobs();
   void add_accelerator_knobs();
+  bool prefetch_applies() const;  // whether CpuKnobs::prefetch changes this kernel's schedule
   schedule::Schedule default_schedule() const;
   schedule::Schedule build(const Candidate& c) const;  // throws Error when the steps do not apply
   // The value of the knob named `name` in `c`; nullopt for "the default's choice" or no such knob.

@@ -11,8 +11,8 @@
 // Candidates are measured here, in this process (not in tessel-measure: these DAGs are built in
 // code, not imported from a model): compiled by the llvm plugin, their output compared with the
 // default schedule's on the same random inputs (a candidate that differs by more than 1e-3 of the
-// output's largest magnitude counts as failed), then timed as the minimum of repeated calls. Run it
-// with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (docs/building.md, "Benchmarks").
+// output's largest magnitude counts as failed), then timed as the minimum of repeated calls. OpenBLAS
+// runs its best kernel for the CPU (openblas_core.h); run it with OPENBLAS_L2_SIZE unset.
 //
 // The figures printed are not the search's own: on a shared machine the load changes between the
 // default's measurement (the search's first) and the best one's, minutes later. After each search
@@ -42,8 +42,8 @@
 #include "core/schedule/schedule.h"
 #include "core/te/op_builders.h"
 #include "core/tune/search.h"
+#include "tests/bench/openblas_core.h"
 
-extern "C" char* openblas_get_corename(void);
 extern "C" void openblas_set_num_threads(int);
 
 using namespace tessel;
@@ -207,6 +207,7 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::string openblas_core = bench::use_best_openblas_core(argv);
   int trials = 200;
   double min_time_ms = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -228,9 +229,8 @@ int main(int argc, char** argv) {
   ThreadPool::set_global_threads(1);
   openblas_set_num_threads(1);
   const int64_t lanes = compile::vector_lanes_of_spec(target.str());
-  std::printf("bench_tune: %d trials per kernel, one thread, %s; OpenBLAS core %s%s\n", trials, target.str().c_str(),
-              openblas_get_corename(),
-              std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE is set: OpenBLAS runs a slower kernel)" : "");
+  std::printf("bench_tune: %d trials per kernel, one thread, %s; %s\n", trials, target.str().c_str(),
+              openblas_core.c_str());
 
   const te::Conv2dParams conv{1, 64, 56, 56, 64, 3, 3, 1, 1};
   const te::Conv2dParams depthwise{1, 144, 56, 56, 144, 3, 3, 1, 1};

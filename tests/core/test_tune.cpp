@@ -300,6 +300,10 @@ class TestTune : public QObject {
                                                "pack",      "k_block",      "k_block_outer", "parallel_loops"};
     QTest::newRow("cpu conv") << conv << cpu
                               << QStringList{"tile_rows", "reduce_split", "reduce_order", "parallel_loops"};
+    // ResNet-18's layer4 conv in NCHW32c: its 9.4 MB of weights can be hinted into L2 a block ahead.
+    QTest::newRow("cpu conv nchwc, weights beyond L2")
+        << "conv2d_nchwc N=1 C=512 H=7 W=7 K=512 R=3 S=3 stride=1 pad=1 block=32" << cpu
+        << QStringList{"tile_rows", "tile_vectors", "reduce_split", "reduce_order", "prefetch", "parallel_loops"};
     QTest::newRow("cpu relu") << relu << cpu << QStringList{"vector_split", "parallel_loops"};
     QTest::newRow("gpu matmul") << mm << gpu << QStringList{"tile"};
     QTest::newRow("gpu conv") << conv << gpu << QStringList{"tile"};
