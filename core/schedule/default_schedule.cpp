@@ -204,7 +204,9 @@ std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKno
 }
 
 // The operand of a register-blocked conv that streams from beyond the L2 cache, or "": its weights
-// (read as vectors along x, not moving with the tile's rows) when they are over half the L2 cache.
+// (read as vectors along x, moving with no output axis but x and the channel block, and with no
+// window axis: in NCHW the input is the vector operand, read through y + ry) when they are over
+// half the L2 cache.
 // Each output-channel block's weights then come from L3 or DRAM for the block's first row and from
 // L2 for the others; a prefetch of the next block's (core/lower/inject_prefetch.h) fetches them
 // while those rows compute. In ResNet-18 at 1 thread, layer4's 3x3 convs (9.4 MB of weights each)
@@ -217,14 +219,31 @@ std::string streamed_operand(const Stage& red, const RegisterTile& t, const CpuK
   const auto& axes = red.op->axes;
   const loopir::Var* x = axes.back().var.get();
   const loopir::Var* y = axes[static_cast<size_t>(t.rows_axis)].var.get();
+  auto uses = [](const loopir::Expr& e, const loopir::Var* v) {
+    return loopir::uses_var(e, [v](const loopir::Var* u) { return u == v; });
+  };
+  // The window axes: output axes that an index combines with a reduce axis (y + ry).
+  std::vector<bool> window(axes.size(), false);
+  loopir::for_each_access(red.op->body, [&](const loopir::Buffer&, const std::vector<loopir::Expr>& idx, bool) {
+    for (const auto& e : idx) {
+      bool with_reduce = false;
+      for (const auto& r : reduction->axes) with_reduce = with_reduce || uses(e, r.var.get());
+      for (size_t d = 0; d < axes.size(); ++d) window[d] = window[d] || (with_reduce && uses(e, axes[d].var.get()));
+    }
+  });
   std::string found;
   loopir::for_each_access(red.op->body, [&](const loopir::Buffer& b, const std::vector<loopir::Expr>& idx, bool) {
-    bool with_x = false, with_y = false;
-    for (const auto& e : idx) {
-      with_x = with_x || loopir::uses_var(e, [x](const loopir::Var* v) { return v == x; });
-      with_y = with_y || loopir::uses_var(e, [y](const loopir::Var* v) { return v == y; });
+    bool with_x = false, with_y = false, with_window = false;
+    int data_axes = 0;  // the weights move with the output channels only: their block and x
+    for (size_t d = 0; d < axes.size(); ++d) {
+      bool used = false;
+      for (const auto& e : idx) used = used || uses(e, axes[d].var.get());
+      data_axes += used && axes[d].extent > 1;
+      with_x = with_x || (used && axes[d].var.get() == x);
+      with_y = with_y || (used && axes[d].var.get() == y);
+      with_window = with_window || (used && window[d]);
     }
-    if (with_x && !with_y && b->name != red.name) found = b->name;
+    if (with_x && !with_y && !with_window && data_axes <= 2 && b->name != red.name) found = b->name;
   });
   if (found.empty()) return "";
   int64_t bytes = 0;
@@ -409,9 +428,7 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   if (t.rows > 1) w.unroll(ry);
   if (t.vectors > 1) w.unroll(rx_outer);
   w.vectorize(vec);
-  // The weights are the vector operand only when the rows run along the second-last axis (NCHWc; in
-  // NCHW the input is, and its rows are read once per output channel block anyway).
-  if (rows_axis != rank - 2 || !hint_at) return;
+  if (!hint_at) return;
   if (const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches); !streamed.empty())
     prefetch_next_block(w, out_name, red_name, streamed, *hint_at);
 }
