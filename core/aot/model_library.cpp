@@ -162,18 +162,19 @@ void tensor_infos(std::ostringstream& c, const Graph& g, const std::vector<Value
 // The part of the entry source that does not depend on the model: tessel_parallel_for, which the
 // llvm backend's kernels call for parallel loops. The same design as core/runtime/thread_pool.h
 // (what `tessel run` and `profile` use): chunk(begin, end, env) over [0, extent) in up to 4
-// contiguous chunks per thread, each thread (the caller too) claiming the next unclaimed chunk
-// until none is left, so a worker that gets its core late does not hold the loop up; nested loops
-// run serially; worker threads are started once (on the first parallel loop) and live until the
+// contiguous chunks per thread; thread t owns the t-th run of them and claims those first (the
+// rows it wrote in the previous kernel are in its cache), then claims the others' unclaimed
+// chunks, so a worker that gets its core late does not hold the loop up; nested loops run
+// serially; worker threads are started once (on the first parallel loop) and live until the
 // library is unloaded.
 //
 //   caller                                   worker k (k = 1 .. workers)
 //   ──────                                   ───────────────────────────
 //   lock the pool (busy: run serially)       wait for a new generation: spin briefly, then
 //   loop = chunk, env, extent, chunks;          sleep on the condition variable
-//   next = 0; pending = workers
-//   generation++ ; broadcast  ────────────▶  claim chunks (next++) until none is left
-//   claim chunks (next++) until none         pending-- (every worker acknowledges, so none can
+//   next[t] = first of t's run; pending = workers
+//   generation++ ; broadcast  ────────────▶  claim own chunks (next[k]++), then the others'
+//   claim own chunks, then the others'       pending-- (every worker acknowledges, so none can
 //   spin, then sleep, until pending == 0 ◀─    mistake the next loop for this one;
 //                                               the last one wakes a sleeping caller)
 //   unlock the pool
@@ -197,7 +198,10 @@ static atomic_int tessel_stopping;
 static tessel_chunk_fn tessel_loop_chunk;
 static void* tessel_loop_env;
 static int64_t tessel_loop_extent, tessel_loop_chunks;
-static atomic_llong tessel_next_chunk;  /* the first unclaimed chunk */
+static int64_t tessel_loop_run;  /* chunks per thread: thread t owns [t * run, (t + 1) * run) */
+static int tessel_loop_threads;
+/* next[t]: the first unclaimed chunk of thread t's run (the caller is 0), each on its own line. */
+static struct { _Alignas(64) atomic_llong next; } tessel_next_chunk[TESSEL_MAX_WORKERS + 1];
 
 static void tessel_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -223,13 +227,27 @@ static long tessel_wait_for_generation(long seen) {
   return g;
 }
 
-/* Claims and runs chunks of the loop in flight until none is left. */
-static void tessel_run_chunks(void) {
+/* The next unclaimed chunk of thread `owner`'s run, or -1. */
+static int64_t tessel_claim_from(int owner) {
+  int64_t end = (owner + 1) * tessel_loop_run;
+  if (end > tessel_loop_chunks) end = tessel_loop_chunks;
+  if (atomic_load_explicit(&tessel_next_chunk[owner].next, memory_order_relaxed) >= end) return -1;
+  const int64_t i = atomic_fetch_add_explicit(&tessel_next_chunk[owner].next, 1, memory_order_relaxed);
+  return i < end ? i : -1;
+}
+
+/* Claims and runs chunks of the loop in flight until none is left: thread `self`'s own, then the others'. */
+static void tessel_run_chunks(int self) {
   const int64_t extent = tessel_loop_extent, parts = tessel_loop_chunks;
   const int64_t base = extent / parts, extra = extent % parts;
+  int victim = self < tessel_loop_threads ? self : 0; /* a worker beyond this loop's threads has no run */
   for (;;) {
-    const int64_t i = atomic_fetch_add_explicit(&tessel_next_chunk, 1, memory_order_relaxed);
-    if (i >= parts) return;
+    int64_t i = tessel_claim_from(victim);
+    for (int tried = 1; i < 0 && tried < tessel_loop_threads; ++tried) {
+      victim = (victim + 1) % tessel_loop_threads;
+      i = tessel_claim_from(victim);
+    }
+    if (i < 0) return;
     const int64_t begin = i * base + (i < extra ? i : extra);
     tessel_loop_chunk(begin, begin + base + (i < extra ? 1 : 0), tessel_loop_env);
   }
@@ -242,7 +260,7 @@ static void* tessel_worker(void* arg) {
   for (;;) {
     seen = tessel_wait_for_generation(seen);
     if (atomic_load_explicit(&tessel_stopping, memory_order_acquire)) return 0;
-    tessel_run_chunks();
+    tessel_run_chunks(k + 1);
     if (atomic_fetch_sub_explicit(&tessel_pending, 1, memory_order_acq_rel) == 1) {  /* the last one */
       pthread_mutex_lock(&tessel_wake_lock);
       pthread_cond_signal(&tessel_done);
@@ -284,14 +302,16 @@ __attribute__((visibility("hidden"))) void tessel_parallel_for(int64_t extent, t
   if (n > tessel_worker_count + 1) n = tessel_worker_count + 1;
   tessel_loop_chunk = chunk, tessel_loop_env = env, tessel_loop_extent = extent;
   tessel_loop_chunks = extent < TESSEL_CHUNKS_PER_THREAD * n ? extent : TESSEL_CHUNKS_PER_THREAD * n;
-  atomic_store_explicit(&tessel_next_chunk, 0, memory_order_relaxed);
+  tessel_loop_threads = (int)n;
+  tessel_loop_run = (tessel_loop_chunks + n - 1) / n;
+  for (int t = 0; t < n; ++t) atomic_store_explicit(&tessel_next_chunk[t].next, t * tessel_loop_run, memory_order_relaxed);
   atomic_store_explicit(&tessel_pending, tessel_worker_count, memory_order_relaxed);
   pthread_mutex_lock(&tessel_wake_lock);
   atomic_fetch_add_explicit(&tessel_generation, 1, memory_order_release);
   pthread_cond_broadcast(&tessel_wake);
   pthread_mutex_unlock(&tessel_wake_lock);
   tessel_inside_parallel_loop = 1;
-  tessel_run_chunks();
+  tessel_run_chunks(0);
   tessel_inside_parallel_loop = 0;
   for (int spin = 0; spin < 2048 && atomic_load_explicit(&tessel_pending, memory_order_acquire) != 0; ++spin)
     tessel_relax(spin);

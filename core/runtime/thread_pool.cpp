@@ -38,7 +38,7 @@ void relax(int spin) {
 }
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) {
+ThreadPool::ThreadPool(int num_threads) : next_(static_cast<size_t>(std::max(num_threads, 1))) {
   for (int i = 1; i < std::max(num_threads, 1); ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -77,12 +77,25 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
+int64_t ThreadPool::claim_from(int owner) {
+  const int64_t end = std::min(chunk_count_, (owner + 1) * chunks_per_thread_);
+  if (next_[owner].next.load(std::memory_order_relaxed) >= end) return -1;  // spare the cache line
+  const int64_t chunk = next_[owner].next.fetch_add(1, std::memory_order_relaxed);
+  return chunk < end ? chunk : -1;
+}
+
 void ThreadPool::run_chunks(int thread, const std::function<void(int64_t, int64_t)>& body) {
   const bool tracing = tracing_.load(std::memory_order_relaxed);
+  const int threads = num_threads();
   t_inside_parallel = true;
+  int victim = thread;  // its own run first, then the others' in turn
   for (;;) {
-    const int64_t chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-    if (chunk >= chunk_count_) break;
+    int64_t chunk = claim_from(victim);
+    for (int tried = 1; chunk < 0 && tried < threads; ++tried) {
+      victim = (victim + 1) % threads;
+      chunk = claim_from(victim);
+    }
+    if (chunk < 0) break;
     int64_t begin, end;
     chunk_bounds(extent_, chunk_count_, chunk, &begin, &end);
     const auto start = tracing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
@@ -116,7 +129,8 @@ void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, 
   body_ = &body;  // published to the workers by the release below
   extent_ = extent;
   chunk_count_ = std::min(extent, kChunksPerThread * num_threads());
-  next_chunk_.store(0, std::memory_order_relaxed);
+  chunks_per_thread_ = (chunk_count_ + num_threads() - 1) / num_threads();
+  for (int t = 0; t < num_threads(); ++t) next_[t].next.store(t * chunks_per_thread_, std::memory_order_relaxed);
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
     std::lock_guard lock(mutex_);  // a worker about to sleep either sees the new generation or is woken

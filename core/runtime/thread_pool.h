@@ -1,22 +1,26 @@
 #pragma once
 // A fixed pool of worker threads for parallel loops. Generated code calls the C entry point
-// tessel_parallel_for (below) with a chunk function; the pool splits [0, extent) into up to
-// kChunksPerThread contiguous chunks per thread, and every thread (the caller too) claims the next
-// unclaimed chunk until none is left:
+// tessel_parallel_for (below) with a chunk function; the pool splits [0, extent) into
+// kChunksPerThread contiguous chunks per thread, and each thread owns a contiguous run of them:
 //
-//   extent = 12, threads = 2:  chunks [0..2) [2..4) [4..6) [6..8) [8..10) [10..12)
-//                              caller claims 0, 2, 3, 5 …   worker claims 1, 4 …  (whoever is free)
+//   extent = 12, threads = 2:  chunks [0..2) [2..4) [4..6) | [6..8) [8..10) [10..12)
+//                              owned by the caller          | owned by the worker
+//   each thread claims its own chunks front to back; one that runs out claims the next unclaimed
+//   chunk of another thread's run (stealing), so a late worker's share is taken by the others.
 //
-// Claiming rather than assigning: on a busy machine a worker may get its core late, and with one
-// fixed half per thread the caller waited for it; now the caller takes the late worker's chunks,
-// and the worker finds none left. On an idle machine the threads claim about equal shares.
+// Why owned runs rather than one shared counter: consecutive kernels split their loops the same
+// way, so the rows a thread writes in one kernel are the rows it reads in the next, from its own
+// cache. With a shared counter the chunks fell to whoever came first, and on the 2-core Xeon a
+// conv's worker read about half its input from the other core's cache: its chunks ran 1.3-1.5x
+// slower than the caller's (tests/bench/RESULTS.md, session 11).
 // The calling thread works too, so a pool of N threads starts N-1 workers. Nested parallel loops
 // run serially inside the outer one, and so does a loop started by a second thread while one is in
 // flight.
 //
-//   caller: body/extent/chunks; next = 0; pending = workers; generation++ ─▶ workers (spinning
-//           claim chunks (next++) until none; spin (then sleep)     briefly, then asleep)
-//           until pending == 0 ◀── each worker: claim chunks until none; pending--
+//   caller: body/extent/chunks; runs reset; pending = workers; ─▶ workers (spinning briefly,
+//           generation++; claim own chunks, then steal;           then asleep)
+//           spin (then sleep) until pending == 0 ◀── each worker: claim own chunks, then steal;
+//                                                                  pending--
 //
 // The libraries `tessel build` writes carry the same design in C (core/aot/model_library.cpp).
 //
@@ -69,7 +73,15 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t extent_ = 0;
   int64_t chunk_count_ = 0;
-  std::atomic<int64_t> next_chunk_{0};   // the first unclaimed chunk
+  // Thread t owns chunks [t * chunks_per_thread_, (t + 1) * chunks_per_thread_) ∩ [0, chunk_count_);
+  // next_[t] is the first of them not yet claimed (by t or a thief). Each on its own cache line.
+  struct alignas(64) RunCursor {
+    std::atomic<int64_t> next{0};
+  };
+  int64_t chunks_per_thread_ = 0;
+  std::vector<RunCursor> next_;
+  // The next chunk of thread `owner`'s run, or -1 when its run is claimed.
+  int64_t claim_from(int owner);
   std::atomic<uint64_t> generation_{0};  // one per loop (and one to stop)
   std::atomic<int> pending_{0};          // workers that have not yet acknowledged the loop
   std::atomic<bool> stop_{false};

@@ -58,9 +58,11 @@ Loop parallel_tile_loop(const Stage& s) {
 // A parallel loop of few iterations, fused with the loops inside it until it has enough for the
 // threads to share evenly. Two threads sharing 2 iterations (a conv's two 32-channel blocks) each
 // take one, and whichever starts late makes the other wait; sharing 112 they claim small chunks,
-// and a late thread takes fewer:
+// and a late thread takes fewer. The inner loop (the rows) goes outside the fused pair, so that
+// consecutive kernels give each thread the same band of rows (rows_before_blocks has the why);
+// a conv whose weights would not stay in cache keeps its blocks outside (next_outside = false):
 //
-//   for fo in 0..2 parallel { for y in 0..56 { ... } }   ->   for fo.y.fused in 0..112 parallel { ... }
+//   for fo in 0..2 parallel { for y in 0..56 { ... } }   ->   for y.fo.fused in 0..112 parallel { ... }
 //
 // The next loop joins only when it is data-parallel and serial, when no stage is computed at the
 // outer loop (its code between the two loops would be split apart), and when neither loop comes
@@ -78,7 +80,7 @@ bool from_split_with_tail(const Stage& s, int a) {
   return false;
 }
 
-Loop widened_for_threads(Writer& w, Loop l) {
+Loop widened_for_threads(Writer& w, Loop l, bool next_outside = true) {
   while (w.parallel_allowed()) {
     const Stage& s = w.stage(l.stage);
     if (loop_extent(s, l.axis) >= kEnoughParallelIterations) return l;
@@ -90,7 +92,13 @@ Loop widened_for_threads(Writer& w, Loop l) {
     if (from_split_with_tail(s, l.axis) || from_split_with_tail(s, next)) return l;
     for (const Stage& other : w.state().stages)
       if (other.attach == Attach::kAt && other.attach_stage == l.stage && other.attach_axis == l.axis) return l;
-    l = w.fuse(l, {l.stage, next});
+    if (next_outside) {
+      const Loop n_loop{l.stage, next};
+      w.reorder({n_loop, l});
+      l = w.fuse(n_loop, l);
+    } else {
+      l = w.fuse(l, {l.stage, next});
+    }
   }
   return l;
 }
@@ -98,7 +106,8 @@ Loop widened_for_threads(Writer& w, Loop l) {
 // Runs the outermost loop(s) of a stage in parallel: one loop, or with knobs.parallel_loops == 2
 // the two outermost fused into one (more iterations to share among threads) when both are
 // data-parallel serial loops; a loop of few iterations is widened (widened_for_threads).
-void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool tiles = false) {
+void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool tiles = false,
+                 bool next_outside = true) {
   const Stage& s = w.stage(name);
   if (knobs.parallel_loops.value_or(1) == 2 && s.leaf.size() >= 3) {
     const AxisState &a = s.axes[s.leaf[0]], &b = s.axes[s.leaf[1]];
@@ -107,7 +116,7 @@ void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool
       return;
     }
   }
-  w.parallel(widened_for_threads(w, tiles ? parallel_tile_loop(s) : parallel_loop(s)));
+  w.parallel(widened_for_threads(w, tiles ? parallel_tile_loop(s) : parallel_loop(s), next_outside));
 }
 
 // The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
@@ -158,6 +167,13 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
   return t;
 }
 
+// The bytes of input `name` of stage `s` (0 when it reads no such input).
+int64_t input_bytes(const Stage& s, const std::string& name) {
+  for (const te::Tensor& in : s.op->inputs)
+    if (in->name == name) return shape_numel(in->shape) * static_cast<int64_t>(dtype_size(in->dtype));
+  return 0;
+}
+
 // The operand of a register-blocked reduction worth packing, or "" (GotoBLAS's packed B panel):
 //
 //   C[i, j] = sum(A[i, k] * B[k, j], k)     per tile column (x.outer) the K x (tile width) slice of B
@@ -197,23 +213,13 @@ std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKno
   // Each panel is read once per row tile: a GEMV-like product (a few rows) would copy B to read
   // it once.
   if (axes[static_cast<size_t>(t.rows_axis)].extent < 4 * t.rows) return "";
-  int64_t bytes = 0;
-  for (const te::Tensor& in : red.op->inputs)
-    if (in->name == found) bytes = shape_numel(in->shape) * static_cast<int64_t>(dtype_size(in->dtype));
-  return 2 * bytes > caches.l2_bytes ? found : "";
+  return 2 * input_bytes(red, found) > caches.l2_bytes ? found : "";
 }
 
-// The operand of a register-blocked conv that streams from beyond the L2 cache, or "": its weights
-// (read as vectors along x, moving with no output axis but x and the channel block, and with no
-// window axis: in NCHW the input is the vector operand, read through y + ry) when they are over
-// half the L2 cache.
-// Each output-channel block's weights then come from L3 or DRAM for the block's first row and from
-// L2 for the others; a prefetch of the next block's (core/lower/inject_prefetch.h) fetches them
-// while those rows compute. In ResNet-18 at 1 thread, layer4's 3x3 convs (9.4 MB of weights each)
-// take 2.3 ms inside the model against 1.5 ms measured alone, about the weights' DRAM time.
-// Convs only (more than one reduce axis): a GEMM's large operand is packed (packed_operand).
-std::string streamed_operand(const Stage& red, const RegisterTile& t, const CpuKnobs& knobs, const CpuCaches& caches) {
-  if (knobs.prefetch && !*knobs.prefetch) return "";
+// The weights of a register-blocked conv, or "": the operand read as vectors along x, moving with
+// no output axis but x and the channel block, and with no window axis (in NCHW the input is the
+// vector operand, read through y + ry). Convs only (more than one reduce axis).
+std::string conv_weights(const Stage& red, const RegisterTile& t) {
   const loopir::Reduce* reduction = red.op->reduction();
   if (!reduction || reduction->axes.size() < 2) return "";
   const auto& axes = red.op->axes;
@@ -245,11 +251,42 @@ std::string streamed_operand(const Stage& red, const RegisterTile& t, const CpuK
     }
     if (with_x && !with_y && !with_window && data_axes <= 2 && b->name != red.name) found = b->name;
   });
+  return found;
+}
+
+// The operand of a register-blocked conv that streams from beyond the L2 cache, or "": its weights
+// when they are over half the L2 cache.
+// Each output-channel block's weights then come from L3 or DRAM for the block's first row and from
+// L2 for the others; a prefetch of the next block's (core/lower/inject_prefetch.h) fetches them
+// while those rows compute. In ResNet-18 at 1 thread, layer4's 3x3 convs (9.4 MB of weights each)
+// take 2.3 ms inside the model against 1.5 ms measured alone, about the weights' DRAM time.
+// Convs only (more than one reduce axis): a GEMM's large operand is packed (packed_operand).
+std::string streamed_operand(const Stage& red, const RegisterTile& t, const CpuKnobs& knobs, const CpuCaches& caches) {
+  if (knobs.prefetch && !*knobs.prefetch) return "";
+  const std::string found = conv_weights(red, t);
   if (found.empty()) return "";
-  int64_t bytes = 0;
-  for (const te::Tensor& in : red.op->inputs)
-    if (in->name == found) bytes = shape_numel(in->shape) * static_cast<int64_t>(dtype_size(in->dtype));
-  return knobs.prefetch || 2 * bytes > caches.l2_bytes ? found : "";
+  return knobs.prefetch || 2 * input_bytes(red, found) > caches.l2_bytes ? found : "";
+}
+
+// Whether a register-blocked conv, when its few output-channel blocks are fused with the rows to
+// give the threads enough iterations, runs the rows outside the blocks. Each thread then owns a
+// band of rows across all channels, which is the band it wrote in the kernel before and reads
+// (with one halo row) in the next, from its own cache (core/runtime/thread_pool.h: each thread
+// claims its own run of chunks first):
+//
+//   blocks outside: [b0 y0..55][b1 y0..55]    thread 0: block 0, every row: half its input rows
+//                                             were written by thread 1 (the other core's cache)
+//   rows outside:   [y0 b0 b1][y1 b0 b1]...   thread 0: rows 0..27 of every block: its own output
+//
+// ResNet-18 at 2 threads, the sum of its kernels: 16.9 -> 14.1 ms with the thread pool's owned
+// runs (tests/bench/RESULTS.md, session 11). Each band then reads every block's weights, so rows go
+// outside only while all the weights stay in L2 beside the activations (a quarter of it: layer1's
+// 147 KB, not layer3's 2.4 MB), and never when the weights stream (a prefetch hint for the next
+// block belongs with blocks outside).
+bool rows_before_blocks(const Stage& red, const RegisterTile& t, const CpuCaches& caches, const std::string& streamed) {
+  if (!streamed.empty()) return false;
+  const std::string weights = conv_weights(red, t);
+  return weights.empty() || 4 * input_bytes(red, weights) <= caches.l2_bytes;
 }
 
 // Hints, in the loop `at` of the reduction, for the next output-channel block of `tensor`: the
@@ -406,7 +443,8 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     Loop last = w.root(panel, p.op->axes.size() - 1);
     w.vectorize(t.vectors * t.lanes > t.lanes ? w.split(last, t.lanes).second : last);
   }
-  parallelize(w, out_name, knobs, /*tiles=*/true);
+  const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches);
+  parallelize(w, out_name, knobs, /*tiles=*/true, rows_before_blocks(w.stage(red_name), t, caches, streamed));
 
   const te::Tensor red = w.stage(red_name).op;
   Loop ry = w.root(red_name, rows_axis), rx = w.root(red_name, red->axes.size() - 1);
@@ -428,9 +466,7 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   if (t.rows > 1) w.unroll(ry);
   if (t.vectors > 1) w.unroll(rx_outer);
   w.vectorize(vec);
-  if (!hint_at) return;
-  if (const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches); !streamed.empty())
-    prefetch_next_block(w, out_name, red_name, streamed, *hint_at);
+  if (hint_at && !streamed.empty()) prefetch_next_block(w, out_name, red_name, streamed, *hint_at);
 }
 
 // The plain schedule: tile the last two axes by the vector width, reduction loops outside the

@@ -1,6 +1,7 @@
 // The thread pool behind parallel loops: every index covered exactly once, nested loops serial.
 #include <QtTest>
 #include <atomic>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -64,9 +65,8 @@ class TestThreadPool : public QObject {
     });
     QVERIFY2(ids.size() >= 2, "the workers took no chunk of 16 slow ones");
   }
-  // Chunks are claimed, not assigned: a worker held up in its first chunk (as one that has no core
-  // on a busy machine) leaves the rest of the loop to the caller, which does not wait for it to
-  // start its share.
+  // Chunks are owned, then stolen: a worker held up in its first chunk (as one that has no core on
+  // a busy machine) leaves the rest of its run to the caller, which does not wait for it.
   void a_held_up_worker_leaves_its_share_to_the_caller() {
     ThreadPool pool(2);
     const std::thread::id caller = std::this_thread::get_id();
@@ -87,6 +87,33 @@ class TestThreadPool : public QObject {
     for (const auto& span : pool.take_trace()) worker_spans += span.thread == 1;
     QCOMPARE(worker_spans, worker_chunks.load());
     QVERIFY2(caller_chunks.load() >= 6, qPrintable(QString("the caller ran %1 of 8 chunks").arg(caller_chunks.load())));
+  }
+  // Each thread owns a contiguous run of chunks and starts there: the caller at the first, the
+  // worker at the middle, so consecutive loops give each thread the same indices (the rows it wrote
+  // in the kernel before). The caller is slower here, so the worker, done with its own run, takes
+  // the caller's unclaimed chunks from where the caller left off. (Slow chunks both: a spinning
+  // worker with empty chunks would claim all eight while the caller is still waking it.)
+  void each_thread_starts_with_its_own_run() {
+    ThreadPool pool(2);
+    const std::thread::id caller = std::this_thread::get_id();
+    std::mutex m;
+    std::vector<int64_t> caller_begins, worker_begins;
+    pool.parallel_for(8, [&](int64_t b, int64_t) {
+      const bool by_caller = std::this_thread::get_id() == caller;
+      {
+        std::lock_guard lock(m);
+        (by_caller ? caller_begins : worker_begins).push_back(b);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(by_caller ? 50 : 20));
+    });
+    QVERIFY2(!caller_begins.empty() && !worker_begins.empty(), qPrintable(QString("caller %1 chunks, worker %2").arg(caller_begins.size()).arg(worker_begins.size())));
+    QCOMPARE(caller_begins.front(), int64_t{0});
+    QCOMPARE(worker_begins.front(), int64_t{4});
+    QCOMPARE(caller_begins.size() + worker_begins.size(), size_t{8});
+    // The worker's own run first (4..7), then the caller's leftovers, in order.
+    for (size_t k = 1; k < worker_begins.size(); ++k)
+      QVERIFY2(worker_begins[k] == worker_begins[k - 1] + 1 || worker_begins[k] < 4,
+               qPrintable(QString("worker chunk %1 after %2").arg(worker_begins[k]).arg(worker_begins[k - 1])));
   }
   void nested_loops_run_serially_inside() {
     ThreadPool pool(3);

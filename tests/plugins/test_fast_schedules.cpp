@@ -252,16 +252,23 @@ class TestFastSchedules : public QObject {
     std::string small = text_of(te::matmul_dag(4, 64, 64));
     QVERIFY2(small.find("parallel(") == std::string::npos, small.c_str());
     // ResNet-18's layer1 conv in NCHW32c: 2 channel blocks, fused with the 56 rows into 112
-    // iterations (a loop of 2 would give each of two threads one, the late one stalling the other).
+    // iterations (a loop of 2 would give each of two threads one, the late one stalling the other),
+    // the rows outside: each thread's band of rows is the one it wrote in the kernel before.
     te::Conv2dParams p;
     p.in_channels = p.out_channels = 64;
     p.height = p.width = 56;
     te::ComputeDag conv = te::conv2d_nchwc_dag(p, 32);
     QVERIFY(schedule::kernel_work(conv) >= schedule::kParallelWorkMin);
     std::string text = text_of(conv);
-    QVERIFY2(text.find("fuse(conv.f, conv.y)\nparallel(conv.f.y.fused)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("fuse(conv.y, conv.f)\nparallel(conv.y.f.fused)") != std::string::npos, text.c_str());
     // Work counts multiply-adds and the elements moved: 1×64×56×56 outputs × 576.
     QVERIFY(schedule::kernel_work(conv) > 64 * 56 * 56 * 576);
+    // Layer3's: 8 blocks of 2.4 MB of weights in all, more than stay in L2; the blocks stay outside
+    // (rows outside would read every block's weights again for each band of rows).
+    p.in_channels = p.out_channels = 256;
+    p.height = p.width = 14;
+    std::string layer3 = text_of(te::conv2d_nchwc_dag(p, 32));
+    QVERIFY2(layer3.find("fuse(conv.f, conv.y)\nparallel(conv.f.y.fused)") != std::string::npos, layer3.c_str());
 
     // BERT's attention scores: 12 heads of 128×128 by 64. The 12 heads are few, but the rows are
     // tiled by 5 with a tail, which loop_partition peels off the last row tile: fused with the
