@@ -24,17 +24,28 @@ void cpu_relax() {
 #endif
 }
 
-// Kernels of a model follow each other within microseconds: a thread spins this many rounds
-// (tens of microseconds) before it sleeps; on a loaded machine a sleeper woken by the kernel gets a
-// core sooner than a thread that kept spinning. Every 64th round yields the core, so that on an
-// oversubscribed machine a thread that has work (another worker, the caller) gets it soon.
-constexpr int kSpins = 2048;
+// How long a waiting thread spins before it sleeps. Kernels of a model follow each other within
+// microseconds, and within a loop one thread may finish its chunks a few hundred microseconds
+// before the other (a conv's last chunk); a thread that went to sleep meanwhile is woken through
+// the kernel, which on a VM takes tens of microseconds (ResNet-18 at 2 threads, session 11: with a
+// fixed 2048 rounds, about 100 us, the worker started its first chunk 23-84 us late in 8 of 22
+// kernels). Every 64th round checks the clock and yields the core, so that on an oversubscribed
+// machine a thread that has work (another worker, the caller) gets it soon.
+constexpr auto kSpinTime = std::chrono::microseconds(1000);
 
-void relax(int spin) {
-  if ((spin & 63) == 63)
+// Spins until done() or kSpinTime has passed; whether done() became true.
+template <class Done>
+bool spin_until(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (int spin = 1;; ++spin) {
+    if (done()) return true;
+    if (spin % 64 != 0) {
+      cpu_relax();
+      continue;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::yield();
-  else
-    cpu_relax();
+  }
 }
 }  // namespace
 
@@ -53,11 +64,8 @@ ThreadPool::~ThreadPool() {
 }
 
 uint64_t ThreadPool::wait_for_generation(uint64_t seen) {
-  for (int spin = 0; spin < kSpins; ++spin) {
-    const uint64_t g = generation_.load(std::memory_order_acquire);
-    if (g != seen) return g;
-    relax(spin);
-  }
+  if (spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }))
+    return generation_.load(std::memory_order_acquire);
   std::unique_lock lock(mutex_);
   wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
   return generation_.load(std::memory_order_acquire);
@@ -138,10 +146,7 @@ void ThreadPool::parallel_for(int64_t extent, const std::function<void(int64_t, 
   }
   wake_.notify_all();
   run_chunks(0, body);
-  for (int spin = 0; spin < kSpins; ++spin) {
-    if (pending_.load(std::memory_order_acquire) == 0) return;
-    relax(spin);
-  }
+  if (spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; })) return;
   std::unique_lock lock(mutex_);
   done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
 }
