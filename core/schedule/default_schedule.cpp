@@ -289,6 +289,44 @@ bool rows_before_blocks(const Stage& red, const RegisterTile& t, const CpuCaches
   return weights.empty() || 4 * input_bytes(red, weights) <= caches.l2_bytes;
 }
 
+// The loop of `out` at which a conv whose weights stream (`streamed`) accumulates its whole output
+// plane per channel block, with the image rows inside the outer reduce loops; none when that does
+// not apply. Per block, the register tile (one image row of a 7-wide layer4 map by 32 channels)
+// otherwise runs the whole reduction once per row, reading the block's 590 KB of weights 7 times,
+// the first time from DRAM while the FMAs wait:
+//
+//   tile per row:   for block { for row { acc = 0; for rcb, ry, rx, rci: acc += in * W } }
+//   plane per block: for block { plane = 0                       (7x7x32 floats: 6 KB in L1)
+//                      for rcb, ry { for row { for rx, rci: plane[row] += in * W } } }
+//
+// In the second, each (rcb, ry) slice of weights (3x32x32 floats, 12 KB) is read from memory once
+// and from L1 by the other rows, and the accumulators go through L1 once per slice. ResNet-18's
+// layer4 3x3 convs, in the model (tests/bench/RESULTS.md, session 11): 1.85-1.95 ms against their
+// siblings' 2.02-2.10 at 1 thread, 0.96-1.43 against 1.02-1.65 at 2 (alternating profiles).
+// Applies when the block loop already has enough parallel iterations (not fused with the rows),
+// the tile covers whole rows, and the plane fits in a quarter of L1.
+std::optional<Loop> plane_block_loop(Writer& w, const std::string& out, const std::string& red, const RegisterTile& t,
+                                     const CpuKnobs& knobs, const CpuCaches& caches, const std::string& streamed) {
+  if (streamed.empty() || knobs.reduce_order || knobs.parallel_loops.value_or(1) == 2) return std::nullopt;
+  const Stage& o = w.stage(out);
+  const te::Tensor op = w.stage(red).op;
+  const auto& reduce_axes = op->reduction()->axes;
+  const size_t rank = op->axes.size(), rows_axis = static_cast<size_t>(t.rows_axis);
+  if (reduce_axes.size() < 3 || rows_axis + 2 != rank) return std::nullopt;
+  // The main (longest) reduce axis must be the last, so that the inner reduce loops are (rx, rci).
+  for (size_t q = 0; q + 1 < reduce_axes.size(); ++q)
+    if (reduce_axes[q].extent > reduce_axes.back().extent) return std::nullopt;
+  if (op->axes[rows_axis].extent != t.rows || op->axes[rank - 1].extent != t.vectors * t.lanes) return std::nullopt;
+  const Loop block = parallel_tile_loop(o);
+  if (loop_extent(o, block.axis) < kEnoughParallelIterations) return std::nullopt;
+  if (std::find(o.leaf.begin(), o.leaf.end(), block.axis) == o.leaf.end() || block.axis >= static_cast<int>(rank))
+    return std::nullopt;
+  int64_t plane = dtype_size(op->dtype);
+  for (size_t d = static_cast<size_t>(block.axis) + 1; d < rank; ++d) plane *= op->axes[d].extent;
+  if (4 * plane > caches.l1_bytes) return std::nullopt;
+  return block;
+}
+
 // Hints, in the loop `at` of the reduction, for the next output-channel block of `tensor`: the
 // first data-parallel axis its index uses (a conv's output-channel block), as a loop of `out`.
 // When that axis was fused with the next to give threads more iterations, the next block is an
@@ -435,7 +473,10 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     at = y_outer;
     pack_at = x_outer;
   }
-  w.compute_at(red_name, at);
+  const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches);
+  const std::optional<Loop> plane_at =
+      packed.empty() && !pack_at ? plane_block_loop(w, out_name, red_name, t, knobs, caches, streamed) : std::nullopt;
+  w.compute_at(red_name, plane_at ? *plane_at : at);
   if (!packed.empty()) {
     std::string panel = w.cache_read(packed, "global", red_name);
     w.compute_at(panel, *pack_at);
@@ -443,7 +484,6 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     Loop last = w.root(panel, p.op->axes.size() - 1);
     w.vectorize(t.vectors * t.lanes > t.lanes ? w.split(last, t.lanes).second : last);
   }
-  const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches);
   parallelize(w, out_name, knobs, /*tiles=*/true, rows_before_blocks(w.stage(red_name), t, caches, streamed));
 
   const te::Tensor red = w.stage(red_name).op;
@@ -455,6 +495,13 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   std::optional<Loop> hint_at;
   for (const Loop& l : order)
     if (!k_unrolled || l.axis != k_unrolled->axis) hint_at = l;
+  if (plane_at) {
+    // The plane's other axes (the image rows) go inside the outer reduce loops (rcb, ry).
+    std::vector<Loop> rows;
+    for (size_t d = static_cast<size_t>(plane_at->axis) + 1; d + 2 < red->axes.size(); ++d)
+      rows.push_back(w.root(red_name, d));
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(red->reduction()->axes.size() - 2), rows.begin(), rows.end());
+  }
   order.push_back(ry);
   if (t.vectors > 1) {
     std::tie(rx_outer, vec) = w.split(rx, t.lanes);
