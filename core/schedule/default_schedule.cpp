@@ -121,13 +121,19 @@ void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool
 
 // The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
 // `vectors` vectors of x. The accumulators (rows x vectors registers of `lanes` floats) must fit
-// the 32 vector registers with room for the loaded operands; a tile that divides the extent
+// the vector registers with room for the loaded operands; a tile that divides the extent
 // avoids tail loops.
 struct RegisterTile {
   int64_t rows = 1, vectors = 1, lanes = 1;  // x tile = vectors * lanes
   int rows_axis = -1;                        // which data-parallel axis the rows run along
   bool usable = false;
 };
+
+// The vector registers of an x86 core with vectors of `lanes` floats: AVX-512's 32 zmm, AVX2's 16
+// ymm. A tile whose accumulators do not fit spills them to the stack on every multiply-add: on the
+// AVX2 EPYC of session 12 the AVX-512 tile (6 x 4 vectors, 24 accumulators) ran GEMM 1024³ at
+// 23 GFLOP/s and 6 x 2 vectors at 35 (tests/bench/RESULTS.md).
+int64_t vector_registers(int64_t lanes) { return lanes >= 16 ? 32 : 16; }
 
 // Rows of the register tile: the most rows (at least half the register budget) whose tiles
 // cover the extent with under 3% wasted rows; otherwise the best-covering count. A tail tile is a
@@ -150,18 +156,21 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
   if (x_extent < 4 || lanes < 2) return t;  // too narrow to vectorize: the plain schedule does as well
   t.lanes = std::min(lanes, x_extent);
   t.vectors = 1;
-  // About 24 accumulators; the rest of the registers hold one row of loaded vectors and a broadcast.
-  // With few rows (a GEMV: 1 x N) the tile widens instead, up to 16 vectors: fewer, longer
-  // contiguous streams through the weights, which is what a memory-bound kernel needs.
+  // Three quarters of the registers hold accumulators (24 of AVX-512's 32, 12 of AVX2's 16); the
+  // rest one row of loaded vectors and a broadcast. The tile is at most an eighth of the registers
+  // wide (4 vectors, or 2), so that it keeps rows enough to reuse each loaded vector. With few rows
+  // (a GEMV: 1 x N) the tile widens instead, up to 16 vectors: fewer, longer contiguous streams
+  // through the weights, which is what a memory-bound kernel needs.
+  const int64_t registers = vector_registers(lanes), accumulators = registers * 3 / 4;
   const bool few_rows = y_extent < 4;
   for (int64_t v : {16, 8, 4, 2}) {
-    if (v > 4 && (!few_rows || v * y_extent > 24)) continue;
+    if (v > registers / 8 && (!few_rows || v * y_extent > accumulators)) continue;
     if (x_extent % (v * lanes) == 0) {
       t.vectors = v;
       break;
     }
   }
-  const int64_t max_rows = std::min<int64_t>(12, 24 / t.vectors);
+  const int64_t max_rows = std::min<int64_t>(12, accumulators / t.vectors);
   t.rows = rows_for(y_extent, max_rows);
   t.usable = true;
   return t;

@@ -13,7 +13,7 @@
 //   CPU has            best core
 //   avx512bf16         Cooperlake
 //   avx512f            SkylakeX
-//   avx2 + fma         Haswell
+//   avx2 + fma         Haswell (or Zen on an AMD CPU: the same kernels with AMD's cache sizes)
 //   otherwise          whatever OpenBLAS chose
 #include <unistd.h>
 
@@ -33,12 +33,18 @@ inline std::string best_openblas_core() {
   return "";
 }
 
+// Whether the core OpenBLAS runs is as good as `best`: Zen runs Haswell's kernels with blocking
+// sizes for AMD's caches, so on an AMD CPU it is the better of the two.
+inline bool runs_best_core(const std::string& running, const std::string& best) {
+  return running == best || (best == "Haswell" && running == "Zen");
+}
+
 // Call first in main(). Returns the line to print about the core (the re-exec'd run prints it).
 inline std::string use_best_openblas_core(char** argv) {
   const std::string running = openblas_get_corename();
   const std::string best = best_openblas_core();
   const char* marker = "TESSEL_BENCH_OPENBLAS_CORE";
-  if (!best.empty() && running != best && !std::getenv(marker)) {
+  if (!best.empty() && !runs_best_core(running, best) && !std::getenv(marker)) {
     setenv("OPENBLAS_CORETYPE", best.c_str(), 1);
     setenv(marker, running.c_str(), 1);
     execv("/proc/self/exe", argv);
