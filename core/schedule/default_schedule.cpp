@@ -688,6 +688,7 @@ bool cheap_masked_loads(int64_t lanes) { return lanes >= 16; }
 // NCHW16c, the test depends on the pixel only, and a vector of channels is loaded whole or not.)
 bool border_varies_across_lanes(const Stage& pad) {
   const auto* select = loopir::as<loopir::Select>(pad.op->body);
+  if (pad.op->axes.empty()) return false;  // a scalar select (DynamicQuantizeLinear's clamps)
   const loopir::Var* last = pad.op->axes.back().var.get();
   return select && loopir::uses_var(select->cond, [last](const loopir::Var* v) { return v == last; });
 }

@@ -120,6 +120,13 @@ def random_inputs(session, np):
 SETTLE_SECONDS = 0.05
 
 
+def difference(outputs, expected, np):
+    """The largest |difference| between two lists of arrays, and the largest |value| expected."""
+    diff = max(float(np.max(np.abs(o - e))) if o.size else 0.0 for o, e in zip(outputs, expected))
+    scale = max(float(np.max(np.abs(e))) if e.size else 0.0 for e in expected)
+    return diff, scale
+
+
 def best_per_call(call, seconds=0.25, clock=time.perf_counter):
     """The mean time of one batch of calls lasting about `seconds` (calls counted on a first run)."""
     time.sleep(SETTLE_SECONDS)
@@ -182,12 +189,24 @@ def main():
             library.set_threads(t)
             run_tessel = library.bind(inputs, outputs)
             run_tessel()
-            diff = max(float(np.max(np.abs(o - e))) if o.size else 0.0 for o, e in zip(outputs, expected))
-            scale = max(float(np.max(np.abs(e))) if e.size else 0.0 for e in expected)
+            diff, scale = difference(outputs, expected, np)
             if not diff <= 1e-3 * max(1.0, scale):
-                print("%-18s %3d  outputs differ: max |diff| %.3g (scale %.3g)" % (name, t, diff, scale))
-                failures += 1
-                continue
+                # ONNX Runtime's optimized graph is not always its own reference: on session 12's
+                # AVX2 EPYC its fused int8 convs moved qdq_resnet's output by 0.196 of 4.4 (likely
+                # the saturating int16 sums of AVX2's u8s8 vpmaddubsw), while its unoptimized graph,
+                # each QDQ node as written, agrees with Tessel's llvm and ref targets to 5e-7. When
+                # Tessel matches that graph, the timing still stands, and the line says so.
+                plain_options = ort.SessionOptions()
+                plain_options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                plain = ort.InferenceSession(path, plain_options, providers=["CPUExecutionProvider"]).run(None, feeds)
+                plain_diff, _ = difference(outputs, plain, np)
+                if not plain_diff <= 1e-3 * max(1.0, scale):
+                    print("%-18s %3d  outputs differ: max |diff| %.3g (scale %.3g)" % (name, t, diff, scale))
+                    failures += 1
+                    continue
+                print("%-18s %3d  note: ORT's optimized output differs by %.3g (scale %.3g) from its unoptimized "
+                      "graph, which Tessel matches (max |diff| %.2g)" % (name, t, diff, scale, plain_diff))
+                diff = plain_diff
             run_baseline = None
             if baseline:
                 baseline_outputs = [aligned(np.zeros_like(e), np) for e in expected]

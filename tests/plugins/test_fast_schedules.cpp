@@ -261,6 +261,18 @@ class TestFastSchedules : public QObject {
     check_llvm_matches_interpreter(dag, avx2, "depthwise, padding per plane");
     std::string avx512 = schedule::to_text(schedule::default_cpu_schedule(dag, 16));
     QVERIFY2(avx512.find("compute_inline(pad)") != std::string::npos, avx512.c_str());
+    // A scalar select (DynamicQuantizeLinear's clamped zero point, read by element-wise stages)
+    // has no axis to vectorize or copy by: inlined, not a crash.
+    te::Tensor x = te::placeholder("X", {40});
+    te::Tensor clamp = te::compute("clamp", {}, [&](const std::vector<loopir::Expr>&) {
+      return loopir::make_select(loopir::make_binary(loopir::BinaryOp::kGT, te::at(x, {loopir::make_int(0)}), loopir::make_float(0.0)),
+                                 te::at(x, {loopir::make_int(0)}), loopir::make_float(0.0));
+    });
+    te::Tensor scaled = te::compute("scaled", {40}, [&](const std::vector<loopir::Expr>& i) {
+      return te::at(x, i) * te::at(clamp, {});
+    });
+    te::ComputeDag scalar = te::make_dag("scalar_select", {scaled});
+    check_llvm_matches_interpreter(scalar, schedule::default_cpu_schedule(scalar, 8), "scalar select");
     // A padding in the blocked layout (NCHW16c) tests the pixel, not the lane: no copy for it.
     te::ComputeDag blocked = te::dag_from_spec("conv2d_nchwc N=1 C=32 H=9 W=9 K=32 R=3 S=3 stride=1 pad=1 block=16");
     std::string blocked_text = schedule::to_text(schedule::default_cpu_schedule(blocked, 8));
