@@ -225,6 +225,34 @@ std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKno
   return 2 * input_bytes(red, found) > caches.l2_bytes ? found : "";
 }
 
+// The tile columns per cache panel when the knob leaves it open (0: no panel). With a packed
+// operand every row tile reads its rows of A from beyond L2 once per tile column; a tile only 16
+// floats wide (AVX2's two vectors) makes that twice the stream of AVX-512's 32-wide tile per FMA.
+// Panels of 64 columns bring it back under: the panel loop goes outermost, and a row tile's A rows
+// (6 x K floats, 24 KB at K = 1024) are read once per panel and from L1 by its other tiles:
+//
+//   no panel:  for col { pack B[:, col]; for row { tile(row, col) } }          A read N/16 times
+//   panel 4:   for panel { pack B[:, 4 cols]; for row { for col in panel { tile } } }   N/64 times
+//
+// GEMM 1024³ on a Zen 1 core: 33.7 -> 35.0 GFLOP/s (panels of 2: 33.1, of 8: 32.3, where the packed
+// panel fills L2). Only while A does not stay in L2 anyway (BERT's 128 x 768 rows measured the same
+// or 2 % slower with panels), while the packed panel fits in half the L2 cache, and while there are
+// panels enough for the threads (it is the parallel loop). 32-wide tiles measured best without
+// (tests/bench/RESULTS.md, sessions 8 and 10), so they keep none.
+int64_t default_panel(const Stage& red, const RegisterTile& t, const std::string& packed, const CpuCaches& caches) {
+  constexpr int64_t kPanelColumns = 64;
+  const int64_t tile_columns = t.vectors * t.lanes;
+  if (packed.empty() || tile_columns >= kPanelColumns / 2) return 0;
+  const int64_t panel = kPanelColumns / tile_columns;
+  const int64_t columns = red.op->axes.back().extent, tiles = columns / tile_columns;
+  if (tiles % panel != 0 || tiles / panel < kEnoughParallelIterations / 2) return 0;
+  int64_t rows_operand_bytes = 0;
+  for (const te::Tensor& in : red.op->inputs)
+    if (in->name != packed) rows_operand_bytes += input_bytes(red, in->name);
+  const int64_t panel_bytes = input_bytes(red, packed) / columns * kPanelColumns;
+  return rows_operand_bytes > caches.l2_bytes && 2 * panel_bytes <= caches.l2_bytes ? panel : 0;
+}
+
 // The weights of a register-blocked conv, or "": the operand read as vectors along x, moving with
 // no output axis but x and the channel block, and with no window axis (in NCHW the input is the
 // vector operand, read through y + ry). Convs only (more than one reduce axis).
@@ -462,7 +490,9 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   // The loop a packed panel of the vector operand is copied at (see packed_operand).
   std::optional<Loop> pack_at;
   const std::string packed = rows_axis == rank - 2 ? packed_operand(w.stage(red_name), t, knobs, caches) : "";
-  if (int64_t panel = knobs.panel.value_or(0); panel > 1 && rows_axis == rank - 2) {
+  const int64_t panel =
+      rows_axis == rank - 2 ? knobs.panel.value_or(default_panel(w.stage(red_name), t, packed, caches)) : 0;
+  if (panel > 1) {
     // [lead..., y.outer, x.outer, ...] -> [lead..., x.panel, y.outer, x.in_panel, ...]
     auto [x_panel, x_in_panel] = w.split(x_outer, panel);
     std::vector<Loop> order;

@@ -48,7 +48,8 @@ struct CpuKnobs {
   std::optional<int64_t> tile_vectors;  // register tile: vectors of `lanes` along the last axis
   std::optional<int64_t> k_unroll;      // a lone reduction axis split by this and unrolled (1: neither)
   // Second level of tiling: the tile columns (x.outer) split into panels of this many tiles, the
-  // panel loop outermost, so one panel of the vector operand stays in cache across all rows (0: none).
+  // panel loop outermost, so one panel of the vector operand stays in cache across all rows (0: none;
+  // unset: 64 columns per panel for tiles narrower than 32 floats, when the packed panel fits).
   std::optional<int64_t> panel;
   // GEMM-like reductions: copy the vector operand's K x (tile width) slice into a contiguous panel per
   // column of tiles, the tile columns outermost (unset: when that operand is over half the L2 cache).

@@ -353,6 +353,36 @@ class TestFastSchedules : public QObject {
     }
   }
 
+  // AVX2's tiles are 16 floats wide: a packed GEMM whose A outgrows L2 groups its tile columns into
+  // panels of 64 (4 tiles), the panel loop outermost and in parallel, one packed B panel per panel.
+  // Not for 32-wide tiles (AVX-512), an A that stays in L2 (BERT's 128 rows), a panel over half the
+  // L2, or too few panels for the threads.
+  void narrow_gemm_tiles_share_a_rows_across_a_panel() {
+    auto text_of = [](const te::ComputeDag& dag, int64_t lanes, int64_t l2_bytes) {
+      return schedule::to_text(schedule::default_cpu_schedule(dag, lanes, {}, {32 * 1024, l2_bytes}));
+    };
+    te::ComputeDag big = te::matmul_dag(1024, 1024, 1024);
+    const std::string avx2 = text_of(big, 8, 512 * 1024);
+    for (const char* step : {"tile(C.i, C.j, 6, 16)", "split(C.j.outer, 4)", "compute_at(C_local, C.j.outer.inner)",
+                             "compute_at(B_global, C.j.outer.outer)", "parallel(C.j.outer.outer)"})
+      QVERIFY2(avx2.find(step) != std::string::npos, qPrintable(QString("no %1 in\n%2").arg(step, avx2.c_str())));
+    const std::string program =
+        loopir::to_string(lower::lower(big, schedule::default_cpu_schedule(big, 8, {}, {32 * 1024, 512 * 1024})).func);
+    const std::string panel = "allocate B_global: f32[" + std::to_string(1024 * 64) + "] global";
+    QVERIFY2(program.find(panel) != std::string::npos, program.c_str());
+    QVERIFY(text_of(big, 16, 512 * 1024).find("split(C.j.outer") == std::string::npos);
+    QVERIFY(text_of(te::matmul_dag(128, 768, 768), 8, 512 * 1024).find("split(C.j.outer") == std::string::npos);
+    QVERIFY(text_of(te::matmul_dag(2048, 512, 2048), 8, 512 * 1024).find("split(C.j.outer") == std::string::npos);
+    QVERIFY(text_of(te::matmul_dag(1024, 256, 1024), 8, 512 * 1024).find("split(C.j.outer") == std::string::npos);
+    // The values, on a shape small enough for the interpreter (0.5 M multiply-adds): A 132 x 8
+    // outgrows a 4 KB L2, a panel of B (8 x 64) fits half of it, 512 columns make 8 panels.
+    te::ComputeDag small = te::matmul_dag(132, 512, 8);
+    schedule::Schedule sched = schedule::default_cpu_schedule(small, 8, {}, {32 * 1024, 4 * 1024});
+    QVERIFY2(schedule::to_text(sched).find("split(C.j.outer, 4)") != std::string::npos,
+             schedule::to_text(sched).c_str());
+    check_llvm_matches_interpreter(small, sched, "gemm in panels of 64 columns");
+  }
+
   // A conv whose weights are over half the L2 cache (ResNet-18's layer4: 9.4 MB) hints the next
   // output-channel block's weights into L2 from its micro-kernel's reduce loop; one whose weights
   // stay in L2 (layer1: 147 KB) has no hints. Forced on small shapes to check the values.
