@@ -423,6 +423,15 @@ class TestFastSchedules : public QObject {
     QVERIFY2(layer4.find("compute_at(conv_local, conv.f)\nparallel(conv.f)") != std::string::npos, layer4.c_str());
     QVERIFY2(layer4.find("reorder(conv_local.rc, conv_local.ry, conv_local.y, conv_local.rx,") != std::string::npos,
              layer4.c_str());
+    // On AVX2 (8 lanes, NCHW16c, a 512 KB L2) the tile is 4 of the row's 7 pixels: the plane
+    // still, each row walked in tiles inside the outer reduce loops.
+    std::string avx2 = schedule::to_text(
+        schedule::default_cpu_schedule(te::conv2d_nchwc_dag(p, 16), 8, {}, {32 * 1024, 512 * 1024}));
+    QVERIFY2(avx2.find("compute_at(conv_local, conv.f)\nparallel(conv.f)") != std::string::npos, avx2.c_str());
+    QVERIFY2(avx2.find("split(conv_local.x, 4)") != std::string::npos, avx2.c_str());
+    QVERIFY2(avx2.find("reorder(conv_local.rc, conv_local.ry, conv_local.y, conv_local.x.outer, conv_local.rx,") !=
+                 std::string::npos,
+             avx2.c_str());
     p.in_channels = p.out_channels = 64;
     p.height = p.width = 56;
     std::string layer1 = schedule::to_text(schedule::default_cpu_schedule(te::conv2d_nchwc_dag(p, 32), kLanes));
@@ -437,6 +446,12 @@ class TestFastSchedules : public QObject {
       QVERIFY2(text.find("compute_at(conv_local, conv.f)\n") != std::string::npos, (spec + ("\n" + text)).c_str());
       check_llvm_matches_interpreter(dag, sched, QString("plane per block %1").arg(spec));
     }
+    // Rows of 7 in tiles of 4 and a tail of 3 (8 lanes).
+    te::ComputeDag tiled_rows = te::dag_from_spec("conv2d_nchwc N=1 C=16 H=3 W=7 K=256 R=3 S=3 stride=1 pad=1 block=16");
+    schedule::Schedule sched = schedule::default_cpu_schedule(tiled_rows, 8, hint);
+    QVERIFY2(schedule::to_text(sched).find("split(conv_local.x, 4)") != std::string::npos,
+             schedule::to_text(sched).c_str());
+    check_llvm_matches_interpreter(tiled_rows, sched, "plane per block, rows in tiles");
   }
 
   // Padding is copied into its own buffer for a conv (each padded element read hundreds of times)
