@@ -244,11 +244,13 @@ int64_t default_panel(const Stage& red, const RegisterTile& t, const std::string
   const int64_t tile_columns = t.vectors * t.lanes;
   if (packed.empty() || tile_columns >= kPanelColumns / 2) return 0;
   const int64_t panel = kPanelColumns / tile_columns;
-  const int64_t columns = red.op->axes.back().extent, tiles = columns / tile_columns;
-  if (tiles % panel != 0 || tiles / panel < kEnoughParallelIterations / 2) return 0;
+  // Whole panels of whole tiles only: a tail would make the parallel panel loop a split with a tail.
+  const int64_t columns = red.op->axes.back().extent;
+  if (columns % (panel * tile_columns) != 0 || columns / (panel * tile_columns) < kEnoughParallelIterations / 2)
+    return 0;
   int64_t rows_operand_bytes = 0;
   for (const te::Tensor& in : red.op->inputs)
-    if (in->name != packed) rows_operand_bytes += input_bytes(red, in->name);
+    if (in->name != packed) rows_operand_bytes += shape_numel(in->shape) * static_cast<int64_t>(dtype_size(in->dtype));
   const int64_t panel_bytes = input_bytes(red, packed) / columns * kPanelColumns;
   return rows_operand_bytes > caches.l2_bytes && 2 * panel_bytes <= caches.l2_bytes ? panel : 0;
 }

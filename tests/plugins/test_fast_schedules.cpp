@@ -374,6 +374,8 @@ class TestFastSchedules : public QObject {
     QVERIFY(text_of(te::matmul_dag(128, 768, 768), 8, 512 * 1024).find("split(C.j.outer") == std::string::npos);
     QVERIFY(text_of(te::matmul_dag(2048, 512, 2048), 8, 512 * 1024).find("split(C.j.outer") == std::string::npos);
     QVERIFY(text_of(te::matmul_dag(1024, 256, 1024), 8, 512 * 1024).find("split(C.j.outer") == std::string::npos);
+    // 1028 columns: 128 tiles of one vector and a tail of 4 — no panels over a loop with a tail.
+    QVERIFY(text_of(te::matmul_dag(1024, 1028, 1024), 8, 512 * 1024).find("split(C.j.outer") == std::string::npos);
     // The values, on a shape small enough for the interpreter (0.5 M multiply-adds): A 132 x 8
     // outgrows a 4 KB L2, a panel of B (8 x 64) fits half of it, 512 columns make 8 panels.
     te::ComputeDag small = te::matmul_dag(132, 512, 8);
