@@ -1,6 +1,7 @@
 #include "core/arith/simplify.h"
 
 #include <cmath>
+#include <numeric>
 
 #include "core/loopir/equal.h"
 #include "core/loopir/functor.h"
@@ -349,8 +350,44 @@ class Simplifier : public IRMutator {
         return rebuild(q, type);
       }
     }
+    if (auto coarse = split_at_a_divisor(r, c, type)) {
+      Expr x = coarse->big / make_int(coarse->periods, type);
+      return q.terms.empty() && q.constant == 0 ? x : x + rebuild(q, type);
+    }
     if (q.terms.empty() && q.constant == 0) return make_binary(BinaryOp::kDiv, rest, b);
     return make_binary(BinaryOp::kDiv, a, b);
+  }
+
+  // rest = d·X + y with d dividing c and y in [0, d): then rest / c = X / (c/d) and
+  // rest mod c = (X mod (c/d))·d + y, as X and y do not interact. A vector loop split off a
+  // channel axis that a blocked layout divides (c = 8·co + ci, read at c / 16 and c mod 16):
+  //
+  //   (8·co + ci) / 16  ->  co / 2          (8·co + ci) mod 16  ->  (co mod 2)·8 + ci
+  struct Coarse {
+    Expr big, small;  // X and y
+    int64_t d = 1, periods = 1;  // d and c / d
+  };
+  std::optional<Coarse> split_at_a_divisor(const LinearForm& rest, int64_t c, DataType type) {
+    for (const auto& [term, k] : rest.terms) {
+      const int64_t d = std::gcd(k, c);
+      if (d <= 1 || d == c) continue;
+      LinearForm big, small;
+      for (const auto& [t, kt] : rest.terms) {
+        if (kt % d == 0)
+          big.add_term(t, kt / d);
+        else
+          small.add_term(t, kt);
+      }
+      small.constant = rest.constant;
+      const Expr y = rebuild(small, type);
+      auto iv = constant_bounds(y, ranges_);
+      if (!iv || iv->lo < 0 || iv->hi >= d) continue;
+      const Expr x = rebuild(big, type);
+      // Non-negative X only: the identity holds for floor division, and index code may truncate.
+      if (auto xv = constant_bounds(x, ranges_); !xv || xv->lo < 0) continue;
+      return Coarse{x, y, d, c / d};
+    }
+    return std::nullopt;
   }
 
   Expr simplify_mod(const Expr& a, const Expr& b, DataType type) {
@@ -370,6 +407,8 @@ class Simplifier : public IRMutator {
         return rebuild(shifted, type);
       }
     }
+    if (auto coarse = split_at_a_divisor(r, c, type))
+      return (coarse->big % make_int(coarse->periods, type)) * make_int(coarse->d, type) + coarse->small;
     return make_binary(BinaryOp::kMod, rest, b);
   }
 

@@ -7,6 +7,7 @@
 #include "core/graph/ops/elementwise.h"
 #include "core/graph/ops/index_ops.h"
 #include "core/graph/ops/layout_ops.h"
+#include "core/graph/ops/winograd_ops.h"
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/quant_ops.h"

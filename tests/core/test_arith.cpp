@@ -62,6 +62,18 @@ class TestArith : public QObject {
     QCOMPARE(simp(lt(o * 8 + i, make_int(30)), r), std::string("o * 8 + i < 30"));
     QCOMPARE(simp(min(i, make_int(8)), r), std::string("i"));
     QCOMPARE(simp(max(i, make_int(9)), r), std::string("9"));
+    // A vector split of a blocked channel axis, read at c / 16 and c % 16 (Winograd's input
+    // transform over NCHW16c): the lane stays outside the division.
+    QCOMPARE(simp((o * 8 + i) / 16, r), std::string("o / 2"));
+    QCOMPARE(simp((o * 8 + i + 32) / 16, r), std::string("o / 2 + 2"));
+    for (const Expr& e : {(o * 8 + i) / 16, (o * 8 + i) % 16, (o * 24 + i + 3) / 16, (o * 8 + i + 1) % 16})
+      for (int64_t vo = 0; vo <= 3; ++vo)
+        for (int64_t vi = 0; vi <= 7; ++vi) {
+          VarMap m{{o.get(), make_int(vo)}, {i.get(), make_int(vi)}};
+          QVERIFY2(evaluate_constant(substitute(e, m)) == evaluate_constant(substitute(simplify(e, r), m)),
+                   qPrintable(QString::fromStdString(to_string(e) + " -> " + to_string(simplify(e, r)))));
+        }
+    QVERIFY(simp((o * 8 + i) % 16, r).find('/') == std::string::npos);
     // Without ranges nothing is assumed.
     QCOMPARE(simp((o * 8 + i) / 8), std::string("(o * 8 + i) / 8"));
     QCOMPARE(simp((x_div_chain()) / 4), std::string("x / 8"));

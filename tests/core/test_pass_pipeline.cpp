@@ -3,6 +3,7 @@
 // leaves the last good graph.
 #include <QtTest>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "core/frontend/onnx_import.h"
 #include "core/graph/layout.h"
 #include "core/graph/op_table.h"
+#include "core/graph/ops/winograd_ops.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/passes/pipeline_options_json.h"
 #include "core/graph/passes/verify_graph.h"
@@ -174,7 +176,9 @@ class TestPassPipeline : public QObject {
     QCOMPARE(count_op(g, "BatchNormalization"), 0);
     QCOMPARE(count_op(g, "Dropout"), 0);
     QCOMPARE(count_op(g, "Conv"), 0);
-    QCOMPARE(count_op(g, "conv2d_nchwc"), 3);
+    QCOMPARE(count_op(g, "conv2d_nchwc"), 1);  // the 3-channel stem; the block's two 3x3 convs are Winograd
+    QCOMPARE(count_op(g, "winograd_input_transform"), 2);
+    QCOMPARE(count_op(g, "winograd_output_transform"), 2);
     for (const Value& v : g.values)
       if (!v.type.shape.empty()) QVERIFY2(!v.layout.empty(), v.name.c_str());
     QVERIFY(r.fusion);
@@ -192,6 +196,48 @@ class TestPassPipeline : public QObject {
       QVERIFY2(v.layout.empty() || Layout(v.layout).factor('C') <= 16, v.layout.c_str());
     }
     QVERIFY(has16);
+  }
+
+  // 3x3 stride-1 convs become Winograd with tiles of 4 (8x8 output), of 2 (6x6: tiles of 4 would
+  // waste 8x8/36 = 1.8x) or not at all (5x5: 2.0x and 1.4x); stride 2 and 8 channels stay direct.
+  // The values after every pass match the direct convolutions (check_semantics), bias and residual
+  // Add included, and each Winograd conv keeps its bias in the output transform.
+  void winograd_convs_keep_their_values_and_choose_their_tiles() {
+    const char* text =
+        "graph wino(%x: f32[1,16,8,8], %y: f32[1,16,6,6], %z: f32[1,16,5,5], %s: f32[1,8,8,8]) {\n"
+        "  %w = constant f32[32,16,3,3] random(1)\n"
+        "  %b = constant f32[32] random(2)\n"
+        "  %c4 = Conv(%x, %w, %b) {pads=[1,1,1,1]}\n"
+        "  %r4 = Relu(%c4)\n"
+        "  %w2 = constant f32[16,16,3,3] random(3)\n"
+        "  %c2 = Conv(%y, %w2) {pads=[1,1,1,1]}\n"
+        "  %a2 = Add(%c2, %y)\n"
+        "  %c5 = Conv(%z, %w2) {pads=[1,1,1,1]}\n"
+        "  %cs = Conv(%x, %w2) {pads=[1,1,1,1], strides=[2,2]}\n"
+        "  %w8 = constant f32[16,8,3,3] random(4)\n"
+        "  %c8 = Conv(%s, %w8) {pads=[1,1,1,1]}\n"
+        "  return %r4, %a2, %c5, %cs, %c8\n"
+        "}\n";
+    GraphPipelineResult r = check_semantics(text, Target::parse("ref -vector_bits=256"));
+    QVERIFY(!QTest::currentTestFailed());
+    std::vector<int64_t> tiles;
+    int with_bias = 0;
+    for (const Node& n : r.graph->nodes) {
+      if (n.op->name == "winograd_input_transform") tiles.push_back(attrs_as<ops::WinogradInputAttrs>(n.attrs).tile);
+      if (n.op->name == "winograd_output_transform" && n.inputs.size() > 1 && n.inputs[1] != kNoValue) ++with_bias;
+    }
+    std::sort(tiles.begin(), tiles.end());
+    QCOMPARE(tiles, (std::vector<int64_t>{2, 4}));
+    QCOMPARE(with_bias, 1);
+    QCOMPARE(count_op(*r.graph, "conv2d_nchwc"), 3);  // 5x5, stride 2, 8 input channels
+    // Left out by name, the pass changes nothing.
+    PipelineOptions off;
+    off.disabled_passes = {"winograd_convs"};
+    GraphPipelineResult direct =
+        run_graph_pipeline(std::make_shared<const Graph>(parse_graph(text)), Target::parse("ref -vector_bits=256"), off);
+    QVERIFY2(direct.ok(), direct.error.c_str());
+    QCOMPARE(count_op(*direct.graph, "winograd_input_transform"), 0);
+    QCOMPARE(count_op(*direct.graph, "conv2d_nchwc"), 5);
   }
 
   void shape_chains_fold_and_duplicates_merge() {

@@ -13,6 +13,7 @@
 #include "core/graph/passes/simplify_inference.h"
 #include "core/graph/passes/transform_layout.h"
 #include "core/graph/passes/verify_graph.h"
+#include "core/graph/passes/winograd_convs.h"
 
 namespace tessel {
 
@@ -26,6 +27,7 @@ std::vector<GraphPass> graph_pipeline_passes(const PipelineOptions& o) {
       {"eliminate_dead_code", eliminate_dead_code},    // what no output needs
       {"quantize_for_accelerator", quantize_for_accelerator},  // GEMM-core targets: conv/dense → int8 GEMMs
       {"transform_layout", transform_layout},          // NCHW → NCHW16c for conv chains; every value gets a layout
+      {"winograd_convs", winograd_convs},              // 3x3 stride-1 convs → input transform, 36 products, output transform
       {"eliminate_dead_code", eliminate_dead_code},    // plain weights replaced by blocked ones
       {"fuse_ops", fuse_ops},                          // groups of nodes → one kernel each
       {"plan_memory", plan_memory},                    // storage of every intermediate tensor

@@ -95,6 +95,8 @@ Stages matmul(BuildContext& c);
 Stages gemm(BuildContext& c);
 Stages conv2d(BuildContext& c);
 Stages conv2d_nchwc(BuildContext& c);
+Stages winograd_input_transform(BuildContext& c);   // builders_winograd.cpp
+Stages winograd_output_transform(BuildContext& c);
 Stages max_pool(BuildContext& c);
 Stages average_pool(BuildContext& c);
 Stages global_max_pool(BuildContext& c);

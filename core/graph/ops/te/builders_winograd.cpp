@@ -1,0 +1,86 @@
+// Tensor-expression builders of the Winograd transforms (core/graph/ops/winograd_ops.h). Each
+// element is a sum over its tile written out term by term; a term's coefficient depends on the
+// element's position in the tile (a loop index), so it is a select over the matrix column:
+//
+//   V[e, t, c] = Σ_{r1, r2} Bᵀ[e/A][r1] · Bᵀ[e%A][r2] · X[tile t's row r1, column r2, channel c]
+//                └ select(e/A == 0, 4, select(e/A == 2, ...)) ┘
+//
+// The selects depend on the outer loops only; the vectorized channel loop inside sees constants.
+#include "core/graph/ops/te/builder_support.h"
+#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/winograd_ops.h"
+
+namespace tessel::compile::te_builder {
+
+namespace {
+
+// matrix(row, col) for `index` in [0, rows), `col` fixed: a select over the rows whose entry is
+// not zero; nullptr when the whole column is zero.
+template <class Entry>
+Expr select_column(DataType t, int64_t rows, const Entry& entry, const Expr& index) {
+  Expr out;
+  for (int64_t r = rows - 1; r >= 0; --r) {
+    const double v = entry(r);
+    if (v == 0) continue;
+    out = out ? te::if_then_else(loopir::eq(index, make_int(r)), num(t, v), out)
+              : te::if_then_else(loopir::eq(index, make_int(r)), num(t, v), num(t, 0));
+  }
+  return out;
+}
+
+Expr add_term(const Expr& sum, const Expr& term) { return sum ? sum + term : term; }
+
+}  // namespace
+
+Stages winograd_input_transform(BuildContext& c) {
+  const DataType t = float_operand(c);
+  const auto& a = c.attrs<ops::WinogradInputAttrs>();
+  const ops::WinogradMatrices& w = ops::winograd_matrices(a.tile);
+  const te::Tensor& x = c.input(0);
+  const int64_t h = x->shape[2], width = x->shape[3], b = x->shape[4];
+  const int64_t th = ops::winograd_tiles(a.out_height, w.m), tw = ops::winograd_tiles(a.out_width, w.m);
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
+    const Expr e1 = i[0] / w.a, e2 = i[0] % w.a;
+    const Expr n = i[1] / (th * tw), ty = i[1] / tw % th, tx = i[1] % tw;
+    const Expr cb = i[2] / b, ci = i[2] % b;
+    Expr sum;
+    for (int64_t r1 = 0; r1 < w.a; ++r1) {
+      const Expr row_coef = select_column(t, w.a, [&](int64_t e) { return w.BT(e, r1); }, e1);
+      for (int64_t r2 = 0; r2 < w.a; ++r2) {
+        const Expr col_coef = select_column(t, w.a, [&](int64_t e) { return w.BT(e, r2); }, e2);
+        if (!row_coef || !col_coef) continue;
+        const Expr y = ty * w.m + (r1 - a.pad_top), xx = tx * w.m + (r2 - a.pad_left);
+        const Expr inside = loopir::logical_and(loopir::logical_and(loopir::ge(y, make_int(0)), loopir::lt(y, make_int(h))),
+                                                loopir::logical_and(loopir::ge(xx, make_int(0)), loopir::lt(xx, make_int(width))));
+        const Expr value = te::if_then_else(inside, te::at(x, {n, cb, y, xx, ci}), num(t, 0));
+        sum = add_term(sum, row_coef * col_coef * value);
+      }
+    }
+    return sum;
+  }, {"e", "t", "c"})};
+}
+
+Stages winograd_output_transform(BuildContext& c) {
+  const DataType t = float_operand(c);
+  const auto& a = c.attrs<ops::WinogradOutputAttrs>();
+  const ops::WinogradMatrices& w = ops::winograd_matrices(a.tile);
+  const te::Tensor& m = c.input(0);
+  const int64_t th = ops::winograd_tiles(a.out_height, w.m), tw = ops::winograd_tiles(a.out_width, w.m);
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
+    const Expr tile = (i[0] * th + i[2] / w.m) * tw + i[3] / w.m;
+    const Expr k = i[1] * a.block + i[4];
+    const Expr row = i[2] % w.m, col = i[3] % w.m;
+    Expr sum = c.has(1) ? te::at(c.in[1], {i[1], i[4]}) : Expr();
+    for (int64_t e1 = 0; e1 < w.a; ++e1) {
+      const Expr row_coef = select_column(t, w.m, [&](int64_t r) { return w.AT(r, e1); }, row);
+      for (int64_t e2 = 0; e2 < w.a; ++e2) {
+        const Expr col_coef = select_column(t, w.m, [&](int64_t r) { return w.AT(r, e2); }, col);
+        if (!row_coef || !col_coef) continue;
+        sum = add_term(sum, row_coef * col_coef * te::at(m, {make_int(e1 * w.a + e2), tile, k}));
+      }
+    }
+    return sum;
+  }, {"n", "f", "y", "x", "fb"})};
+}
+
+}  // namespace tessel::compile::te_builder
