@@ -729,6 +729,9 @@ loopir::Expr effective_body(const ScheduleState& st, const te::Tensor& op) {
   return inliner.mutate(op->body);
 }
 
+// A coefficient axis is unrolled whole: at most the 36 positions of a 6x6 Winograd tile.
+constexpr int64_t kMaxCoefficientAxis = 36;
+
 void order_for_reuse(Writer& w, const std::string& name) {
   const te::Tensor op = w.stage(name).op;
   const size_t rank = op->axes.size();
@@ -742,30 +745,38 @@ void order_for_reuse(Writer& w, const std::string& name) {
       for (const auto& e : idx)
         if (loopir::uses_var(e, [&](const loopir::Var* v) { return v == op->axes[d].var.get(); })) read[d] = true;
   });
-  std::vector<Loop> outer, inner, unrolled;
+  std::vector<Loop> outer, positions, coefficients;
   for (size_t d = 0; d + 1 < rank; ++d) {
     const Stage& s = w.stage(name);
     if (s.axes[d].kind != loopir::ForKind::kSerial) return;  // already split or bound: leave it
-    const int64_t m = tile_period(body, op->axes[d].var.get());
-    if (!read[d] && op->axes[d].extent > 1 && op->axes[d].extent <= 64) {
-      inner.push_back(w.root(name, d));
+    const loopir::Var* v = op->axes[d].var.get();
+    const int64_t m = tile_period(body, v);
+    if (!read[d] && loopir::uses_var(body, [v](const loopir::Var* u) { return u == v; }) &&
+        op->axes[d].extent > 1 && op->axes[d].extent <= kMaxCoefficientAxis) {
+      coefficients.push_back(w.root(name, d));
     } else if (read[d] && m > 0 && op->axes[d].extent > m) {
       auto [o, i] = w.split(w.root(name, d), m);
       outer.push_back(o);
-      inner.push_back(i);
-      unrolled.push_back(i);
+      positions.push_back(i);
     } else {
       outer.push_back(w.root(name, d));
     }
   }
-  if (inner.empty() || outer.empty()) return;
-  std::vector<Loop> order = outer;
-  order.insert(order.end(), inner.begin(), inner.end());
+  if ((positions.empty() && coefficients.empty()) || outer.empty()) return;
+  // outer, tile positions, the last axis's outer loop, coefficient axes, the vector loop.
+  std::vector<Loop> order = outer, last;
+  order.insert(order.end(), positions.begin(), positions.end());
   for (int a : w.stage(name).leaf)
-    if (std::find_if(order.begin(), order.end(), [&](const Loop& l) { return l.axis == a; }) == order.end())
-      order.push_back({name, a});
+    if (std::find_if(order.begin(), order.end(), [&](const Loop& l) { return l.axis == a; }) == order.end() &&
+        std::find_if(coefficients.begin(), coefficients.end(), [&](const Loop& l) { return l.axis == a; }) ==
+            coefficients.end())
+      last.push_back({name, a});
+  order.insert(order.end(), last.begin(), last.end() - 1);
+  order.insert(order.end(), coefficients.begin(), coefficients.end());
+  order.push_back(last.back());
   w.reorder(order);
-  for (const Loop& l : unrolled) w.unroll(l);
+  for (const Loop& l : positions) w.unroll(l);
+  for (const Loop& l : coefficients) w.unroll(l);
 }
 
 void schedule_injective(Writer& w, const std::string& name, int64_t lanes, const CpuKnobs& knobs = {}) {

@@ -50,11 +50,13 @@ int main(int argc, char** argv) {
 
   SessionDocument doc;
   doc.model_path = TESSEL_SOURCE_DIR "/resources/models/resnet_block.onnx";
+  doc.pass_options = {{"disabled_passes", {"winograd_convs"}}};  // the direct conv kernel, by its name
   StudioSnapshotPtr snapshot = compile_model(doc, CompileProgress{});
   if (snapshot->has_errors())
     return std::fprintf(stderr, "bench_edit_loop: %s\n", snapshot->diagnostics[0].message.c_str()), 1;
 
   KernelEditLoop loop(QStringLiteral(TESSEL_MEASURE_EXE));
+  loop.set_pass_options(doc.pass_options);
   loop.set_snapshot(snapshot);
   loop.open_kernel(kernel);  // the first request starts the process and compiles the model's pipeline
   QElapsedTimer warm;

@@ -15,9 +15,9 @@ namespace {
 
 const char* kModel =
     "graph net(%x: f32[1,16,4,4]) {\n"
-    "  %w = constant f32[16,16,3,3] random(1)\n"
+    "  %w = constant f32[16,16,1,1] random(1)\n"
     "  %b = constant f32[16,1,1] random(2)\n"
-    "  %c = Conv(%x, %w) {pads=[1,1,1,1]}\n"
+    "  %c = Conv(%x, %w)\n"
     "  %a = Add(%c, %b)\n"
     "  %r = Relu(%a)\n"
     "  %gap = GlobalAveragePool(%r)\n"

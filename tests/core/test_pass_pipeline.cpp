@@ -199,7 +199,7 @@ class TestPassPipeline : public QObject {
   }
 
   // 3x3 stride-1 convs become Winograd with tiles of 4 (8x8 output), of 2 (6x6: tiles of 4 would
-  // waste 8x8/36 = 1.8x) or not at all (5x5: 2.0x and 1.4x); stride 2 and 8 channels stay direct.
+  // waste 8x8/36 = 1.8x) or not at all (5x5: 2.56x and 1.44x); stride 2 and 8 channels stay direct.
   // The values after every pass match the direct convolutions (check_semantics), bias and residual
   // Add included, and each Winograd conv keeps its bias in the output transform.
   void winograd_convs_keep_their_values_and_choose_their_tiles() {

@@ -2,7 +2,7 @@
 // core/graph/ops/te/builders_winograd.cpp, the transforms' loop order in the default schedule):
 // a 3x3 conv graph compiled for llvm (the backend that plans vectors, so blocked layouts) becomes input transform, batched MatMul and
 // output transform kernels, with no reference fallback, and matches the reference executor's
-// direct convolution. Tiles of 4 (8x8), of 4 with partial tiles at the edge (14x14: 16x16 of
+// direct convolution. Tiles of 4 (8x8), of 4 with partial tiles at the edge (15x15: 16x16 of
 // tiles), and of 2 (6x6); bias, ReLU and a residual Add fused into the output transform.
 #include <QtTest>
 #include <random>
@@ -10,6 +10,7 @@
 #include "core/compile/compiled_model.h"
 #include "core/graph/text_format.h"
 #include "core/plugin/plugin_manager.h"
+#include "core/schedule/schedule.h"
 #include "tests/plugins/compiled_vs_reference.h"
 
 using namespace tessel;
@@ -32,7 +33,7 @@ const std::vector<Case>& cases() {
        "  return %r\n"
        "}\n"},
       {"f4_partial_tiles_residual",
-       "graph g(%x: f32[1,16,14,14]) {\n"
+       "graph g(%x: f32[1,16,15,15]) {\n"
        "  %w = constant f32[16,16,3,3] random(3)\n"
        "  %c = Conv(%x, %w) {pads=[1,1,1,1]}\n"
        "  %a = Add(%c, %x)\n"
@@ -93,6 +94,31 @@ class TestTeBuildersWinograd : public QObject {
     QVERIFY2(transforms == 2, qPrintable(QString("%1 on %2: %3 Winograd kernels").arg(k.name, target).arg(transforms)));
     const QString failure = testing::compiled_vs_reference(g, inputs, target, kWinogradRounding);
     QVERIFY2(failure.isEmpty(), qPrintable(QString("%1 on %2: %3").arg(k.name, target, failure)));
+  }
+
+  // The default schedule orders the transforms' loops for reuse (order_for_reuse): the input
+  // transform runs its tiles outermost and unrolls the 36 coefficient positions inside, so no
+  // coefficient is computed at run time; the output transform splits rows and columns by the tile
+  // side and unrolls the position in the tile, so `y % 4` is gone from its program.
+  void transforms_unroll_their_coefficients() {
+    const Graph g = parse_graph(cases()[0].graph);
+    auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("llvm"));
+    int checked = 0;
+    for (const compile::CompiledKernel& kernel : compiled->kernels()) {
+      const QString program = QString::fromStdString(kernel.loop_program);
+      const QString steps = QString::fromStdString(schedule::to_text(kernel.schedule));
+      if (kernel.name.find("winograd_input") != std::string::npos) {
+        QVERIFY2(steps.contains(QRegularExpression(R"(unroll\([a-z_0-9]+\.e\))")), qPrintable(steps));
+        QVERIFY2(!program.contains("e / 6") && !program.contains("e % 6"), qPrintable(program));
+        ++checked;
+      }
+      if (kernel.name.find("winograd_output") != std::string::npos) {
+        QVERIFY2(steps.count(QRegularExpression(R"(unroll\([a-z_0-9.]+\.inner\))")) == 2, qPrintable(steps));
+        QVERIFY2(!program.contains("% 4"), qPrintable(program));
+        ++checked;
+      }
+    }
+    QCOMPARE(checked, 2);
   }
 };
 

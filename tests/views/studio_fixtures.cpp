@@ -12,12 +12,15 @@ QString sample_model(const QString& name) {
   return QDir(QStringLiteral(TESSEL_SOURCE_DIR "/resources/models")).absoluteFilePath(name + ".onnx");
 }
 
-StudioSnapshotPtr compile_now(const QString& path, const std::string& target) {
+StudioSnapshotPtr compile_now(const QString& path, const std::string& target, const nlohmann::json& pass_options) {
   SessionDocument doc;
   doc.model_path = path.toStdString();
   doc.target = target;
+  doc.pass_options = pass_options;
   return compile_model(doc, CompileProgress{});
 }
+
+nlohmann::json direct_convs() { return {{"disabled_passes", {"winograd_convs"}}}; }
 
 int pass_index(const StudioSnapshot& snap, const std::string& name) {
   for (size_t i = 0; i < snap.passes.size(); ++i)

@@ -4,6 +4,7 @@
 #include <QImage>
 #include <QString>
 #include <QStringList>
+#include <nlohmann/json.hpp>
 
 #include "views/common/snapshot.h"
 
@@ -12,7 +13,11 @@ namespace tessel::views::test {
 // resources/models/<name>.onnx, written by scripts/gen_models.py.
 QString sample_model(const QString& name = "resnet_block");
 // import + graph pipeline on this thread (what the SessionController runs on its worker).
-StudioSnapshotPtr compile_now(const QString& path, const std::string& target = "ref");
+StudioSnapshotPtr compile_now(const QString& path, const std::string& target = "ref",
+                              const nlohmann::json& pass_options = nlohmann::json::object());
+// Pass options that keep every conv direct (winograd_convs left out), for the tests that study
+// resnet_block's conv kernel by its name or hand-schedule its conv stages.
+nlohmann::json direct_convs();
 // The pass named `name` in the snapshot's records, -1 when absent.
 int pass_index(const StudioSnapshot& snap, const std::string& name);
 // Distinct colours in the image (counted up to `limit`); a blank render has one or two.

@@ -1,7 +1,7 @@
 // The kernel edit loop end to end: the real tessel-measure process with the real llvm plugin, on
-// resnet_block's conv kernel. A hand schedule is lowered at once and measured correct; a wrong
-// step shows its error; a crashing or hanging kernel costs one failed measurement and the next
-// one works; a stale edit never shows up.
+// resnet_block's direct conv kernel (winograd_convs left out, as a session may ask). A hand
+// schedule is lowered at once and measured correct; a wrong step shows its error; a crashing or
+// hanging kernel costs one failed measurement and the next one works; a stale edit never shows up.
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -51,6 +51,7 @@ class EditLoopTest : public QObject {
 
   std::unique_ptr<KernelEditLoop> make_loop() {
     auto loop = std::make_unique<KernelEditLoop>(QStringLiteral(TESSEL_MEASURE_EXE));
+    loop->set_pass_options(test::direct_convs());  // as the studio passes its session's options
     loop->set_snapshot(snapshot_);
     return loop;
   }
@@ -62,7 +63,7 @@ class EditLoopTest : public QObject {
     qputenv("TESSEL_CACHE_DIR", cache_.path().toUtf8());
     qputenv("TESSEL_MEASURE_ALLOW_INJECT", "1");
     PluginManager::global().load_all();  // the default schedule's vector width comes from the llvm target
-    snapshot_ = test::compile_now(test::sample_model("resnet_block"));
+    snapshot_ = test::compile_now(test::sample_model("resnet_block"), "ref", test::direct_convs());
     QVERIFY(snapshot_ && !snapshot_->has_errors());
   }
 

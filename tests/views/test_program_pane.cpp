@@ -270,7 +270,7 @@ class ProgramPaneTest : public QObject {
     // What the UI thread does per edit (replay for the forms, diff and draw the program) next to
     // what the worker does (lower every step); printed for the record, bounded loosely so a busy
     // machine does not fail it.
-    StudioSnapshotPtr snap = test::compile_now(test::sample_model("resnet_block"));
+    StudioSnapshotPtr snap = test::compile_now(test::sample_model("resnet_block"), "ref", test::direct_convs());
     QVERIFY(snap && snap->fusion);
     std::string kernel, why;
     for (const FusionGroup& g : snap->fusion->groups)

@@ -114,8 +114,9 @@ class RooflineProfileTest : public QObject {
   }
 
   void roofline_shows_a_point_per_kernel_of_a_measured_profile() {
-    StudioSnapshotPtr snap = test::compile_now(test::sample_model("resnet_block"));
+    StudioSnapshotPtr snap = test::compile_now(test::sample_model("resnet_block"), "ref", test::direct_convs());
     KernelEditLoop loop(QStringLiteral(TESSEL_MEASURE_EXE));
+    loop.set_pass_options(test::direct_convs());
     loop.set_snapshot(snap);
     QSignalSpy ceilings(&loop, &KernelEditLoop::ceilings_ready);
     QSignalSpy profiled(&loop, &KernelEditLoop::profiled);

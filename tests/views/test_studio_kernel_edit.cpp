@@ -22,9 +22,12 @@ namespace {
 
 constexpr int kWaitMs = 180000;
 
+// The first conv's kernel: the direct conv2d_nchwc, or the output transform where winograd_convs
+// split it (both element-wise outputs of rank 5, which the hand schedule below tiles).
 QString conv_kernel(const StudioSnapshot& snap) {
   for (const FusionGroup& g : snap.fusion->groups)
-    if (g.kernel_name.find("conv2d") != std::string::npos) return QString::fromStdString(g.kernel_name);
+    if (g.kernel_name.find("conv2d") != std::string::npos || g.kernel_name.find("winograd_output") != std::string::npos)
+      return QString::fromStdString(g.kernel_name);
   return {};
 }
 

@@ -377,7 +377,11 @@ class StudioWindowTest : public QObject {
       w->pane_by_name("lesson")->grab().save(QDir(out).filePath(at + "_lesson.png"));
       w->grab().save(QDir(out).filePath(at + "_window.png"));
       // No pane's contents (a long measuring error, a wide form) pushed the window much wider.
-      QVERIFY2(w->width() <= size.width() + 20, qPrintable(at + QString(": the window grew to %1").arg(w->width())));
+      QVERIFY2(w->width() <= size.width() + 20,
+               qPrintable(at + QString(": the window grew to %1; ").arg(w->width()) + dock_width("passes") + ", " +
+                          dock_width("schedule") + ", " + dock_width("inspector") + ", " + dock_width("program") +
+                          ", " + dock_width("roofline") + ", " + dock_width("lesson") + ", " + dock_width("profile") + ", " +
+                          dock_width("memory")));
     }
   }
 

@@ -152,6 +152,7 @@ MemoryPane::MemoryPane(Selection* selection, QWidget* parent) : QWidget(parent) 
   setObjectName("memory");
   summary_ = new QLabel(this);
   summary_->setContentsMargins(4, 2, 4, 2);
+  summary_->setWordWrap(true);  // one long line would set the pane's, and the window's, minimum width
   chart_ = new MemoryChart(selection, this);
   scroll_ = new QScrollArea(this);
   scroll_->setWidget(chart_);

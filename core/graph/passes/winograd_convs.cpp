@@ -16,7 +16,7 @@ namespace {
 
 constexpr int64_t kMinChannels = 16;
 constexpr int64_t kMaxWeightBytes = int64_t{16} << 20;
-constexpr double kMaxTileWaste = 4.0 / 3.0;
+constexpr double kMaxTileWaste = 1.25;
 
 double tile_waste(int64_t oh, int64_t ow, int64_t m) {
   return static_cast<double>(ops::winograd_tiles(oh, m) * m * ops::winograd_tiles(ow, m) * m) /

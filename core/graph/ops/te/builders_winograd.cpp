@@ -28,7 +28,41 @@ Expr select_column(DataType t, int64_t rows, const Entry& entry, const Expr& ind
   return out;
 }
 
-Expr add_term(const Expr& sum, const Expr& term) { return sum ? sum + term : term; }
+// Whether matrix(index, col) is not zero, as a condition on `index` (nullptr: never zero).
+template <class Entry>
+Expr nonzero_at(int64_t rows, const Entry& entry, const Expr& index) {
+  Expr any;
+  bool all = true;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (entry(r) == 0) {
+      all = false;
+      continue;
+    }
+    const Expr hit = loopir::eq(index, make_int(r));
+    any = any ? loopir::logical_or(any, hit) : hit;
+  }
+  return all ? Expr() : any;
+}
+
+// coefficient · value where the coefficient is not zero, else 0: once the schedule unrolls the
+// loop that picks the coefficient, the select folds and a zero term disappears from the sum
+// (x · 0 itself cannot fold: NaN · 0 is NaN).
+Expr guarded_term(DataType t, const Expr& a_nonzero, const Expr& b_nonzero, const Expr& term) {
+  Expr cond = a_nonzero && b_nonzero ? loopir::logical_and(a_nonzero, b_nonzero) : (a_nonzero ? a_nonzero : b_nonzero);
+  return cond ? te::if_then_else(cond, term, num(t, 0)) : term;
+}
+
+// Σ terms as a balanced tree: floats do not reassociate, and a chain of 36 dependent adds would
+// wait on the FMA latency at every term (about 5 cycles each) where a tree of depth 6 does not.
+Expr balanced_sum(std::vector<Expr> terms) {
+  while (terms.size() > 1) {
+    std::vector<Expr> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(terms[i] + terms[i + 1]);
+    if (terms.size() % 2) next.push_back(terms.back());
+    terms = std::move(next);
+  }
+  return terms.front();
+}
 
 }  // namespace
 
@@ -43,7 +77,7 @@ Stages winograd_input_transform(BuildContext& c) {
     const Expr e1 = i[0] / w.a, e2 = i[0] % w.a;
     const Expr n = i[1] / (th * tw), ty = i[1] / tw % th, tx = i[1] % tw;
     const Expr cb = i[2] / b, ci = i[2] % b;
-    Expr sum;
+    std::vector<Expr> terms;
     for (int64_t r1 = 0; r1 < w.a; ++r1) {
       const Expr row_coef = select_column(t, w.a, [&](int64_t e) { return w.BT(e, r1); }, e1);
       for (int64_t r2 = 0; r2 < w.a; ++r2) {
@@ -53,10 +87,12 @@ Stages winograd_input_transform(BuildContext& c) {
         const Expr inside = loopir::logical_and(loopir::logical_and(loopir::ge(y, make_int(0)), loopir::lt(y, make_int(h))),
                                                 loopir::logical_and(loopir::ge(xx, make_int(0)), loopir::lt(xx, make_int(width))));
         const Expr value = te::if_then_else(inside, te::at(x, {n, cb, y, xx, ci}), num(t, 0));
-        sum = add_term(sum, row_coef * col_coef * value);
+        terms.push_back(guarded_term(t, nonzero_at(w.a, [&](int64_t e) { return w.BT(e, r1); }, e1),
+                                     nonzero_at(w.a, [&](int64_t e) { return w.BT(e, r2); }, e2),
+                                     row_coef * col_coef * value));
       }
     }
-    return sum;
+    return balanced_sum(std::move(terms));
   }, {"e", "t", "c"})};
 }
 
@@ -70,16 +106,19 @@ Stages winograd_output_transform(BuildContext& c) {
     const Expr tile = (i[0] * th + i[2] / w.m) * tw + i[3] / w.m;
     const Expr k = i[1] * a.block + i[4];
     const Expr row = i[2] % w.m, col = i[3] % w.m;
-    Expr sum = c.has(1) ? te::at(c.in[1], {i[1], i[4]}) : Expr();
+    std::vector<Expr> terms;
     for (int64_t e1 = 0; e1 < w.a; ++e1) {
       const Expr row_coef = select_column(t, w.m, [&](int64_t r) { return w.AT(r, e1); }, row);
       for (int64_t e2 = 0; e2 < w.a; ++e2) {
         const Expr col_coef = select_column(t, w.m, [&](int64_t r) { return w.AT(r, e2); }, col);
         if (!row_coef || !col_coef) continue;
-        sum = add_term(sum, row_coef * col_coef * te::at(m, {make_int(e1 * w.a + e2), tile, k}));
+        terms.push_back(guarded_term(t, nonzero_at(w.m, [&](int64_t r) { return w.AT(r, e1); }, row),
+                                     nonzero_at(w.m, [&](int64_t r) { return w.AT(r, e2); }, col),
+                                     row_coef * col_coef * te::at(m, {make_int(e1 * w.a + e2), tile, k})));
       }
     }
-    return sum;
+    const Expr sum = balanced_sum(std::move(terms));
+    return c.has(1) ? sum + te::at(c.in[1], {i[1], i[4]}) : sum;
   }, {"n", "f", "y", "x", "fb"})};
 }
 
