@@ -1,6 +1,10 @@
 // Layout parsing, shape conversion and index mapping (core/graph/layout.h), and the
-// layout_transform op built on them.
+// layout_transform op built on them; the Winograd transforms on blocked tensors.
+#include <cmath>
+#include <limits>
+
 #include "core/graph/layout.h"
+#include "core/graph/ops/winograd_ops.h"
 #include "test_ops_shape_helpers.h"
 
 using namespace shape_test;
@@ -110,6 +114,58 @@ class TestLayout : public QObject {
     const Tensor plain = convert_layout(y, Layout("NHWC8c"), Layout("NCHW"), {1, 20, 2, 2});
     QCOMPARE(floats(plain), floats(iota({1, 20, 2, 2})));
     for (int64_t c = 20; c < 24; ++c) QCOMPARE(y.data<float>()[(0 * 3 + c / 8) * 8 + c % 8], 0.0f);
+  }
+
+  // Winograd's three nodes (winograd_convs makes them) compute the conv: input transform, the
+  // batched product with winograd_weights, output transform, against the reference Conv, for
+  // tiles of 2 and of 4 (the 6x6 output in tiles of 4 leaves 2 rows and columns past the edge).
+  void winogradNodesComputeTheConv() {
+    Tensor x = iota({1, 16, 6, 6}), w = iota({16, 16, 3, 3});
+    for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::sin(0.37 * static_cast<double>(i)));
+    for (int64_t i = 0; i < w.numel(); ++i) w.set_double(i, std::cos(0.11 * static_cast<double>(i)));
+    const Tensor bias = iota({1, 16});
+    const Tensor direct = convert_layout(run1("Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, {x, w}),
+                                         Layout("NCHW"), Layout("NCHW16c"));
+    const Tensor xb = convert_layout(x, Layout("NCHW"), Layout("NCHW16c"));
+    for (int64_t tile : {2, 4}) {
+      const Tensor v = run1("winograd_input_transform",
+                            {{"tile", tile}, {"pad_top", int64_t{1}}, {"pad_left", int64_t{1}},
+                             {"out_height", int64_t{6}}, {"out_width", int64_t{6}}},
+                            {xb});
+      const int64_t side = tile + 2, tiles = (tile == 2 ? 3 : 2) * (tile == 2 ? 3 : 2);
+      QCOMPARE(v.shape(), (Shape{side * side, tiles, 16}));
+      const Tensor m = run1("MatMul", {}, {v, ops::winograd_weights(w, tile)});
+      const Tensor y = run1("winograd_output_transform",
+                            {{"tile", tile}, {"out_height", int64_t{6}}, {"out_width", int64_t{6}}, {"block", int64_t{16}}},
+                            {m, bias}, 2);
+      QCOMPARE(y.shape(), direct.shape());
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const double want = direct.get_double(i) + bias.get_double(i % 16);
+        QVERIFY2(std::abs(y.get_double(i) - want) <= 1e-4 * (1 + std::abs(want)),
+                 qPrintable(QString("tile %1, element %2: %3, expected %4").arg(tile).arg(i).arg(y.get_double(i)).arg(want)));
+      }
+    }
+  }
+
+  void winogradNodesRejectWhatTheyDoNotDefine() {
+    const AttrMap in = {{"tile", int64_t{4}}, {"out_height", int64_t{8}}, {"out_width", int64_t{8}}};
+    EXPECT_ERROR(run1("winograd_input_transform", in, {iota({1, 16, 8, 8})}), "NCHW{b}c (rank 5)");
+    AttrMap three = in;
+    three["tile"] = int64_t{3};
+    EXPECT_ERROR(run1("winograd_input_transform", three, {iota({1, 1, 8, 8, 16})}), "tile must be 2 or 4");
+    AttrMap far = in;
+    far["pad_top"] = int64_t{3};
+    EXPECT_ERROR(run1("winograd_input_transform", far, {iota({1, 1, 8, 8, 16})}), "pads above 2");
+    AttrMap tall = in;
+    tall["out_height"] = int64_t{11};
+    EXPECT_ERROR(run1("winograd_input_transform", tall, {iota({1, 1, 8, 8, 16})}), "does not fit a 3x3 stride-1 window");
+    const AttrMap out = {{"tile", int64_t{4}}, {"out_height", int64_t{8}}, {"out_width", int64_t{8}}, {"block", int64_t{16}}};
+    EXPECT_ERROR(run1("winograd_output_transform", out, {iota({36, 5, 16})}), "not a whole number of 8x8 images");
+    EXPECT_ERROR(run1("winograd_output_transform", out, {iota({16, 4, 16})}), "M must be [36, tiles, K]");
+    AttrMap huge = out;
+    huge["out_height"] = std::numeric_limits<int64_t>::max();
+    EXPECT_ERROR(run1("winograd_output_transform", huge, {iota({36, 4, 16})}), "not a whole number");
+    EXPECT_ERROR(run1("winograd_output_transform", out, {iota({36, 4, 16}), iota({16})}, 2), "B must be [K/b, b]");
   }
 
   void weightLayoutOIHW16i16o() {

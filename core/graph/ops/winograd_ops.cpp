@@ -92,8 +92,10 @@ void WinogradInputTransformOp::infer(const Attrs& a, InferContext& ctx) {
           "winograd_input_transform: X must be f32 or f64");
   require(x.shape.size() == 5, "winograd_input_transform: X must be NCHW{b}c (rank 5)");
   const int64_t n = x.shape[0], cb = x.shape[1], h = x.shape[2], wd = x.shape[3], b = x.shape[4];
-  // Every output pixel's 3x3 window must start inside the padded input (stride 1).
-  require(a.out_height <= h + 2 * a.pad_top && a.out_width <= wd + 2 * a.pad_left && a.pad_top <= 2 && a.pad_left <= 2,
+  // Every output pixel's 3x3 window must start inside the padded input (stride 1). The pads are
+  // checked first: they bound the output by the input's own (valid) size, so nothing overflows.
+  require(a.pad_top <= 2 && a.pad_left <= 2, "winograd_input_transform: pads above 2 do not fit a 3x3 window");
+  require(a.out_height <= h + 2 * a.pad_top && a.out_width <= wd + 2 * a.pad_left,
           "winograd_input_transform: output " + std::to_string(a.out_height) + "x" + std::to_string(a.out_width) +
               " does not fit a 3x3 stride-1 window over " + std::to_string(h) + "x" + std::to_string(wd));
   const int64_t tiles = n * winograd_tiles(a.out_height, a.tile) * winograd_tiles(a.out_width, a.tile);
@@ -151,11 +153,13 @@ void WinogradOutputTransformOp::infer(const Attrs& a, InferContext& ctx) {
           "winograd_output_transform: M must be f32 or f64");
   require(mt.shape.size() == 3 && mt.shape[0] == w.a * w.a,
           "winograd_output_transform: M must be [" + std::to_string(w.a * w.a) + ", tiles, K]");
-  const int64_t per_image = winograd_tiles(a.out_height, a.tile) * winograd_tiles(a.out_width, a.tile);
   const int64_t tiles = mt.shape[1], k = mt.shape[2];
-  require(tiles % per_image == 0, "winograd_output_transform: " + std::to_string(tiles) +
-                                      " tiles are not a whole number of " + std::to_string(a.out_height) + "x" +
-                                      std::to_string(a.out_width) + " images");
+  const std::string images = std::to_string(tiles) + " tiles are not a whole number of " +
+                             std::to_string(a.out_height) + "x" + std::to_string(a.out_width) + " images";
+  // th · tw ≤ tiles checked by division: attributes and shapes of any size overflow nothing.
+  const int64_t th = winograd_tiles(a.out_height, a.tile), tw = winograd_tiles(a.out_width, a.tile);
+  require(th <= tiles / tw && tiles % (th * tw) == 0, "winograd_output_transform: " + images);
+  const int64_t per_image = th * tw;
   require(k % a.block == 0, "winograd_output_transform: K=" + std::to_string(k) + " is not a multiple of block " +
                                 std::to_string(a.block));
   if (ctx.has_input(1)) {

@@ -81,7 +81,7 @@ struct WinogradOutputTransformOp {
   static int64_t flops(const Attrs&, const OpTypes& t);
 };
 
-// Tiles along one axis: ceil(extent / m).
-inline int64_t winograd_tiles(int64_t extent, int64_t m) { return (extent + m - 1) / m; }
+// Tiles along one axis: ceil(extent / m) for extent >= 1, written so no extent overflows.
+inline int64_t winograd_tiles(int64_t extent, int64_t m) { return (extent - 1) / m + 1; }
 
 }  // namespace tessel::ops
