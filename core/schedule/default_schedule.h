@@ -29,7 +29,12 @@
 //                                              horizontal step; an intermediate read twice that
 //                                              calls a function (softmax's exp) stored once in a
 //                                              row-local buffer; the output vectorized
-//   other outputs                              split the last axis for vectors, parallel the first
+//   other outputs                              split the last axis for vectors, parallel the first;
+//                                              an axis that only picks coefficients (no read
+//                                              depends on it) moves inside and is unrolled, an
+//                                              axis read as y / m and y % m is split by m and its
+//                                              position unrolled (Winograd's transforms:
+//                                              order_for_reuse)
 //   other reductions                           parallel the first axis
 #include <optional>
 
