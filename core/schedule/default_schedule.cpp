@@ -680,8 +680,8 @@ void parallel_outermost(Writer& w, const std::string& name) {
   w.parallel(widened_for_threads(w, parallel_loop(s)));
 }
 
-// The constant m when `e` reads axis variable `v` both as v / m and as v % m (a position inside
-// tiles of m), else 0.
+// The constant m when `body` reads axis variable `v` both as v / m and as v % m (a position
+// inside tiles of m), else 0.
 int64_t tile_period(const loopir::Expr& body, const loopir::Var* v) {
   // Visits every Binary node (the mutator rebuilds nothing: no hook changes a child).
   struct Finder : loopir::IRMutator {
@@ -703,14 +703,6 @@ int64_t tile_period(const loopir::Expr& body, const loopir::Var* v) {
   return 0;
 }
 
-// Element-wise outputs that read a small neighbourhood many times (Winograd's transforms) get their
-// loops ordered for reuse; the vectorized last axis stays innermost:
-//   - an axis no read depends on, V[e, t, c]'s e (it only selects coefficients), moves inside the
-//     others: the 36 values of one tile then re-read its inputs from L1, not the whole image 36 times;
-//   - an axis read as y / m and y % m (Y[.., y, x, ..] over tiles of m) is split by m and its inner
-//     loop moved inside and unrolled: the selects on y % m become constants.
-//   V[e, t, c]:        e, t, c.o, c.i            ->  t, e, c.o, c.i
-//   Y[n, f, y, x, fb]: n, f, y, x, fb.o, fb.i    ->  n, f, y.o, x.o, y.i, x.i (unrolled), fb.o, fb.i
 // The body of `op` with the stages inlined into it substituted at the places it reads them (an
 // epilogue's input, through any depth): what its loops really compute.
 loopir::Expr effective_body(const ScheduleState& st, const te::Tensor& op) {
@@ -732,6 +724,15 @@ loopir::Expr effective_body(const ScheduleState& st, const te::Tensor& op) {
 // A coefficient axis is unrolled whole: at most the 36 positions of a 6x6 Winograd tile.
 constexpr int64_t kMaxCoefficientAxis = 36;
 
+// Element-wise outputs that read a small neighbourhood many times (Winograd's transforms) get their
+// loops ordered for reuse; the vectorized last axis stays innermost:
+//   - an axis no read depends on, V[e, t, c]'s e (it only selects coefficients), moves next to
+//     the vector loop and is unrolled: the 36 values of one tile re-read its inputs from L1, not
+//     the whole image 36 times, and the selects fold to constants (a zero term disappears);
+//   - an axis read as y / m and y % m (Y[.., y, x, ..] over tiles of m) is split by m and its inner
+//     loop moved inside and unrolled: the selects on y % m become constants.
+//   V[e, t, c]:        e, t, c.o, c.i            ->  t, c.o, e (unrolled), c.i
+//   Y[n, f, y, x, fb]: n, f, y, x, fb.o, fb.i    ->  n, f, y.o, x.o, y.i, x.i (unrolled), fb.o, fb.i
 void order_for_reuse(Writer& w, const std::string& name) {
   const te::Tensor op = w.stage(name).op;
   const size_t rank = op->axes.size();

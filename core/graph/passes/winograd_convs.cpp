@@ -53,7 +53,6 @@ std::optional<Plan> plan_for(const Graph& g, const Node& n) {
   if (xs.size() != 5 || ws.size() != 6 || ws[2] != 3 || ws[3] != 3) return std::nullopt;
   const int64_t in_channels = xs[1] * xs[4], out_channels = ws[0] * ws[5];
   if (in_channels < kMinChannels || out_channels < kMinChannels) return std::nullopt;
-  if (in_channels * out_channels * 36 * 4 > kMaxWeightBytes) return std::nullopt;
   Plan p;
   p.geo = ops::nn::resolve_window("Conv", {xs[2], xs[3]}, {3, 3},
                                   {.auto_pad = a.conv.auto_pad, .strides = a.conv.strides,
@@ -62,6 +61,8 @@ std::optional<Plan> plan_for(const Graph& g, const Node& n) {
     return std::nullopt;
   p.tile = choose_tile(p.geo.output[0], p.geo.output[1]);
   if (p.tile == 0) return std::nullopt;
+  const int64_t side = p.tile + 2;
+  if (side * side * in_channels * out_channels * 4 > kMaxWeightBytes) return std::nullopt;
   p.plain_weights = convert_layout(g.value(w).value, Layout(a.kernel_layout), Layout("OIHW"));
   return p;
 }

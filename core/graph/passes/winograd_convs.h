@@ -15,7 +15,7 @@
 //   - tiles of 4 whose padding past the edge wastes at most a quarter of the work, else tiles of
 //     2 under the same bound, else none. ResNet-18 at 56 and 28: tiles of 4; at 14 (tiles of 4
 //     would compute 16x16, 1.31x): tiles of 2, measured 2.9 against 3.1 ms per conv;
-//   - the transformed weights, 4x the size of the 3x3 ones (36 per 9), at most 16 MiB. ResNet's
+//   - the transformed weights (36 or 16 per 9 of the 3x3 ones), at most 16 MiB. ResNet's
 //     512-channel convs would each need 37.7 MB, streamed from memory on every run: measured
 //     6.8 ms for their products against 5.4 ms for the direct conv.
 // F(4, 3) rounds differently from the direct sum: its transforms scale values by up to 8 and
