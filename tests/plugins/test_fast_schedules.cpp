@@ -385,6 +385,48 @@ class TestFastSchedules : public QObject {
     check_llvm_matches_interpreter(small, sched, "gemm in panels of 64 columns");
   }
 
+  // The AVX2 GEMM shapes of session 16 (Zen 1, 512 KB L2): rows a 2-vector tile leaves a tail take 4
+  // x 3 vectors; a GEMV whose width no wide tile divides takes 8 vectors with a tail; a rows operand
+  // beyond L2 blocks K (the largest block >= 256 whose M x kc slice fits 3/4 of L2); a packed panel
+  // hints the next one. Each checked for its values on a shape the interpreter runs quickly.
+  void avx2_gemm_tiles_blocks_and_hints_follow_the_shape() {
+    constexpr int64_t kAvx2 = 8;
+    const schedule::CpuCaches zen1{32 * 1024, 512 * 1024};
+    auto text_of = [&](const te::ComputeDag& dag, const schedule::CpuCaches& caches) {
+      return schedule::to_text(schedule::default_cpu_schedule(dag, kAvx2, {}, caches));
+    };
+    auto has = [](const std::string& text, const char* step) { return text.find(step) != std::string::npos; };
+    const std::string qkv = text_of(te::matmul_dag(128, 768, 768), zen1);  // BERT's 128 rows: 5 x 2 left 3
+    QVERIFY2(has(qkv, "tile(C.i, C.j, 4, 24)"), qkv.c_str());
+    QVERIFY2(has(qkv, "prefetch(B_global.ax0, B, C.j.outer, 1)"), qkv.c_str());
+    QVERIFY2(!has(qkv, "rfactor("), qkv.c_str());  // A (384 KB) stays in L2
+    const std::string big = text_of(te::matmul_dag(1024, 1024, 1024), zen1);
+    QVERIFY2(has(big, "tile(C.i, C.j, 6, 16)"), big.c_str());  // 1024 is no multiple of 24
+    QVERIFY2(!has(big, "rfactor("), big.c_str());              // kc would be 96: too shallow
+    const std::string ffn_down = text_of(te::matmul_dag(128, 768, 3072), zen1);
+    QVERIFY2(has(ffn_down, "split(C.k, 768)") && has(ffn_down, "rfactor(C.k.outer)"), ffn_down.c_str());
+    const std::string classifier = text_of(te::matmul_dag(1, 1000, 1280), zen1);
+    QVERIFY2(has(classifier, "tile(C.i, C.j, 1, 64)"), classifier.c_str());
+
+    te::ComputeDag rows44 = te::matmul_dag(44, 48, 16);  // 5 rows would leave 4: 4 x 3 vectors
+    schedule::Schedule tile43 = schedule::default_cpu_schedule(rows44, kAvx2, {}, zen1);
+    QVERIFY2(has(schedule::to_text(tile43), "tile(C.i, C.j, 4, 24)"), schedule::to_text(tile43).c_str());
+    check_llvm_matches_interpreter(rows44, tile43, "4 x 3-vector tile");
+    te::ComputeDag gemv = te::matmul_dag(1, 264, 12);  // 4 tiles of 64 (at least 4) and a tail of 8
+    schedule::Schedule wide = schedule::default_cpu_schedule(gemv, kAvx2, {}, zen1);
+    QVERIFY2(has(schedule::to_text(wide), "tile(C.i, C.j, 1, 64)"), schedule::to_text(wide).c_str());
+    check_llvm_matches_interpreter(gemv, wide, "GEMV tile with a tail");
+    te::ComputeDag deep = te::matmul_dag(8, 32, 1024);  // A 32 KB beyond a 16 KB L2: kc = 256
+    schedule::Schedule blocked = schedule::default_cpu_schedule(deep, kAvx2, {}, {32 * 1024, 16 * 1024});
+    QVERIFY2(has(schedule::to_text(blocked), "split(C.k, 256)"), schedule::to_text(blocked).c_str());
+    check_llvm_matches_interpreter(deep, blocked, "K blocked by default");
+    te::ComputeDag packed = te::matmul_dag(64, 48, 40);  // B (7.5 KB) beyond half a 8 KB L2: packed
+    schedule::Schedule hinted = schedule::default_cpu_schedule(packed, kAvx2, {}, {32 * 1024, 8 * 1024});
+    QVERIFY2(has(schedule::to_text(hinted), "prefetch(B_global.ax0, B, C.j.outer, 1)"),
+             schedule::to_text(hinted).c_str());
+    check_llvm_matches_interpreter(packed, hinted, "packed panels with hints");
+  }
+
   // A conv whose weights are over half the L2 cache (ResNet-18's layer4: 9.4 MB) hints the next
   // output-channel block's weights into L2 from its micro-kernel's reduce loop; one whose weights
   // stay in L2 (layer1: 147 KB) has no hints. Forced on small shapes to check the values.
