@@ -8,12 +8,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/text_format.h"
 #include "core/runtime/reference_executor.h"
+#include "tests/random_graph_inputs.h"
 
 using namespace tessel;
 namespace fs = std::filesystem;
@@ -94,18 +94,6 @@ std::string run_case(const std::string& pass, Graph& g) {
   return text;
 }
 
-std::vector<Tensor> random_inputs(const Graph& g) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<Tensor> inputs;
-  for (ValueId v : g.inputs) {
-    Tensor t(g.value(v).type.dtype, g.value(v).type.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dist(rng));
-    inputs.push_back(t);
-  }
-  return inputs;
-}
-
 }  // namespace
 
 class TestPassGolden : public QObject {
@@ -146,7 +134,7 @@ class TestPassGolden : public QObject {
 
     // The graph the pass produced computes what the input graph computes.
     const Graph& reparsed = g;
-    const std::vector<Tensor> inputs = random_inputs(original);
+    const std::vector<Tensor> inputs = testing::random_graph_inputs(original, 7);
     const std::vector<Tensor> want = run_reference(original, inputs), got = run_reference(reparsed, inputs);
     QCOMPARE(got.size(), want.size());
     for (size_t k = 0; k < want.size(); ++k) {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <random>
 #include <sstream>
 
 #include "core/frontend/onnx_import.h"
@@ -17,22 +16,11 @@
 #include "core/graph/passes/verify_graph.h"
 #include "core/graph/text_format.h"
 #include "core/runtime/reference_executor.h"
+#include "tests/random_graph_inputs.h"
 
 using namespace tessel;
 
 namespace {
-
-std::vector<Tensor> random_inputs(const Graph& g, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<Tensor> inputs;
-  for (ValueId v : g.inputs) {
-    Tensor t(g.value(v).type.dtype, g.value(v).type.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dist(rng));
-    inputs.push_back(t);
-  }
-  return inputs;
-}
 
 // Largest |a-b| / (1 + |b|) over every output element; fails on shape mismatch.
 double max_relative_error(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
@@ -135,7 +123,7 @@ class TestPassPipeline : public QObject {
   // Runs the full pipeline with verification and checks every pass's graph against the input.
   GraphPipelineResult check_semantics(const std::string& text, const Target& target, double rtol = 1e-4) {
     GraphPtr g = std::make_shared<const Graph>(parse_graph(text));
-    const std::vector<Tensor> inputs = random_inputs(*g, 42);
+    const std::vector<Tensor> inputs = testing::random_graph_inputs(*g, 42);
     const std::vector<Tensor> expected = run_reference(*g, inputs);
     PipelineOptions options;
     options.verify = true;

@@ -9,6 +9,7 @@
 #include "core/graph/passes/quantize_qdq.h"
 #include "core/graph/text_format.h"
 #include "core/runtime/reference_executor.h"
+#include "tests/random_graph_inputs.h"
 
 using namespace tessel;
 
@@ -95,18 +96,6 @@ std::string conv_chain(const ConvChain& c) {
   return t + "  return " + outputs + "\n}\n";
 }
 
-std::vector<Tensor> random_inputs(const Graph& g, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-2.0, 2.0);
-  std::vector<Tensor> inputs;
-  for (ValueId v : g.inputs) {
-    Tensor t(g.value(v).type.dtype, g.value(v).type.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, dist(rng));
-    inputs.push_back(t);
-  }
-  return inputs;
-}
-
 // Whether the outputs agree: quantized ones within one step (the float result may have sat on a
 // rounding tie), float ones within float32 rounding.
 bool agree(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
@@ -136,7 +125,7 @@ class TestPassQuantizeQdq : public QObject {
     QCOMPARE(count(g, "QuantizeLinear"), 1);  // the input's
     QCOMPARE(QString::fromStdString(g.value(g.outputs[0]).name), QString("y"));
     for (unsigned seed : {1u, 2u, 3u}) {
-      const auto in = random_inputs(before, seed);
+      const auto in = testing::random_graph_inputs(before, seed, 2.0);
       QVERIFY(agree(run_reference(before, in), run_reference(g, in)));
     }
   }
@@ -149,7 +138,7 @@ class TestPassQuantizeQdq : public QObject {
     const Graph before = g;
     QVERIFY(run_pass(g));
     QCOMPARE(count(g, "QLinearConv"), 1);
-    const auto in = random_inputs(before, 4);
+    const auto in = testing::random_graph_inputs(before, 4, 2.0);
     QVERIFY(agree(run_reference(before, in), run_reference(g, in)));
   }
 
@@ -162,7 +151,7 @@ class TestPassQuantizeQdq : public QObject {
     QVERIFY(run_pass(g));
     QCOMPARE(count(g, "QLinearConv"), 1);
     QCOMPARE(count(g, "DequantizeLinear"), 1);
-    const auto in = random_inputs(before, 5);
+    const auto in = testing::random_graph_inputs(before, 5, 2.0);
     QVERIFY(agree(run_reference(before, in), run_reference(g, in)));
   }
 
@@ -184,7 +173,7 @@ class TestPassQuantizeQdq : public QObject {
     QCOMPARE(count(g, "QLinearConv"), 0);
     QCOMPARE(count(g, "ConvInteger"), 1);
     QCOMPARE(count(g, "Conv"), 0);
-    const auto in = random_inputs(before, 6);
+    const auto in = testing::random_graph_inputs(before, 6, 2.0);
     QVERIFY(agree(run_reference(before, in), run_reference(g, in)));
   }
 
@@ -223,7 +212,7 @@ class TestPassQuantizeQdq : public QObject {
     QCOMPARE(count(g, "MatMul"), 0);
     QCOMPARE(count(g, "DequantizeLinear"), 0);
     for (unsigned seed : {1u, 2u}) {
-      const auto in = random_inputs(before, seed);
+      const auto in = testing::random_graph_inputs(before, seed, 2.0);
       QVERIFY(agree(run_reference(before, in), run_reference(g, in)));
     }
   }

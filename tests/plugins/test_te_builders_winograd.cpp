@@ -5,13 +5,13 @@
 // direct convolution. Tiles of 4 (8x8), of 4 with partial tiles at the edge (15x15: 16x16 of
 // tiles), and of 2 (6x6); bias, ReLU and a residual Add fused into the output transform.
 #include <QtTest>
-#include <random>
 
 #include "core/compile/compiled_model.h"
 #include "core/graph/text_format.h"
 #include "core/plugin/plugin_manager.h"
 #include "core/schedule/schedule.h"
 #include "tests/plugins/compiled_vs_reference.h"
+#include "tests/random_graph_inputs.h"
 
 using namespace tessel;
 
@@ -50,18 +50,6 @@ const std::vector<Case>& cases() {
   return all;
 }
 
-std::vector<Tensor> random_inputs(const Graph& g) {
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<Tensor> out;
-  for (ValueId v : g.inputs) {
-    Tensor t(DataType::kFloat32, g.value(v).type.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
-    out.push_back(t);
-  }
-  return out;
-}
-
 // F(4, 3) scales a tile by up to 8 in its transforms and back: float32 results differ from the
 // direct sum by a few units in the last place of the output's scale (here about 10), not of each
 // element, so the absolute part of the tolerance is wider than kFloat32Rounding's.
@@ -86,7 +74,7 @@ class TestTeBuildersWinograd : public QObject {
     QFETCH(QString, target);
     const Case& k = cases()[static_cast<size_t>(index)];
     const Graph g = parse_graph(k.graph);
-    const std::vector<Tensor> inputs = random_inputs(g);
+    const std::vector<Tensor> inputs = testing::random_graph_inputs(g, 7);
     auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
     int transforms = 0;
     for (const compile::CompiledKernel& kernel : compiled->kernels())

@@ -64,6 +64,31 @@ Expr balanced_sum(std::vector<Expr> terms) {
   return terms.front();
 }
 
+// One element of a two-sided product with a small matrix M (Bᵀ·X·B for the input, Aᵀ·Y·A for the
+// output), the element's position in the tile picked by the loop indices `row` and `col`:
+//
+//   out[row, col] = Σ_{p, q < depth} M[row][p] · M[col][q] · value(p, q)      M: `rows` x `depth`
+//
+// entry(r, p) is M[r][p]. A (p, q) whose coefficients are zero for every row or column is left out;
+// the rest are guarded (guarded_term) and summed as a balanced tree.
+template <class Entry, class Value>
+Expr two_sided_product(DataType t, int64_t rows, int64_t depth, const Entry& entry, const Expr& row,
+                       const Expr& col, const Value& value) {
+  std::vector<Expr> terms;
+  for (int64_t p = 0; p < depth; ++p) {
+    const auto column_p = [&](int64_t r) { return entry(r, p); };
+    const Expr row_coef = select_column(t, rows, column_p, row);
+    for (int64_t q = 0; q < depth; ++q) {
+      const auto column_q = [&](int64_t r) { return entry(r, q); };
+      const Expr col_coef = select_column(t, rows, column_q, col);
+      if (!row_coef || !col_coef) continue;
+      terms.push_back(guarded_term(t, nonzero_at(rows, column_p, row), nonzero_at(rows, column_q, col),
+                                   row_coef * col_coef * value(p, q)));
+    }
+  }
+  return balanced_sum(std::move(terms));
+}
+
 }  // namespace
 
 Stages winograd_input_transform(BuildContext& c) {
@@ -77,22 +102,13 @@ Stages winograd_input_transform(BuildContext& c) {
     const Expr e1 = i[0] / w.a, e2 = i[0] % w.a;
     const Expr n = i[1] / (th * tw), ty = i[1] / tw % th, tx = i[1] % tw;
     const Expr cb = i[2] / b, ci = i[2] % b;
-    std::vector<Expr> terms;
-    for (int64_t r1 = 0; r1 < w.a; ++r1) {
-      const Expr row_coef = select_column(t, w.a, [&](int64_t e) { return w.BT(e, r1); }, e1);
-      for (int64_t r2 = 0; r2 < w.a; ++r2) {
-        const Expr col_coef = select_column(t, w.a, [&](int64_t e) { return w.BT(e, r2); }, e2);
-        if (!row_coef || !col_coef) continue;
-        const Expr y = ty * w.m + (r1 - a.pad_top), xx = tx * w.m + (r2 - a.pad_left);
-        const Expr inside = loopir::logical_and(loopir::logical_and(loopir::ge(y, make_int(0)), loopir::lt(y, make_int(h))),
-                                                loopir::logical_and(loopir::ge(xx, make_int(0)), loopir::lt(xx, make_int(width))));
-        const Expr value = te::if_then_else(inside, te::at(x, {n, cb, y, xx, ci}), num(t, 0));
-        terms.push_back(guarded_term(t, nonzero_at(w.a, [&](int64_t e) { return w.BT(e, r1); }, e1),
-                                     nonzero_at(w.a, [&](int64_t e) { return w.BT(e, r2); }, e2),
-                                     row_coef * col_coef * value));
-      }
-    }
-    return balanced_sum(std::move(terms));
+    const auto bt_entry = [&](int64_t e, int64_t r) { return w.BT(e, r); };
+    return two_sided_product(t, w.a, w.a, bt_entry, e1, e2, [&](int64_t r1, int64_t r2) {
+      const Expr y = ty * w.m + (r1 - a.pad_top), xx = tx * w.m + (r2 - a.pad_left);
+      const Expr inside = loopir::logical_and(loopir::logical_and(loopir::ge(y, make_int(0)), loopir::lt(y, make_int(h))),
+                                              loopir::logical_and(loopir::ge(xx, make_int(0)), loopir::lt(xx, make_int(width))));
+      return te::if_then_else(inside, te::at(x, {n, cb, y, xx, ci}), num(t, 0));
+    });
   }, {"e", "t", "c"})};
 }
 
@@ -106,18 +122,10 @@ Stages winograd_output_transform(BuildContext& c) {
     const Expr tile = (i[0] * th + i[2] / w.m) * tw + i[3] / w.m;
     const Expr k = i[1] * a.block + i[4];
     const Expr row = i[2] % w.m, col = i[3] % w.m;
-    std::vector<Expr> terms;
-    for (int64_t e1 = 0; e1 < w.a; ++e1) {
-      const Expr row_coef = select_column(t, w.m, [&](int64_t r) { return w.AT(r, e1); }, row);
-      for (int64_t e2 = 0; e2 < w.a; ++e2) {
-        const Expr col_coef = select_column(t, w.m, [&](int64_t r) { return w.AT(r, e2); }, col);
-        if (!row_coef || !col_coef) continue;
-        terms.push_back(guarded_term(t, nonzero_at(w.m, [&](int64_t r) { return w.AT(r, e1); }, row),
-                                     nonzero_at(w.m, [&](int64_t r) { return w.AT(r, e2); }, col),
-                                     row_coef * col_coef * te::at(m, {make_int(e1 * w.a + e2), tile, k})));
-      }
-    }
-    const Expr sum = balanced_sum(std::move(terms));
+    const auto at_entry = [&](int64_t r, int64_t e) { return w.AT(r, e); };
+    const Expr sum = two_sided_product(t, w.m, w.a, at_entry, row, col, [&](int64_t e1, int64_t e2) {
+      return te::at(m, {make_int(e1 * w.a + e2), tile, k});
+    });
     return c.has(1) ? sum + te::at(c.in[1], {i[1], i[4]}) : sum;
   }, {"n", "f", "y", "x", "fb"})};
 }
