@@ -545,29 +545,14 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   const std::optional<Loop> plane_at =
       packed.empty() && !pack_at ? plane_block_loop(w, out_name, red_name, t, knobs, caches, streamed) : std::nullopt;
   w.compute_at(red_name, plane_at ? *plane_at : at);
-  std::string copy;  // the packed panel's stage
   if (!packed.empty()) {
-    copy = w.cache_read(packed, "global", red_name);
-    w.compute_at(copy, *pack_at);
-    const Stage& p = w.stage(copy);
-    Loop last = w.root(copy, p.op->axes.size() - 1);
+    std::string panel = w.cache_read(packed, "global", red_name);
+    w.compute_at(panel, *pack_at);
+    const Stage& p = w.stage(panel);
+    Loop last = w.root(panel, p.op->axes.size() - 1);
     w.vectorize(t.vectors * t.lanes > t.lanes ? w.split(last, t.lanes).second : last);
   }
   parallelize(w, out_name, knobs, /*tiles=*/true, rows_before_blocks(w.stage(red_name), t, caches, streamed));
-  if (!packed.empty()) {
-    // While a panel is copied, the next one's lines are hinted into L2. The copy reads a few dozen
-    // bytes of each of K rows of B, N floats apart: a pattern the hardware prefetchers do not
-    // follow, so each row waited on DRAM (B is 9.4 MiB in BERT's FFN). The hints have the whole
-    // column of row tiles to arrive. BERT layer at 1 thread, its 128-row products: 3.51 -> 3.47 ms
-    // (768 x 768), 15.33 -> 15.15 ms (768 x 3072 with GELU). Placed after parallelize, at the loop
-    // the panel is copied in by then (it may have been split or fused for the threads), and only
-    // when that loop has a next iteration (a loop of one is gone from the program).
-    const Stage& p = w.stage(copy);
-    const Stage& o = w.stage(out_name);
-    if (p.attach_stage == out_name && std::find(o.leaf.begin(), o.leaf.end(), p.attach_axis) != o.leaf.end() &&
-        loop_extent(o, p.attach_axis) > 1)
-      w.prefetch(w.root(copy, 0), packed, {out_name, p.attach_axis}, 1);
-  }
 
   const te::Tensor red = w.stage(red_name).op;
   Loop ry = w.root(red_name, rows_axis), rx = w.root(red_name, red->axes.size() - 1);
