@@ -675,6 +675,10 @@ int64_t default_k_block(const Stage& s, const RegisterTile& t, const CpuCaches& 
   const size_t rank = s.op->axes.size();
   const loopir::Reduce* red = s.op->reduction();
   if (!red || red->axes.size() != 1 || static_cast<size_t>(t.rows_axis) != rank - 2) return 0;
+  // Measured on float products only (an int8 one sums int8 operands into int32: other sizes).
+  for (const te::Tensor& in : s.op->inputs)
+    if (in->dtype != DataType::kFloat32) return 0;
+  if (s.op->dtype != DataType::kFloat32) return 0;
   const int64_t rows = s.op->axes[rank - 2].extent, k = red->axes[0].extent;
   const int64_t element = dtype_size(s.op->dtype);
   if (rows * k * element <= caches.l2_bytes) return 0;

@@ -419,6 +419,17 @@ class TestFastSchedules : public QObject {
     schedule::Schedule blocked = schedule::default_cpu_schedule(deep, kAvx2, {}, {32 * 1024, 16 * 1024});
     QVERIFY2(has(schedule::to_text(blocked), "split(C.k, 256)"), schedule::to_text(blocked).c_str());
     check_llvm_matches_interpreter(deep, blocked, "K blocked by default");
+    // Only float products: an int8 one of the same shape keeps its k loop whole.
+    te::Tensor a8 = te::placeholder("A", {8, 1024}, DataType::kInt8), b8 = te::placeholder("B", {1024, 32}, DataType::kInt8);
+    loopir::IterVar r = te::reduce_axis(1024, "k");
+    te::Tensor c32 = te::compute("C", {8, 32}, [&](const std::vector<loopir::Expr>& i) {
+      return te::sum(te::cast(DataType::kInt32, te::at(a8, {i[0], r.var})) * te::cast(DataType::kInt32, te::at(b8, {r.var, i[1]})),
+                     {r});
+    });
+    te::ComputeDag deep_int8 = te::make_dag("matmul_i8", {c32});
+    const std::string int8_text =
+        schedule::to_text(schedule::default_cpu_schedule(deep_int8, kAvx2, {}, {32 * 1024, 16 * 1024}));
+    QVERIFY2(!has(int8_text, "rfactor("), int8_text.c_str());
   }
 
   // A conv whose weights are over half the L2 cache (ResNet-18's layer4: 9.4 MB) hints the next
