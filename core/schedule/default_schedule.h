@@ -81,8 +81,8 @@ struct CpuKnobs {
   // K blocking of a GEMM (one reduce axis, the rows the second-last axis; k_blocked_gemm.h): k in
   // blocks of this many (a divisor of K, two blocks at least), the register tile's sums over one
   // block added into the product (a whole tensor then: an element-wise epilogue such as a dense
-  // layer's bias becomes a pass over it), so the packed panel of the vector
-  // operand is k_block x (tile width) instead of K x (tile width) (unset: blocks only where A's rows
+  // layer's bias becomes a pass over it), so the packed panel of the vector operand is k_block x
+  // (tile width) instead of K x (tile width) (unset: a float product is blocked where A's rows
   // outgrow L2, default_k_block in default_schedule.cpp; `panel`, `reduce_split` and
   // `parallel_loops` do not apply then). k_block_outer: the block loop outside the tile columns
   // rather than inside each (unset: inside for a k_block the knob sets, outside for the default's).
