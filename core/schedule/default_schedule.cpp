@@ -9,6 +9,7 @@
 #include "core/schedule/parallel_work.h"
 #include "core/schedule/schedule_writer.h"
 #include "core/support/error.h"
+#include "core/target/register_tile.h"
 
 namespace tessel::schedule {
 
@@ -119,84 +120,6 @@ void parallelize(Writer& w, const std::string& name, const CpuKnobs& knobs, bool
   w.parallel(widened_for_threads(w, tiles ? parallel_tile_loop(s) : parallel_loop(s), next_outside));
 }
 
-// The register tile of a reduction whose last two data-parallel axes are (y, x): `rows` of y by
-// `vectors` vectors of x. The accumulators (rows x vectors registers of `lanes` floats) must fit
-// the vector registers with room for the loaded operands; a tile that divides the extent
-// avoids tail loops.
-struct RegisterTile {
-  int64_t rows = 1, vectors = 1, lanes = 1;  // x tile = vectors * lanes
-  int rows_axis = -1;                        // which data-parallel axis the rows run along
-  bool usable = false;
-};
-
-// The vector registers of an x86 core with vectors of `lanes` floats: AVX-512's 32 zmm, AVX2's 16
-// ymm. A tile whose accumulators do not fit spills them to the stack on every multiply-add: on the
-// AVX2 EPYC of session 12 the AVX-512 tile (6 x 4 vectors, 24 accumulators) ran GEMM 1024³ at
-// 23 GFLOP/s and 6 x 2 vectors at 35 (tests/bench/RESULTS.md).
-int64_t vector_registers(int64_t lanes) { return lanes >= 16 ? 32 : 16; }
-
-// Rows of the register tile: the most rows (at least half the register budget) whose tiles
-// cover the extent with under 3% wasted rows; otherwise the best-covering count. A tail tile is a
-// second copy of the unrolled micro-kernel: compile time, and slower for a short extent.
-//   1024 rows, budget 6 -> 6 (170 tiles + a 4-row tail)     56, budget 12 -> 8     28 -> 7
-int64_t rows_for(int64_t extent, int64_t budget) {
-  if (extent <= budget) return extent;
-  int64_t best = budget;
-  double best_use = 0;
-  for (int64_t r = budget; r >= std::max<int64_t>(1, (budget + 1) / 2); --r) {
-    double use = static_cast<double>(extent) / static_cast<double>((extent + r - 1) / r * r);
-    if (use >= 0.97) return r;
-    if (use > best_use) best = r, best_use = use;
-  }
-  return best;
-}
-
-RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t lanes) {
-  RegisterTile t;
-  if (x_extent < 4 || lanes < 2) return t;  // too narrow to vectorize: the plain schedule does as well
-  t.lanes = std::min(lanes, x_extent);
-  t.vectors = 1;
-  // Three quarters of the registers hold accumulators (24 of AVX-512's 32, 12 of AVX2's 16); the
-  // rest one row of loaded vectors and a broadcast. The tile is at most an eighth of the registers
-  // wide (4 vectors, or 2), so that it keeps rows enough to reuse each loaded vector. With few rows
-  // (a GEMV: 1 x N) the tile widens instead, up to 16 vectors: fewer, longer contiguous streams
-  // through the weights, which is what a memory-bound kernel needs.
-  const int64_t registers = vector_registers(lanes), accumulators = registers * 3 / 4;
-  const bool few_rows = y_extent < 4;
-  for (int64_t v : {16, 8, 4, 2}) {
-    if (v > registers / 8 && (!few_rows || v * y_extent > accumulators)) continue;
-    if (x_extent % (v * lanes) == 0) {
-      t.vectors = v;
-      break;
-    }
-  }
-  // A GEMV whose width no wide tile divides (MobileNetV2's classifier: 1000 columns) still takes the
-  // widest tile, with a tail tile (loop_partition peels it off): one vector wide, each tile reads
-  // 32 bytes of every weight row, a 4000-byte stride the prefetchers barely follow, and two tiles
-  // share each cache line. MobileNetV2's 1 x 1000 x 1280 inside the model on a Zen 1 core: 0.69 ->
-  // 0.45 ms with 8 vectors. (16 vectors, all the registers, left the accumulators in memory: 2.7 ms.)
-  if (few_rows && t.vectors == 1 && x_extent % lanes == 0) {
-    for (int64_t v : {16, 8, 4, 2})
-      if (v * y_extent <= accumulators && 4 * v * lanes <= x_extent) {
-        t.vectors = v;
-        break;
-      }
-  }
-  const int64_t max_rows = std::min<int64_t>(12, accumulators / t.vectors);
-  t.rows = rows_for(y_extent, max_rows);
-  // AVX2's 12 accumulators also make a 4 x 3-vector tile: fewer loads per FMA than 5 or 6 x 2 (7 per
-  // 12 FMAs against 7 per 10 or 8 per 12). It takes over where it covers the rows exactly and the
-  // two-vector tile does not (BERT's 128 rows: 5 x 2 with a 3-row tail). On a Zen 1 core, alone:
-  // 128 x 768 x 3072 39.3 -> 41.3 GFLOP/s, 128 x 3072 x 768 41.7 -> 42.4, 128 x 768 x 768 43.2 -> 44.4.
-  if (!few_rows && registers == 16 && t.vectors == 2 && y_extent % t.rows != 0 && y_extent % 4 == 0 &&
-      x_extent % (3 * lanes) == 0) {
-    t.vectors = 3;
-    t.rows = 4;
-  }
-  t.usable = true;
-  return t;
-}
-
 // The bytes of input `name` of stage `s` (0 when it reads no such input).
 int64_t input_bytes(const Stage& s, const std::string& name) {
   for (const te::Tensor& in : s.op->inputs)
@@ -244,6 +167,31 @@ std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKno
   // it once.
   if (axes[static_cast<size_t>(t.rows_axis)].extent < 4 * t.rows) return "";
   return 2 * input_bytes(red, found) > caches.l2_bytes ? found : "";
+}
+
+// The panel width of an operand packed at compile time (transform_layout's matmul_packed: B
+// stored [N/b, K, b], read as B[x / b, k, x % b]), or 0 when the reduction reads none. A tile b
+// columns wide turns that read into [tile column, k, lane]: the packed panel a run-time copy would
+// make (packed_operand), without the copy. Rows compute one tile column after the other, as with a
+// packed panel. BERT's 128 x 768 x 3072 on a Zen 1 core: 34.3 GFLOP/s with the run-time copy,
+// 37.5 packed at compile time; 128 x 768 x 768: 35.3 -> 37.5.
+int64_t prepacked_width(const Stage& red) {
+  const loopir::Reduce* reduction = red.op->reduction();
+  if (!reduction || reduction->axes.size() != 1) return 0;
+  const loopir::Var* x = red.op->axes.back().var.get();
+  auto split_of_x = [x](const loopir::Expr& e, loopir::BinaryOp op) -> int64_t {
+    const auto* b = loopir::as<loopir::Binary>(e);
+    int64_t width = 0;
+    if (!b || b->op != op || loopir::as<loopir::Var>(b->a) != x || !loopir::is_const_int(b->b, &width)) return 0;
+    return width;
+  };
+  int64_t found = 0;
+  loopir::for_each_access(red.op->body, [&](const loopir::Buffer& b, const std::vector<loopir::Expr>& idx, bool) {
+    if (idx.size() < 2 || b->name == red.name) return;
+    const int64_t width = split_of_x(idx.back(), loopir::BinaryOp::kMod);
+    if (width > 1 && split_of_x(idx.front(), loopir::BinaryOp::kDiv) == width) found = width;
+  });
+  return found;
 }
 
 // The tile columns per cache panel when the knob leaves it open (0: no panel). With a packed
@@ -532,7 +480,7 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     w.reorder(order);
     at = x_in_panel;
     pack_at = x_panel;
-  } else if (!packed.empty()) {
+  } else if (!packed.empty() || prepacked_width(w.stage(red_name)) > 0) {
     // [lead..., y.outer, x.outer, ...] -> [lead..., x.outer, y.outer, ...]: one column of tiles
     // after the other, each reading the panel packed for it.
     const Stage& o = w.stage(out_name);
@@ -543,7 +491,7 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   }
   const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches);
   const std::optional<Loop> plane_at =
-      packed.empty() && !pack_at ? plane_block_loop(w, out_name, red_name, t, knobs, caches, streamed) : std::nullopt;
+      packed.empty() && !pack_at && prepacked_width(w.stage(red_name)) == 0 ? plane_block_loop(w, out_name, red_name, t, knobs, caches, streamed) : std::nullopt;
   w.compute_at(red_name, plane_at ? *plane_at : at);
   if (!packed.empty()) {
     std::string panel = w.cache_read(packed, "global", red_name);
@@ -655,6 +603,13 @@ RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes
   if (!t.usable) return t;
   const int64_t y_extent = out.op->axes[static_cast<size_t>(rows_axis)].extent,
                 x_extent = out.op->axes[rank - 1].extent;
+  // Weights packed at compile time for a tile of this width (the same choice, made by
+  // transform_layout for the same shape); a tile of another width would read them across panels.
+  if (const int64_t packed = prepacked_width(red); packed > 0 && packed != t.width() && packed % t.lanes == 0 &&
+                                                 packed / t.lanes <= vector_registers(t.lanes) / 4) {
+    t.vectors = packed / t.lanes;
+    t.rows = rows_for(y_extent, std::min<int64_t>(12, vector_registers(t.lanes) * 3 / 4 / t.vectors));
+  }
   if (knobs.tile_rows) t.rows = std::clamp<int64_t>(*knobs.tile_rows, 1, y_extent);
   if (knobs.tile_vectors && *knobs.tile_vectors >= 1 && *knobs.tile_vectors * t.lanes <= x_extent)
     t.vectors = *knobs.tile_vectors;
@@ -682,6 +637,9 @@ int64_t default_k_block(const Stage& s, const RegisterTile& t, const CpuCaches& 
   const int64_t rows = s.op->axes[rank - 2].extent, k = red->axes[0].extent;
   const int64_t element = dtype_size(s.op->dtype);
   if (rows * k * element <= caches.l2_bytes) return 0;
+  // Weights packed at compile time stream in order from memory: measured no better in K blocks
+  // (BERT's 128 x 768 x 3072: 37.5 GFLOP/s blocked by 768, 38.0 whole).
+  if (prepacked_width(s) > 0) return 0;
   for (int64_t kc = k / 2; kc >= kMinBlock; --kc)
     if (k % kc == 0 && kc % 4 == 0 && 4 * rows * kc * element <= 3 * caches.l2_bytes) return kc;
   return 0;

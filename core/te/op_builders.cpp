@@ -71,6 +71,22 @@ ComputeDag matmul_dag(int64_t m, int64_t n, int64_t k) {
   return make_dag("matmul", {c});
 }
 
+ComputeDag matmul_packed_dag(int64_t m, int64_t n, int64_t k, int64_t block) {
+  require_positive("matmul_packed", "M", m);
+  require_positive("matmul_packed", "N", n);
+  require_positive("matmul_packed", "K", k);
+  require_positive("matmul_packed", "block", block);
+  if (n % block != 0) throw Error("matmul_packed: N must be a multiple of block");
+  Tensor a = placeholder("A", {m, k}), b = placeholder("B", {n / block, k, block});
+  IterVar rk = reduce_axis(k, "k");
+  Tensor c = compute("C", {m, n},
+                     [&](const std::vector<Expr>& i) {
+                       return sum(at(a, {i[0], rk.var}) * at(b, {i[1] / block, rk.var, i[1] % block}), {rk});
+                     },
+                     {"i", "j"});
+  return make_dag("matmul_packed", {c});
+}
+
 ComputeDag conv2d_dag(const Conv2dParams& p) {
   check_conv("conv2d", p);
   Tensor x = placeholder("X", {p.batch, p.in_channels, p.height, p.width});

@@ -23,6 +23,7 @@ struct Conv2dParams {
 };
 
 ComputeDag matmul_dag(int64_t m, int64_t n, int64_t k);
+ComputeDag matmul_packed_dag(int64_t m, int64_t n, int64_t k, int64_t block);
 ComputeDag conv2d_dag(const Conv2dParams& p);
 ComputeDag conv2d_bias_relu_dag(const Conv2dParams& p);
 ComputeDag depthwise_conv2d_dag(const Conv2dParams& p);  // out_channels is ignored (= in_channels)

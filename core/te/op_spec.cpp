@@ -20,6 +20,7 @@ struct SpecKind {
 const std::vector<SpecKind>& kinds() {
   static const std::vector<SpecKind> k = {
       {"matmul", {"MatMul", "dense", "Gemm"}, {{"M", "64"}, {"N", "64"}, {"K", "64"}}},
+      {"matmul_packed", {}, {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"block", "16"}}},
       {"conv2d",
        {"Conv"},
        {{"N", "1"},
@@ -154,6 +155,7 @@ ComputeDag build_dag(const std::string& spec) {
   auto get = [&](const char* key) { return to_int(kind->name, key, values.at(key)); };
   const std::string& n = kind->name;
   if (n == "matmul") return matmul_dag(get("M"), get("N"), get("K"));
+  if (n == "matmul_packed") return matmul_packed_dag(get("M"), get("N"), get("K"), get("block"));
   if (n == "conv2d" || n == "conv2d_bias_relu" || n == "depthwise_conv2d" || n == "conv2d_nchwc") {
     Conv2dParams p;
     p.batch = get("N");

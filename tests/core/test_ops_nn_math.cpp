@@ -74,6 +74,26 @@ class TestOpsNnMath : public QObject {
                      {random_f32({2, 3}, 1).cast(DataType::kBool), random_f32({3, 4}, 2).cast(DataType::kBool)})
                 .contains("dtype bool"));
   }
+  void matmul_packed_reads_weights_in_column_panels() {
+    // B [K=3, N=4] packed in panels of 2 columns: [N/2, K, 2], element (k, j) at [j / 2, k, j % 2].
+    const Tensor a = random_f32({2, 2, 3}, 1), b = random_f32({3, 4}, 2);
+    Tensor packed(DataType::kFloat32, {2, 3, 2});
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t j = 0; j < 4; ++j) packed.data<float>()[(j / 2 * 3 + k) * 2 + j % 2] = b.data<float>()[k * 4 + j];
+    const Tensor y = run1("matmul_packed", {{"block", int64_t{2}}}, {a, packed});
+    QCOMPARE(y.shape(), (Shape{2, 2, 4}));
+    QVERIFY(close(values(y), batched_product(
+                                 a, b, 2, 2, 3, 4, [](int64_t i) { return i; }, [](int64_t) { return 0; })));
+    Graph g = single_node_graph("matmul_packed", {{"block", int64_t{2}}}, {a, packed}, 1);
+    QCOMPARE(node_flops(g, g.nodes[0]), int64_t{2 * 2 * 2 * 4 * 3});
+  }
+  void matmul_packed_errors() {
+    const Tensor a = random_f32({2, 3}, 1), packed = random_f32({2, 3, 2}, 2);
+    QVERIFY(error_of("matmul_packed", {{"block", int64_t{4}}}, {a, packed}).contains("B must be [N/4, K, 4]"));
+    QVERIFY(error_of("matmul_packed", {{"block", int64_t{2}}}, {random_f32({2, 5}, 1), packed})
+                .contains("A's columns differ from B's rows (A [2,5], B [2,3,2])"));
+    QVERIFY(error_of("matmul_packed", {{"block", int64_t{2}}}, {random_f32({3}, 1), packed}).contains("rank 2 or more"));
+  }
   void gemm_attributes_and_bias_broadcast() {
     const Tensor a = random_f32({3, 4}, 1), b = random_f32({5, 3}, 2);  // transA: A is K×M; transB: B is N×K
     const Tensor c_row = random_f32({5}, 3), c_col = random_f32({4, 1}, 4), c_scalar = f32({}, {2.5f});

@@ -432,6 +432,34 @@ class TestFastSchedules : public QObject {
     QVERIFY2(!has(int8_text, "rfactor("), int8_text.c_str());
   }
 
+  // Weights packed at compile time (transform_layout's matmul_packed, B [N/b, K, b]) are read
+  // straight from their panels: a tile b columns wide, the tile columns outside the rows as with a
+  // run-time packed panel, no copy and no K blocks; the program indexes B without a division. A
+  // panel of another width than the shape's own tile (packed for another target) sets the tile.
+  void weights_packed_at_compile_time_are_read_without_a_copy() {
+    constexpr int64_t kAvx2 = 8;
+    const schedule::CpuCaches zen1{32 * 1024, 512 * 1024};
+    auto text_of = [&](const te::ComputeDag& dag) {
+      return schedule::to_text(schedule::default_cpu_schedule(dag, kAvx2, {}, zen1));
+    };
+    auto has = [](const std::string& text, const char* step) { return text.find(step) != std::string::npos; };
+    const std::string ffn_up = text_of(te::matmul_packed_dag(128, 3072, 768, 24));
+    QVERIFY2(has(ffn_up, "tile(C.i, C.j, 4, 24)") && has(ffn_up, "reorder(C.j.outer, C.i.outer)"), ffn_up.c_str());
+    QVERIFY2(!has(ffn_up, "cache_read("), ffn_up.c_str());
+    const std::string ffn_down = text_of(te::matmul_packed_dag(128, 768, 3072, 24));
+    QVERIFY2(!has(ffn_down, "rfactor(") && !has(ffn_down, "cache_read("), ffn_down.c_str());
+    const std::string other = text_of(te::matmul_packed_dag(128, 768, 768, 16));
+    QVERIFY2(has(other, "tile(C.i, C.j, 5, 16)"), other.c_str());  // 2 vectors: rows as for 16 columns
+
+    for (const auto& [m, n, k, block] : {std::tuple{12, 48, 20, 24}, std::tuple{13, 32, 9, 16}}) {
+      te::ComputeDag dag = te::matmul_packed_dag(m, n, k, block);
+      schedule::Schedule sched = schedule::default_cpu_schedule(dag, kAvx2, {}, zen1);
+      const std::string program = loopir::to_string(lower::lower(dag, sched).func);
+      QVERIFY2(program.find(" / ") == std::string::npos && program.find(" % ") == std::string::npos, program.c_str());
+      check_llvm_matches_interpreter(dag, sched, QString("packed weights, block %1").arg(block));
+    }
+  }
+
   // A conv whose weights are over half the L2 cache (ResNet-18's layer4: 9.4 MB) hints the next
   // output-channel block's weights into L2 from its micro-kernel's reduce loop; one whose weights
   // stay in L2 (layer1: 147 KB) has no hints. Forced on small shapes to check the values.

@@ -1,6 +1,7 @@
 #include "core/graph/ops/layout_ops.h"
 
 #include "core/graph/layout.h"
+#include "core/graph/ops/nn_matmul.h"
 
 namespace tessel::ops {
 
@@ -90,6 +91,48 @@ int64_t Conv2dNchwcOp::flops(const Attrs& a, const OpTypes& types) {
   plain.inputs = {&t.x, &t.w, t.has_bias ? &t.b : nullptr};
   plain.outputs = {{types.outputs[0].dtype, convert_layout_shape(Layout(a.out_layout), plain_data(), types.outputs[0].shape)}};
   return ConvOp::flops(a.conv, plain);
+}
+
+namespace {
+
+Layout packed_weights(int64_t block) { return Layout("NK" + std::to_string(block) + "n"); }
+const Layout& plain_weights() {
+  static const Layout l("KN");
+  return l;
+}
+
+// The plain MatMul's operand types, after checking the packed one: B [N/b, K, b] with b = block.
+std::pair<TensorType, TensorType> plain_matmul_types(const MatMulPackedAttrs& a, const TensorType& x,
+                                                     const TensorType& w) {
+  const std::string got = " (A " + shape_str(x.shape) + ", B " + shape_str(w.shape) + ")";
+  if (x.shape.size() < 2) throw Error("matmul_packed: A must have rank 2 or more" + got);
+  if (w.shape.size() != 3 || w.shape[2] != a.block)
+    throw Error("matmul_packed: B must be [N/" + std::to_string(a.block) + ", K, " + std::to_string(a.block) + "]" +
+                got);
+  if (w.shape[1] != x.shape.back()) throw Error("matmul_packed: A's columns differ from B's rows" + got);
+  return {x, TensorType{w.dtype, {w.shape[1], w.shape[0] * w.shape[2]}}};
+}
+
+}  // namespace
+
+void MatMulPackedOp::infer(const Attrs& a, InferContext& ctx) {
+  auto [x, w] = plain_matmul_types(a, ctx.input(0), ctx.input(1));
+  InferContext plain({&x, &w}, {nullptr, nullptr}, 1);
+  MatMulOp::infer(NoAttrs{}, plain);
+  ctx.set_output(0, plain.outputs()[0].dtype, plain.outputs()[0].shape);
+}
+
+void MatMulPackedOp::reference(const Attrs& a, const KernelArgs& args) {
+  Tensor w = convert_layout(args.in(1), packed_weights(a.block), plain_weights());
+  MatMulOp::reference(NoAttrs{}, KernelArgs{{&args.in(0), &w}, args.outputs});
+}
+
+int64_t MatMulPackedOp::flops(const Attrs& a, const OpTypes& types) {
+  auto [x, w] = plain_matmul_types(a, *types.inputs[0], *types.inputs[1]);
+  OpTypes plain;
+  plain.inputs = {&x, &w};
+  plain.outputs = types.outputs;
+  return MatMulOp::flops(NoAttrs{}, plain);
 }
 
 }  // namespace tessel::ops

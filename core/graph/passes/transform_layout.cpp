@@ -10,6 +10,7 @@
 #include "core/graph/ops/nn_matmul.h"
 #include "core/graph/ops/nn_pool.h"
 #include "core/graph/ops/shape_ops.h"
+#include "core/target/register_tile.h"
 
 namespace tessel {
 
@@ -197,6 +198,7 @@ class LayoutRewriter {
       }
     }
     if (op == "Gemm" && try_gemm_k_major(n)) return;
+    if (op == "MatMul" && try_packed_matmul(n)) return;
     if ((op == "MaxPool" || op == "AveragePool") && try_blocked_pool(n)) return;
     if (op == "Concat" && try_blocked_concat(n)) return;
     if (n.op->pattern <= PatternKind::kBroadcast && n.op->shape_inputs.empty() && op != "BatchNormalization" &&
@@ -321,6 +323,38 @@ class LayoutRewriter {
     ops::GemmAttrs ga = a;
     ga.transB = 0;
     bind_outputs(n, emit(n.name, *n.op, make_attrs(ga), inputs, output_names(n), ""));
+    return true;
+  }
+
+  // MatMul by constant weights (a Linear layer: B is K×N) with rows enough for a register tile
+  // (A [..., M, K], M >= 4): B packed in panels one register tile wide, [N/b, K, b], so that each
+  // k of the micro-kernel reads b contiguous floats and no copy packs B at run time. A GEMV (a few
+  // rows) reads each weight once either way and keeps B as it is.
+  bool try_packed_matmul(const Node& n) {
+    if (vec_ <= 1 || !old_.is_constant(n.inputs[1])) return false;
+    const Tensor& b = old_.value(n.inputs[1]).value;
+    const TensorType& a = old_.value(n.inputs[0]).type;
+    if (b.dtype() != DataType::kFloat32 || b.shape().size() != 2 || a.dtype != DataType::kFloat32 ||
+        a.shape.size() < 2)
+      return false;
+    const int64_t rows = a.shape[a.shape.size() - 2], k = b.shape()[0], cols = b.shape()[1];
+    const RegisterTile tile = choose_register_tile(rows, cols, vec_);
+    if (rows < 4 || !tile.usable || cols % tile.width() != 0) return false;
+    const int64_t block = tile.width();
+    Tensor packed(DataType::kFloat32, {cols / block, k, block});
+    const float* src = b.data<float>();
+    float* dst = packed.data<float>();
+    for (int64_t panel = 0; panel < cols / block; ++panel)
+      for (int64_t r = 0; r < k; ++r)
+        for (int64_t c = 0; c < block; ++c) *dst++ = src[r * cols + panel * block + c];
+    const std::string layout = "NK" + std::to_string(block) + "n";
+    ValueId bp = g_.add_constant(fresh_name(old_.value(n.inputs[1]).name + "_" + layout), packed);
+    g_.value(bp).layout = layout;
+    ops::MatMulPackedAttrs attrs;
+    attrs.block = block;
+    ValueId x = get(n.inputs[0]);
+    std::vector<ValueId> inputs = {in_layout(x, default_layout(logical_shape(x).size())), bp};
+    bind_outputs(n, emit(n.name, get_op("matmul_packed"), make_attrs(attrs), inputs, output_names(n), ""));
     return true;
   }
 

@@ -93,6 +93,7 @@ Stages layer_norm(BuildContext& c);
 Stages batch_norm(BuildContext& c);
 Stages matmul(BuildContext& c);
 Stages gemm(BuildContext& c);
+Stages matmul_packed(BuildContext& c);
 Stages conv2d(BuildContext& c);
 Stages conv2d_nchwc(BuildContext& c);
 Stages winograd_input_transform(BuildContext& c);   // builders_winograd.cpp

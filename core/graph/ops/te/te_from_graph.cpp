@@ -264,6 +264,22 @@ Stages matmul(BuildContext& c) {
   })};
 }
 
+// matmul_packed: A[..., M, K] * B[N/b, K, b] -> Y[..., M, N], B's element (k, j) at [j / b, k, j % b].
+// A register tile b columns wide splits j at multiples of b, so the indices simplify to
+// [tile, k, lane] and each k of the micro-kernel reads b contiguous floats of B.
+Stages matmul_packed(BuildContext& c) {
+  float_operand(c);
+  const te::Tensor &a = c.input(0), &b = c.input(1);
+  const int64_t block = b->shape[2];
+  IterVar r = te::reduce_axis(a->shape.back(), "k");
+  return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) {
+    std::vector<Expr> ia(i.begin(), i.end() - 1);
+    ia.push_back(r.var);
+    const Expr& j = i.back();
+    return te::sum(te::at(a, ia) * te::at(b, {j / block, r.var, j % block}), {r});
+  })};
+}
+
 Stages gemm(BuildContext& c) {
   DataType t = float_operand(c);
   const auto& g = c.attrs<ops::GemmAttrs>();
