@@ -68,6 +68,13 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
     t.vectors = 3;
     t.rows = 4;
   }
+  // And where three vectors divide the width and two do not (a conv's 24-channel block): 4 x 3
+  // instead of 8 x 1 vector. MobileNetV2's 144 -> 24 projection at 56 x 56 on a Zen 1 core, alone:
+  // 18.4 GFLOP/s in blocks of 8, 38 in blocks of 24.
+  if (!few_rows && registers == 16 && t.vectors == 1 && x_extent % (3 * lanes) == 0) {
+    t.vectors = 3;
+    t.rows = rows_for(y_extent, 4);
+  }
   t.usable = true;
   return t;
 }

@@ -10,6 +10,7 @@
 #include "core/frontend/onnx_import.h"
 #include "core/graph/layout.h"
 #include "core/graph/op_table.h"
+#include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/winograd_ops.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/graph/passes/pipeline_options_json.h"
@@ -184,6 +185,37 @@ class TestPassPipeline : public QObject {
       QVERIFY2(v.layout.empty() || Layout(v.layout).factor('C') <= 16, v.layout.c_str());
     }
     QVERIFY(has16);
+  }
+
+  // On AVX2 (8-float vectors, 16 registers) a 24-channel conv output is blocked by 24 (three
+  // vectors, so its register tile is 4 x 3 vectors), the expand conv after it reads that block, and
+  // the residual Add keeps it; with AVX-512 24 channels stay in a smaller block. A MatMul by
+  // constant weights with rows enough becomes matmul_packed. Values after every pass unchanged.
+  void avx2_blocks_24_channels_by_three_vectors_and_packs_linear_weights() {
+    const char* text =
+        "graph mb(%x: f32[1,16,6,6], %t: f32[1,8,32]) {\n"
+        "  %wp = constant f32[24,16,1,1] random(1)\n"
+        "  %p = Conv(%x, %wp)\n"
+        "  %we = constant f32[48,24,1,1] random(2)\n"
+        "  %e = Conv(%p, %we)\n"
+        "  %wq = constant f32[24,48,1,1] random(3)\n"
+        "  %q = Conv(%e, %wq)\n"
+        "  %r = Add(%q, %p)\n"
+        "  %wl = constant f32[32,48] random(4)\n"
+        "  %l = MatMul(%t, %wl)\n"
+        "  return %r, %l\n"
+        "}\n";
+    GraphPipelineResult r = check_semantics(text, Target::parse("ref -vector_bits=256"));
+    QVERIFY(!QTest::currentTestFailed());
+    int blocked24 = 0;
+    for (const Node& n : r.graph->nodes)
+      if (n.op->name == "conv2d_nchwc") blocked24 += attrs_as<ops::Conv2dNchwcAttrs>(n.attrs).out_layout == "NCHW24c";
+    QCOMPARE(blocked24, 2);
+    QCOMPARE(count_op(*r.graph, "matmul_packed"), 1);
+    QCOMPARE(count_op(*r.graph, "MatMul"), 0);
+    GraphPipelineResult wide = check_semantics(text, avx512());
+    QVERIFY(!QTest::currentTestFailed());
+    for (const Value& v : wide.graph->values) QVERIFY2(v.layout != "NCHW24c", v.layout.c_str());
   }
 
   // 3x3 stride-1 convs become Winograd with tiles of 4 (8x8 output), of 2 (6x6: tiles of 4 would

@@ -460,6 +460,22 @@ class TestFastSchedules : public QObject {
     }
   }
 
+  // A conv whose channel block is three AVX2 vectors (transform_layout's 24-channel block) takes a
+  // 4-pixel x 3-vector register tile, not 8 x 1 vector; the values match the interpreter.
+  void avx2_conv_in_blocks_of_24_takes_a_three_vector_tile() {
+    te::Conv2dParams p;
+    p.in_channels = 48;
+    p.out_channels = 24;
+    p.height = p.width = 12;
+    p.kernel_h = p.kernel_w = 1;
+    p.pad = 0;
+    te::ComputeDag dag = te::conv2d_nchwc_dag(p, 24);
+    schedule::Schedule sched = schedule::default_cpu_schedule(dag, 8, {}, {32 * 1024, 512 * 1024});
+    const std::string text = schedule::to_text(sched);
+    QVERIFY2(text.find("tile(conv.x, conv.fb, 4, 24)") != std::string::npos, text.c_str());
+    check_llvm_matches_interpreter(dag, sched, "conv, 24-channel blocks");
+  }
+
   // A conv whose weights are over half the L2 cache (ResNet-18's layer4: 9.4 MB) hints the next
   // output-channel block's weights into L2 from its micro-kernel's reduce loop; one whose weights
   // stay in L2 (layer1: 147 KB) has no hints. Forced on small shapes to check the values.

@@ -233,7 +233,13 @@ class LayoutRewriter {
   // register tile holds rows x 2 vectors of accumulators (a 7-wide row of ResNet's last stage
   // otherwise keeps only 7, too few to hide the FMA latency); else at most one vector.
   int64_t conv_block(int64_t channels, bool concatenated = false) const {
-    return !concatenated && channels % (2 * vec_) == 0 ? 2 * vec_ : channel_block(channels, vec_);
+    if (concatenated) return channel_block(channels, vec_);
+    if (channels % (2 * vec_) == 0) return 2 * vec_;
+    // Where two vectors do not divide the channels and three do, on a 16-register target (AVX2),
+    // blocks of three: the register tile is then 4 pixels x 3 vectors (12 accumulators) instead of
+    // 8 x 1, 7 loads per 12 FMAs instead of 9 per 8 (MobileNetV2's 24-channel projections).
+    if (vector_registers(vec_) == 16 && channels % (3 * vec_) == 0) return 3 * vec_;
+    return channel_block(channels, vec_);
   }
 
   // The input's block when it is blocked already and the block divides the channels (no
