@@ -169,15 +169,21 @@ std::string packed_operand(const Stage& red, const RegisterTile& t, const CpuKno
   return 2 * input_bytes(red, found) > caches.l2_bytes ? found : "";
 }
 
-// The panel width of an operand packed at compile time (transform_layout's matmul_packed: B
-// stored [N/b, K, b], read as B[x / b, k, x % b]), or 0 when the reduction reads none. A tile b
+// An operand packed at compile time (transform_layout's matmul_packed: B stored [N/b, K, b], read
+// as B[x / b, k, x % b]), with its panel width b; width 0 when the reduction reads none. A tile b
 // columns wide turns that read into [tile column, k, lane]: the packed panel a run-time copy would
-// make (packed_operand), without the copy. Rows compute one tile column after the other, as with a
-// packed panel. BERT's 128 x 768 x 3072 on a Zen 1 core: 34.3 GFLOP/s with the run-time copy,
-// 37.5 packed at compile time; 128 x 768 x 768: 35.3 -> 37.5.
-int64_t prepacked_width(const Stage& red) {
+// make (packed_operand), without the copy. Rows compute one tile column (or one cache panel of
+// them, default_panel) after the other, as with a run-time packed panel. BERT's 128 x 768 x 3072 on
+// a Zen 1 core: 34.3 GFLOP/s with the run-time copy, 37.5 packed at compile time; 128 x 768 x 768:
+// 35.3 -> 37.5.
+struct Prepacked {
+  std::string name;
+  int64_t width = 0;
+};
+
+Prepacked prepacked_operand(const Stage& red) {
   const loopir::Reduce* reduction = red.op->reduction();
-  if (!reduction || reduction->axes.size() != 1) return 0;
+  if (!reduction || reduction->axes.size() != 1) return {};
   const loopir::Var* x = red.op->axes.back().var.get();
   auto split_of_x = [x](const loopir::Expr& e, loopir::BinaryOp op) -> int64_t {
     const auto* b = loopir::as<loopir::Binary>(e);
@@ -185,11 +191,11 @@ int64_t prepacked_width(const Stage& red) {
     if (!b || b->op != op || loopir::as<loopir::Var>(b->a) != x || !loopir::is_const_int(b->b, &width)) return 0;
     return width;
   };
-  int64_t found = 0;
+  Prepacked found;
   loopir::for_each_access(red.op->body, [&](const loopir::Buffer& b, const std::vector<loopir::Expr>& idx, bool) {
     if (idx.size() < 2 || b->name == red.name) return;
     const int64_t width = split_of_x(idx.back(), loopir::BinaryOp::kMod);
-    if (width > 1 && split_of_x(idx.front(), loopir::BinaryOp::kDiv) == width) found = width;
+    if (width > 1 && split_of_x(idx.front(), loopir::BinaryOp::kDiv) == width) found = {b->name, width};
   });
   return found;
 }
@@ -467,8 +473,11 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   // The loop a packed panel of the vector operand is copied at (see packed_operand).
   std::optional<Loop> pack_at;
   const std::string packed = rows_axis == rank - 2 ? packed_operand(w.stage(red_name), t, knobs, caches) : "";
+  const Prepacked prepacked = rows_axis == rank - 2 ? prepacked_operand(w.stage(red_name)) : Prepacked{};
   const int64_t panel =
-      rows_axis == rank - 2 ? knobs.panel.value_or(default_panel(w.stage(red_name), t, packed, caches)) : 0;
+      rows_axis == rank - 2
+          ? knobs.panel.value_or(default_panel(w.stage(red_name), t, packed.empty() ? prepacked.name : packed, caches))
+          : 0;
   if (panel > 1) {
     // [lead..., y.outer, x.outer, ...] -> [lead..., x.panel, y.outer, x.in_panel, ...]
     auto [x_panel, x_in_panel] = w.split(x_outer, panel);
@@ -480,7 +489,7 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
     w.reorder(order);
     at = x_in_panel;
     pack_at = x_panel;
-  } else if (!packed.empty() || prepacked_width(w.stage(red_name)) > 0) {
+  } else if (!packed.empty() || prepacked.width > 0) {
     // [lead..., y.outer, x.outer, ...] -> [lead..., x.outer, y.outer, ...]: one column of tiles
     // after the other, each reading the panel packed for it.
     const Stage& o = w.stage(out_name);
@@ -491,7 +500,9 @@ void register_blocked(Writer& w, const std::string& out_name, const std::string&
   }
   const std::string streamed = streamed_operand(w.stage(red_name), t, knobs, caches);
   const std::optional<Loop> plane_at =
-      packed.empty() && !pack_at && prepacked_width(w.stage(red_name)) == 0 ? plane_block_loop(w, out_name, red_name, t, knobs, caches, streamed) : std::nullopt;
+      packed.empty() && !pack_at && prepacked.width == 0
+          ? plane_block_loop(w, out_name, red_name, t, knobs, caches, streamed)
+          : std::nullopt;
   w.compute_at(red_name, plane_at ? *plane_at : at);
   if (!packed.empty()) {
     std::string panel = w.cache_read(packed, "global", red_name);
@@ -605,7 +616,7 @@ RegisterTile register_tile_for(const Stage& out, const Stage& red, int64_t lanes
                 x_extent = out.op->axes[rank - 1].extent;
   // Weights packed at compile time for a tile of this width (the same choice, made by
   // transform_layout for the same shape); a tile of another width would read them across panels.
-  if (const int64_t packed = prepacked_width(red); packed > 0 && packed != t.width() && packed % t.lanes == 0 &&
+  if (const int64_t packed = prepacked_operand(red).width; packed > 0 && packed != t.width() && packed % t.lanes == 0 &&
                                                  packed / t.lanes <= vector_registers(t.lanes) / 4) {
     t.vectors = packed / t.lanes;
     t.rows = rows_for(y_extent, std::min<int64_t>(12, vector_registers(t.lanes) * 3 / 4 / t.vectors));
@@ -639,7 +650,7 @@ int64_t default_k_block(const Stage& s, const RegisterTile& t, const CpuCaches& 
   if (rows * k * element <= caches.l2_bytes) return 0;
   // Weights packed at compile time stream in order from memory: measured no better in K blocks
   // (BERT's 128 x 768 x 3072: 37.5 GFLOP/s blocked by 768, 38.0 whole).
-  if (prepacked_width(s) > 0) return 0;
+  if (prepacked_operand(s).width > 0) return 0;
   for (int64_t kc = k / 2; kc >= kMinBlock; --kc)
     if (k % kc == 0 && kc % 4 == 0 && 4 * rows * kc * element <= 3 * caches.l2_bytes) return kc;
   return 0;

@@ -6,7 +6,8 @@
 //   bench_kernels [--short]          the OpenBLAS reference runs its best kernel for this CPU
 //                                    (openblas_core.h); run with OPENBLAS_L2_SIZE unset
 //   bench_kernels --op SPEC [--schedule FILE] [--threads N] [--repeat N] [--dump PREFIX]
-//                                    one kernel (e.g. --op "matmul M=1024 N=1024 K=1024") with the
+//                                    one kernel (e.g. --op "matmul M=1024 N=1024 K=1024", or
+//                                    "matmul_packed ... block=16" for weights packed at compile time) with the
 //                                    default schedule or FILE: GFLOP/s, for trying schedules by hand;
 //                                    --dump writes the schedule, IR and assembly to PREFIX.<kind>
 //
@@ -262,11 +263,12 @@ int run_one(int argc, char** argv) {
     std::ofstream(dump + ".sched") << schedule::to_text(sched);
   }
   if (spec.rfind("matmul", 0) == 0) {
-    // A[M, K] x B[K, N]: OpenBLAS on the same shape, timed in alternation with ours.
+    // A[M, K] x B[K, N] (matmul_packed: B in panels, [N/b, K, b]): OpenBLAS on the same shape,
+    // timed in alternation with ours.
     auto in = dag.inputs();
     openblas_set_num_threads(threads);
-    GemmComparison c =
-        compare_with_openblas(dag, sched, target, in[0]->shape[0], in[1]->shape[1], in[0]->shape[1], repeats);
+    GemmComparison c = compare_with_openblas(dag, sched, target, in[0]->shape[0], dag.outputs[0]->shape[1],
+                                             in[0]->shape[1], repeats);
     std::printf(
         "%s (%s, %d thread(s)): %.1f GFLOP/s min, %.1f median; OpenBLAS %.1f min, %.1f median; pairwise ratio %.2fx",
         spec.c_str(), file.empty() ? "default schedule" : file.c_str(), threads, flops / c.ours.min / 1e9,

@@ -448,6 +448,9 @@ class TestFastSchedules : public QObject {
     QVERIFY2(!has(ffn_up, "cache_read("), ffn_up.c_str());
     const std::string ffn_down = text_of(te::matmul_packed_dag(128, 768, 3072, 24));
     QVERIFY2(!has(ffn_down, "rfactor(") && !has(ffn_down, "cache_read("), ffn_down.c_str());
+    // A beyond L2 (1024 x 1024 rows): the tile columns in cache panels of 64, as with a run-time pack.
+    const std::string big = text_of(te::matmul_packed_dag(1024, 1024, 1024, 16));
+    QVERIFY2(has(big, "split(C.j.outer, 4)") && !has(big, "cache_read("), big.c_str());
     const std::string other = text_of(te::matmul_packed_dag(128, 768, 768, 16));
     QVERIFY2(has(other, "tile(C.i, C.j, 5, 16)"), other.c_str());  // 2 vectors: rows as for 16 columns
 
