@@ -2,6 +2,7 @@
 #include "core/graph/passes/transform_layout.h"
 
 #include <map>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/graph/layout.h"
@@ -197,7 +198,7 @@ class LayoutRewriter {
         return;
       }
     }
-    if (op == "Gemm" && try_gemm_k_major(n)) return;
+    if (op == "Gemm" && (try_packed_gemm(n) || try_gemm_k_major(n))) return;
     if (op == "MatMul" && try_packed_matmul(n)) return;
     if ((op == "MaxPool" || op == "AveragePool") && try_blocked_pool(n)) return;
     if (op == "Concat" && try_blocked_concat(n)) return;
@@ -337,31 +338,79 @@ class LayoutRewriter {
   // k of the micro-kernel reads b contiguous floats and no copy packs B at run time. A GEMV (a few
   // rows) reads each weight once either way and keeps B as it is.
   bool try_packed_matmul(const Node& n) {
-    if (vec_ <= 1 || !old_.is_constant(n.inputs[1])) return false;
-    const Tensor& b = old_.value(n.inputs[1]).value;
+    if (!old_.is_constant(n.inputs[1])) return false;
+    const ValueId product = packed_product(n, n.inputs[1], /*transposed=*/false, n.name, output_names(n)[0]);
+    if (product == kNoValue) return false;
+    bind_outputs(n, {product});
+    return true;
+  }
+
+  // Gemm (transA = 0, alpha = 1) by constant weights, the same way: matmul_packed, then the bias
+  // C (times beta) added, an element-wise epilogue the product's kernel fuses. B may be N×K
+  // (transB, a PyTorch Linear layer): packing reads it transposed.
+  bool try_packed_gemm(const Node& n) {
+    const auto& a = attrs_as<ops::GemmAttrs>(n.attrs);
+    if (a.transA || a.alpha != 1.0f || !old_.is_constant(n.inputs[1])) return false;
+    const bool has_c = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
+    if (has_c && a.beta != 1.0f) return false;
+    const std::string out = output_names(n)[0];
+    const std::string name = has_c ? fresh_name(out + "_product") : n.name;
+    const ValueId product = packed_product(n, n.inputs[1], a.transB != 0, name, has_c ? name : out);
+    if (product == kNoValue) return false;
+    if (!has_c) {
+      bind_outputs(n, {product});
+      return true;
+    }
+    ValueId c = get(n.inputs[2]);
+    c = in_layout(c, default_layout(logical_shape(c).size()));
+    bind_outputs(n, emit(n.name, get_op("Add"), make_attrs(NoAttrs{}), {product, c}, {out}, ""));
+    return true;
+  }
+
+  // matmul_packed(A, B packed) for node n's A (input 0) and constant weights `weights` (K×N, or
+  // N×K when transposed): node `name`, value `out`; kNoValue when it does not apply (see
+  // try_packed_matmul).
+  ValueId packed_product(const Node& n, ValueId weights, bool transposed, const std::string& name,
+                         const std::string& out) {
+    if (vec_ <= 1) return kNoValue;
+    const Tensor& b = old_.value(weights).value;
     const TensorType& a = old_.value(n.inputs[0]).type;
     if (b.dtype() != DataType::kFloat32 || b.shape().size() != 2 || a.dtype != DataType::kFloat32 ||
         a.shape.size() < 2)
-      return false;
-    const int64_t rows = a.shape[a.shape.size() - 2], k = b.shape()[0], cols = b.shape()[1];
+      return kNoValue;
+    const int64_t rows = a.shape[a.shape.size() - 2];
+    const int64_t cols = transposed ? b.shape()[0] : b.shape()[1];
     const RegisterTile tile = choose_register_tile(rows, cols, vec_);
-    if (rows < 4 || !tile.usable || cols % tile.width() != 0) return false;
+    if (rows < 4 || !tile.usable || cols % tile.width() != 0) return kNoValue;
     const int64_t block = tile.width();
+    // Weights shared by two products (tied layers) are packed once.
+    auto [it, fresh] = packed_weights_.try_emplace({weights, transposed, block}, kNoValue);
+    if (fresh) it->second = pack_weights(weights, transposed, block);
+    const ValueId bp = it->second;
+    ops::MatMulPackedAttrs attrs;
+    attrs.block = block;
+    ValueId x = get(n.inputs[0]);
+    std::vector<ValueId> inputs = {in_layout(x, default_layout(logical_shape(x).size())), bp};
+    return emit(name, get_op("matmul_packed"), make_attrs(attrs), inputs, {out}, "")[0];
+  }
+
+  // The constant `weights` (K×N, or N×K when transposed) as [N/block, K, block] in layout NK{block}n.
+  ValueId pack_weights(ValueId weights, bool transposed, int64_t block) {
+    const Tensor& b = old_.value(weights).value;
+    const int64_t k = transposed ? b.shape()[1] : b.shape()[0], cols = transposed ? b.shape()[0] : b.shape()[1];
     Tensor packed(DataType::kFloat32, {cols / block, k, block});
     const float* src = b.data<float>();
     float* dst = packed.data<float>();
     for (int64_t panel = 0; panel < cols / block; ++panel)
       for (int64_t r = 0; r < k; ++r)
-        for (int64_t c = 0; c < block; ++c) *dst++ = src[r * cols + panel * block + c];
+        for (int64_t c = 0; c < block; ++c) {
+          const int64_t col = panel * block + c;
+          *dst++ = transposed ? src[col * k + r] : src[r * cols + col];
+        }
     const std::string layout = "NK" + std::to_string(block) + "n";
-    ValueId bp = g_.add_constant(fresh_name(old_.value(n.inputs[1]).name + "_" + layout), packed);
+    ValueId bp = g_.add_constant(fresh_name(old_.value(weights).name + "_" + layout), packed);
     g_.value(bp).layout = layout;
-    ops::MatMulPackedAttrs attrs;
-    attrs.block = block;
-    ValueId x = get(n.inputs[0]);
-    std::vector<ValueId> inputs = {in_layout(x, default_layout(logical_shape(x).size())), bp};
-    bind_outputs(n, emit(n.name, get_op("matmul_packed"), make_attrs(attrs), inputs, output_names(n), ""));
-    return true;
+    return bp;
   }
 
   // Pooling an NCHW{c}c tensor = pooling over (H, W, c) with a window of 1 along c.
@@ -472,6 +521,7 @@ class LayoutRewriter {
   Graph g_;
   std::vector<ValueId> map_;
   std::map<std::pair<ValueId, std::string>, ValueId> converted_;
+  std::map<std::tuple<ValueId, bool, int64_t>, ValueId> packed_weights_;  // by old value, transposed, block
   std::unordered_set<std::string> used_names_;
   std::vector<bool> concatenated_;  // by old value
 };

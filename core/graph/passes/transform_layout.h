@@ -14,10 +14,12 @@
 //    constants. A depthwise Conv
 //    (group = channels) whose input is already blocked stays in that block (weights OIHW{c}o),
 //    so MobileNet's expand → depthwise → project chain has no layout_transform inside.
-//    A Gemm with transB and constant weights gets them stored K×N instead (transB=0). A MatMul by
-//    constant 2-D weights with at least 4 rows becomes matmul_packed, the weights packed in panels
-//    one register tile wide (core/target/register_tile.h): [N/b, K, b], layout NK{b}n. On AVX2, 24
-//    channels (three vectors, not a multiple of two) are blocked by 24.
+//    A MatMul by constant 2-D weights with at least 4 rows becomes matmul_packed, the weights
+//    packed in panels one register tile wide (core/target/register_tile.h): [N/b, K, b], layout
+//    NK{b}n; so does a Gemm (transA=0, alpha=1; B K×N or, with transB, N×K), its bias C then an
+//    Add after the product. A Gemm with fewer rows (a classifier's GEMV) and transB gets its
+//    constant weights stored K×N instead (transB=0). On AVX2, 24 channels (three vectors, not a
+//    multiple of two) are blocked by 24.
 // 2. Layout-agnostic ops take the layout of their input and pass it on: element-wise ops,
 //    broadcasts whose other operands are scalars or per-channel tensors (constants are
 //    transformed at compile time, other tensors through layout_transform), MaxPool/AveragePool
