@@ -40,6 +40,11 @@ const Target& avx512() {
   return t;
 }
 
+const Target& avx2() {
+  static const Target t = Target::parse("ref -vector_bits=256");
+  return t;
+}
+
 // A small ResNet: stem conv + BN + relu + max pool, one residual block with BN, an SE-style
 // channel gate, global pooling, flatten and a dense layer with a dropout before it.
 const char* kResNetBlock =
@@ -176,7 +181,7 @@ class TestPassPipeline : public QObject {
   }
 
   void resnet_block_also_runs_with_256_bit_vectors() {
-    GraphPipelineResult r = check_semantics(kResNetBlock, Target::parse("ref -vector_bits=256"));
+    GraphPipelineResult r = check_semantics(kResNetBlock, avx2());
     QVERIFY(!QTest::currentTestFailed());
     // 8-float vectors: the 16-channel convs compute in blocks of two vectors; nothing wider.
     bool has16 = false;
@@ -205,7 +210,7 @@ class TestPassPipeline : public QObject {
         "  %l = MatMul(%t, %wl)\n"
         "  return %r, %l\n"
         "}\n";
-    GraphPipelineResult r = check_semantics(text, Target::parse("ref -vector_bits=256"));
+    GraphPipelineResult r = check_semantics(text, avx2());
     QVERIFY(!QTest::currentTestFailed());
     int blocked24 = 0;
     for (const Node& n : r.graph->nodes)
@@ -238,7 +243,7 @@ class TestPassPipeline : public QObject {
         "  %c8 = Conv(%s, %w8) {pads=[1,1,1,1]}\n"
         "  return %r4, %a2, %c5, %cs, %c8\n"
         "}\n";
-    GraphPipelineResult r = check_semantics(text, Target::parse("ref -vector_bits=256"));
+    GraphPipelineResult r = check_semantics(text, avx2());
     QVERIFY(!QTest::currentTestFailed());
     std::vector<int64_t> tiles;
     int with_bias = 0;
@@ -254,7 +259,7 @@ class TestPassPipeline : public QObject {
     PipelineOptions off;
     off.disabled_passes = {"winograd_convs"};
     GraphPipelineResult direct =
-        run_graph_pipeline(std::make_shared<const Graph>(parse_graph(text)), Target::parse("ref -vector_bits=256"), off);
+        run_graph_pipeline(std::make_shared<const Graph>(parse_graph(text)), avx2(), off);
     QVERIFY2(direct.ok(), direct.error.c_str());
     QCOMPARE(count_op(*direct.graph, "winograd_input_transform"), 0);
     QCOMPARE(count_op(*direct.graph, "conv2d_nchwc"), 5);
