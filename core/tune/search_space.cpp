@@ -148,7 +148,8 @@ void SearchSpace::add_cpu_knobs() {
     std::vector<int64_t> rows, vectors, k_unroll{1}, splits, panels;
     for (int64_t v : {1, 2, 3, 4, 6, 8, 12})
       if (v <= r->rows) rows.push_back(v);
-    for (int64_t v : {1, 2, 4, 8})
+    // 3: AVX2's 4 x 3-vector tile (12 accumulators), which the default takes for some shapes.
+    for (int64_t v : {1, 2, 3, 4, 8})
       if (v * lanes <= r->columns) vectors.push_back(v);
     for (int64_t v : {2, 4, 8})
       if (r->k >= 2 * v && r->k % v == 0) k_unroll.push_back(v);
