@@ -345,9 +345,9 @@ class LayoutRewriter {
     return true;
   }
 
-  // Gemm (transA = 0, alpha = 1) by constant weights, the same way: matmul_packed, then the bias
-  // C (times beta) added, an element-wise epilogue the product's kernel fuses. B may be N×K
-  // (transB, a PyTorch Linear layer): packing reads it transposed.
+  // Gemm (transA = 0, alpha = 1, beta = 1 where there is a C) by constant weights, the same way:
+  // matmul_packed, then the bias C added, an element-wise epilogue the product's kernel fuses. B
+  // may be N×K (transB, a PyTorch Linear layer): packing reads it transposed.
   bool try_packed_gemm(const Node& n) {
     const auto& a = attrs_as<ops::GemmAttrs>(n.attrs);
     if (a.transA || a.alpha != 1.0f || !old_.is_constant(n.inputs[1])) return false;
