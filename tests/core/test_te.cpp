@@ -107,6 +107,8 @@ class TestTe : public QObject {
     QCOMPARE(error_of([] { dag_from_spec("matmul M=0"); }), std::string("matmul: M must be >= 1, got 0"));
     QCOMPARE(error_of([] { dag_from_spec("conv2d H=2 W=2 R=5 S=5 pad=0"); }),
              std::string("conv2d: the kernel is larger than the padded input"));
+    QCOMPARE(error_of([] { dag_from_spec("matmul_packed M=4 N=20 K=8 block=16"); }),
+             std::string("matmul_packed: N=20 must be a multiple of block=16"));
     QVERIFY(error_of([] { te::reduce_axis(0, "k"); }).find("needs an extent >= 1") != std::string::npos);
     QVERIFY(error_of([] {
               te::Tensor a = placeholder("A", {2, 2});
