@@ -76,7 +76,8 @@ ComputeDag matmul_packed_dag(int64_t m, int64_t n, int64_t k, int64_t block) {
   require_positive("matmul_packed", "N", n);
   require_positive("matmul_packed", "K", k);
   require_positive("matmul_packed", "block", block);
-  if (n % block != 0) throw Error("matmul_packed: N=" + std::to_string(n) + " must be a multiple of block=" + std::to_string(block));
+  if (n % block != 0)
+    throw Error("matmul_packed: N=" + std::to_string(n) + " must be a multiple of block=" + std::to_string(block));
   Tensor a = placeholder("A", {m, k}), b = placeholder("B", {n / block, k, block});
   IterVar rk = reduce_axis(k, "k");
   Tensor c = compute("C", {m, n},
