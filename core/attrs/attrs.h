@@ -75,7 +75,7 @@ std::string to_text(const std::vector<float>& v);
 std::string to_text(const std::vector<std::string>& v);
 std::string to_text(DataType v);
 std::string to_text(const Tensor& v);
-std::string to_text(const GraphPtr& v);  // defined in core/graph/subgraph.cpp, which knows Graph
+std::string to_text(const GraphPtr& v);  // defined in core/graph/graph.cpp, which knows Graph
 
 nlohmann::json to_json(int64_t v);
 nlohmann::json to_json(float v);
@@ -85,7 +85,7 @@ nlohmann::json to_json(const std::vector<float>& v);
 nlohmann::json to_json(const std::vector<std::string>& v);
 nlohmann::json to_json(DataType v);
 nlohmann::json to_json(const Tensor& v);
-nlohmann::json to_json(const GraphPtr& v);  // core/graph/subgraph.cpp
+nlohmann::json to_json(const GraphPtr& v);  // core/graph/graph.cpp
 
 bool equal(const Tensor& a, const Tensor& b);
 template <class T> bool equal(const T& a, const T& b) { return a == b; }

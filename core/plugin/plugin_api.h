@@ -1,8 +1,8 @@
 #pragma once
 // What a backend plugin sees. A plugin is a shared library plus a JSON description beside it:
 //
-//   plugins/llvm_cpu.json             {"name": "llvm_cpu", "version": "0.1.0", "core_version": "0.1",
-//   plugins/libtessel_llvm_cpu.so      "library": "libtessel_llvm_cpu.so",
+//   llvm_cpu.json                     {"name": "llvm_cpu", "version": "0.1.0", "core_version": "0.1",
+//   libtessel_llvm_cpu.so              "library": "libtessel_llvm_cpu.so",
 //                                      "provides": {"target_kinds": ["llvm"], "codegens": ["llvm"],
 //                                                   "device_types": []}}
 //

@@ -1,7 +1,8 @@
 #pragma once
 // DeviceAPI: the narrow interface every device type implements (TVM's device_api.h is the model).
 //
-//   host Tensor ──copy_to_device──▶ DataSpace (opaque handle) ──kernel──▶ DataSpace ──copy_from_device──▶ host
+//   host Tensor ──copy_host_to_device──▶ DataSpace (opaque handle) ──kernel──▶ DataSpace
+//               ──copy_device_to_host──▶ host
 //
 // Data space is an opaque handle, not necessarily an address. Copies are issued on a stream; a
 // host buffer may not be assumed valid after the call returns, so implementations must finish

@@ -1,6 +1,6 @@
 #pragma once
 // Element types of tensors. Storage of float16/bfloat16 is the raw 16-bit pattern; arithmetic on
-// them goes through float (see float16.h).
+// them goes through float (to_float, to_float16 and to_bfloat16 below).
 #include <cstddef>
 #include <cstdint>
 #include <string>

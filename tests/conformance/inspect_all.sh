@@ -1,8 +1,8 @@
 #!/bin/sh
 # Runs `tessel inspect` on every model of the ONNX test data (node/, pytorch-converted/,
 # pytorch-operator/, simple/) and fails when one is refused or crashes: any well-formed model
-# must open, its unknown ops as opaque nodes. ctest runs a sample (test_onnx_conformance,
-# inspect_opens_sampled_models); this is the whole set, in a few minutes.
+# must open, its unknown ops as opaque nodes. ctest does the same (test_onnx_conformance,
+# inspect_opens_every_model); this runs it from a shell, without the test harness, in a few minutes.
 #
 #   tests/conformance/inspect_all.sh [TESSEL] [DATA_DIR]
 tessel=${1:-build/app/cli/tessel}

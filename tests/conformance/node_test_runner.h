@@ -41,7 +41,7 @@ std::string compare_output_files(const std::string& expected_dir, const std::str
 std::map<std::string, std::pair<int, int>> pass_counts_by_op(const std::vector<NodeTest>& tests,
                                                              const std::vector<NodeTestResult>& results);
 
-// `tessel`'s path: $TESSEL_BINARY if set, else the given default (the build's app/cli/tessel).
+// `tessel`'s path: $TESSEL_BINARY if set, else the given default (BUILD/app/cli/tessel, in the build tree).
 std::string tessel_binary_path(const std::string& built_default);
 
 }  // namespace tessel::testing
