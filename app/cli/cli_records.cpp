@@ -22,7 +22,7 @@ void report_tuned_kernels(const Args& args, const compile::CompiledModel& model)
   int tuned = 0, compiled = 0;
   for (const compile::CompiledKernel& k : model.kernels()) {
     compiled += k.compiled;
-    tuned += k.tuned;
+    tuned += k.schedule_source == compile::ScheduleSource::kTuned;
   }
   std::fprintf(stderr, "tessel: %d of %d compiled kernels use tuned schedules from %s\n", tuned, compiled,
                log->c_str());

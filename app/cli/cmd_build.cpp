@@ -75,8 +75,11 @@ int run_build_command(std::span<const std::string> argv) {
   const std::string model = args.positional()[0];
   const std::string out = args.required("-o");
   const std::string emit = args.value("--emit").value_or("so");
-  if (emit != "so" && emit != "obj" && !kTextArtifacts.count(emit))
-    throw UsageError("unknown --emit '" + emit + "' (choices: so, llvm, asm, obj, c, opencl)");
+  if (emit != "so" && emit != "obj" && !kTextArtifacts.count(emit)) {
+    std::string choices = "so, obj";  // and every text artifact, from the one table
+    for (const auto& [name, artifact] : kTextArtifacts) choices += ", " + name;
+    throw UsageError("unknown --emit '" + emit + "' (choices: " + choices + ")");
+  }
   if (args.value("--header") && emit != "so")
     throw UsageError("--header goes with --emit so (the library it declares)");
   const Target target = resolve_code_generating_target(args.value("--target"), "build");

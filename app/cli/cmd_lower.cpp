@@ -60,8 +60,9 @@ std::optional<te::ComputeDag> model_kernel_dag(const std::string& model, const s
 std::string details() {
   std::string d =
       "Prints the kernel's tensor expression, its schedule, then the loop program. The schedule is\n"
-      "FILE (one step per line, e.g. split(C.i, 8)), or the default CPU schedule, or with --gpu the\n"
-      "default GPU-style schedule. --steps prints the program after every step (step 0: unscheduled),\n"
+      "FILE (one step per line, e.g. split(C.i, 8)), or the one `tessel run` compiles on the target (its\n"
+      "default, on the host for an accelerator's kernel it does not take; '# default:' says why), or with\n"
+      "--gpu the default GPU-style schedule. --steps prints the program after every step (step 0: unscheduled),\n"
       "--passes after every lowering pass, --diff only the lines each step or pass changed.\n"
       "--dump-after all|changed|STEP prints the program after every schedule step and lowering pass, those\n"
       "that changed it, or the named one: a lowering pass (loop_partition), 'initial' or a step ('step 2').\n"
@@ -122,8 +123,8 @@ void check_dump_after(const std::string& which, const schedule::Schedule& sched)
 int run_lower_command(std::span<const std::string> argv) {
   const Args args = Args::parse(argv, kSpec);
   if (args.help()) return print_usage(kSpec, details().c_str()), 0;
-  // The default schedule is shaped by the target's vector width (the host's for llvm), the same
-  // one `tessel run` and the studio use.
+  // The default schedule follows the target's traits (vector width, caches, device class), the
+  // same one `tessel run` and the studio use.
   const Target target = resolve_target(args.value("--target"));
   std::optional<te::ComputeDag> model_dag;
   if (!args.positional().empty()) {
@@ -133,17 +134,25 @@ int run_lower_command(std::span<const std::string> argv) {
   }
   const te::ComputeDag dag = model_dag ? *model_dag : te::dag_from_spec(args.required("--op"));
   schedule::Schedule sched;
+  std::string note;  // why the default is not the target's own (plain loops, or on the host)
   if (auto file = args.value("--schedule")) {
     sched = read_schedule_file(*file, dag);
   } else if (args.flag("--gpu")) {
     sched = schedule::default_gpu_schedule(dag);
   } else {
-    sched = compile::default_schedule(dag, target);
+    // What `tessel run` compiles for this kernel on the target (compile::default_lowering):
+    // placement and default schedule, with the reason for any fallback.
+    compile::LoweredKernel d = compile::default_lowering(dag.name.empty() ? "kernel" : dag.name, dag, target);
+    if (d.host) note = "runs on the host (" + d.host->kind() + "), not offloaded: " + d.host_reason;
+    if (d.source == compile::ScheduleSource::kPlainLoops)
+      note += std::string(note.empty() ? "" : "; ") + "plain loops: " + d.fallback_reason;
+    sched = std::move(d.schedule);
   }
   const bool diff = args.flag("--diff");
   if (auto which = args.value("--dump-after")) check_dump_after(*which, sched);
   std::printf("# tensor expression\n%s\n# schedule (%zu steps)\n%s\n", te::to_string(dag).c_str(), sched.steps.size(),
               schedule::to_text(sched).c_str());
+  if (!note.empty()) std::printf("# default: %s\n", note.c_str());
   if (args.flag("--steps")) {
     auto views = lower::program_after_each_step(dag, sched);
     double total = 0;

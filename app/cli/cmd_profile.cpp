@@ -118,6 +118,9 @@ int run_profile_command(std::span<const std::string> argv) {
                 k.ms_median, sum > 0 ? 100 * k.ms_median / sum : 0, k.gflops, k.gbps, k.intensity, bound.c_str(),
                 k.compiled ? "" : " [reference]");
   }
+  // Which schedule each kernel ran and where, with the reason for any fallback.
+  std::printf("\n%-40s %s\n", "kernel", "schedule, where it ran");
+  for (const auto& k : p.kernels) std::printf("%-40s %s\n", k.name.substr(0, 40).c_str(), k.schedule.c_str());
   const bool device_clock =
       std::any_of(p.kernels.begin(), p.kernels.end(), [](const compile::KernelProfile& k) { return k.device_clock; });
   if (device_clock)

@@ -52,9 +52,10 @@ constexpr const char* kDetails =
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
     "  --no-passes           run the graph as imported: no optimizing graph pass, only shape inference,\n"
     "                        fusion and memory planning (to compare)\n"
-    "  --report              print how many kernels were compiled, and why each other one runs with\n"
-    "                        the reference kernels; on an accelerator (accel-sim), where each kernel\n"
-    "                        ran and why it was not offloaded, and the host<->device copies\n"
+    "  --report              print how many kernels were compiled and, for every kernel, the schedule it\n"
+    "                        ran (default, hand, tuned record, plain loops, reference kernels) with the\n"
+    "                        reason for any fallback, and where it ran (on an accelerator, why a kernel\n"
+    "                        was not offloaded); then the host<->device copies\n"
     "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
     "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
     "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
@@ -219,14 +220,10 @@ int run_run_command(std::span<const std::string> argv) {
   if (args.flag("--report")) {
     std::printf("%d of %zu kernels compiled (target %s)\n", compiled->compiled_count(), compiled->kernels().size(),
                 target.kind().c_str());
+    // Every kernel: the schedule it ran (default, hand, tuning record, plain loops, reference
+    // kernels) with the reason for any fallback, and where it ran.
     for (const compile::CompiledKernel& k : compiled->kernels())
-      if (!k.compiled) std::printf("reference kernels: %s: %s\n", k.name.c_str(), k.fallback_reason.c_str());
-    if (compiled->host_target()) {  // an accelerator: which kernels were offloaded, and why not the others
-      std::printf("where the kernels ran:\n");
-      for (const compile::CompiledKernel& k : compiled->kernels())
-        std::printf("  %s: %s%s\n", k.name.c_str(), compiled->placement(k).c_str(),
-                    k.on_host ? (" (not offloaded: " + k.host_reason + ")").c_str() : "");
-    }
+      std::printf("  %s: %s\n", k.name.c_str(), compiled->schedule_report(k).c_str());
     report_copies(*compiled, times);
   }
 

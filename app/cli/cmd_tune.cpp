@@ -151,10 +151,10 @@ double model_footprint_bytes(const Graph& graph, const FusionResult& fusion) {
 // shared with the other cores (on a virtual machine, with other tenants) and cannot be counted on.
 std::pair<measure::CacheCondition, std::string> cache_condition_for(const std::optional<std::string>& option,
                                                                     const Target& target,
-                                                                    const tune::SpaceTarget& space_target,
+                                                                    const TargetTraits& traits,
                                                                     double footprint_bytes) {
   const std::string mode = option.value_or("auto");
-  const bool cpu = space_target.kind == tune::SpaceTarget::Kind::kCpu;
+  const bool cpu = traits.is_cpu();
   if (mode == "warm") return {measure::CacheCondition::kWarm, "warm (--cache warm)"};
   if (mode == "cold") {
     if (!cpu)
@@ -164,9 +164,9 @@ std::pair<measure::CacheCondition, std::string> cache_condition_for(const std::o
   }
   if (mode != "auto") throw UsageError("--cache expects cold, warm or auto, got '" + mode + "'");
   if (!cpu) return {measure::CacheCondition::kWarm, "warm (a device target: the host's caches do not matter)"};
-  const double caches = static_cast<double>(target_cache_bytes(target, 2)) * target_threads(target);
+  const double caches = static_cast<double>(traits.l2_bytes) * traits.threads;
   const std::string sizes = "one run of the model touches " + mb_text(footprint_bytes) + ", the L2 of its " +
-                            std::to_string(target_threads(target)) + " thread(s) holds " + mb_text(caches);
+                            std::to_string(traits.threads) + " thread(s) holds " + mb_text(caches);
   if (footprint_bytes > caches)
     return {measure::CacheCondition::kCold, "cold (" + sizes + "; --cache warm to time with the weights cached)"};
   return {measure::CacheCondition::kWarm, "warm (" + sizes + "; --cache cold to evict the weights)"};
@@ -233,7 +233,7 @@ int run_tune_command(std::span<const std::string> argv) {
   options.seed = static_cast<uint64_t>(number(args, "--seed", 1, 0, 1e15));
   const double min_time_ms = number(args, "--min-time-ms", 40, 1, 60000);
   const double worker_timeout_s = number(args, "--worker-timeout", 10, 2, 1e6);
-  const tune::SpaceTarget space_target = tune::space_target_of(target);
+  const TargetTraits traits = target_traits(target);
   if (const auto mode = args.value("--cache"); mode && *mode != "cold" && *mode != "warm" && *mode != "auto")
     throw UsageError("--cache expects cold, warm or auto, got '" + *mode + "'");
   // Workers need nothing of the model: they measure what rank 0 sends.
@@ -251,7 +251,7 @@ int run_tune_command(std::span<const std::string> argv) {
   const std::vector<std::string> wanted = args.values("--kernel");
   for (const std::string& k : wanted) (void)compile::find_kernel(*pipeline.fusion, k);  // unknown: Error listing them
   const std::pair<measure::CacheCondition, std::string> condition =
-      cache_condition_for(args.value("--cache"), target, space_target, model_footprint_bytes(graph, *pipeline.fusion));
+      cache_condition_for(args.value("--cache"), target, traits, model_footprint_bytes(graph, *pipeline.fusion));
   const measure::CacheCondition cache = condition.first;
 
   std::signal(SIGINT, on_interrupt);
@@ -278,7 +278,7 @@ int run_tune_command(std::span<const std::string> argv) {
       tasks[it->second].kernels.push_back(group.kernel_name);
       continue;
     }
-    auto space = std::make_unique<tune::SearchSpace>(*dag, space_target);
+    auto space = std::make_unique<tune::SearchSpace>(*dag, traits);
     if (!space->unsupported().empty()) {
       std::printf("%-44s %5s %8s   not tuned: %s\n", group.kernel_name.c_str(), "", "-", space->unsupported().c_str());
       continue;

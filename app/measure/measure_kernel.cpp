@@ -15,6 +15,7 @@
 #include "core/runtime/thread_pool.h"
 #include "core/schedule/schedule.h"
 #include "core/support/timing.h"
+#include "core/target/target_traits.h"
 
 namespace tessel::measure {
 
@@ -62,9 +63,18 @@ KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target&
   } catch (const Error& e) {
     rethrow_with_context(e, "kernel '" + request.kernel + "': schedule");
   }
-  const compile::LoweredKernel kernel = compile::lower_kernel(group, dag, target, s);
+  // The default schedule is measured where `tessel run` runs it: an accelerator's kernel that the
+  // placement puts on the host is compiled for the host (compile::default_lowering), not refused by
+  // the accelerator's code generator. Any other schedule is the user's, compiled for the target.
+  // (On other targets the default and the same schedule given by hand compile alike.)
+  std::optional<compile::LoweredKernel> placed;
+  if (target_traits(target).is_accelerator()) placed = compile::lower_kernel(group, dag, target);
+  compile::LoweredKernel kernel =
+      placed && placed->schedule == s ? std::move(*placed) : compile::lower_kernel(group, dag, target, s);
+  const Target& compiled_for = kernel.host ? *kernel.host : target;
+  r.target = compiled_for.str();
   const std::vector<ValueId>& params = kernel.params;
-  std::unique_ptr<Module> module = build_module({kernel.func}, target);  // errors name the kernel and stage
+  std::unique_ptr<Module> module = build_module({kernel.func}, compiled_for);  // errors name the kernel and stage
   r.compile_ms = ms_since(compile_start);
   if (request.artifacts)
     for (const auto& [name, text] : module->artifacts()) r.artifacts.emplace_back(name, text);
@@ -84,7 +94,7 @@ KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target&
     }
     args.push_back(&compiled.at(v));
   }
-  ThreadPool::set_global_threads(target_threads(target));
+  ThreadPool::set_global_threads(target_threads(compiled_for));
   module->call_host(request.kernel, args);
   double max_ref = 0;
   for (ValueId v : group.outputs) {

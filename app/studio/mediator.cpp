@@ -281,8 +281,14 @@ void StudioMediator::show_kernel(const QString& kernel) {
     on_status(QString::fromStdString(why));
     return;
   }
-  schedule::Schedule fallback =
-      compile::default_schedule(*dag, compile::vector_lanes_of_spec(loop_->target().toStdString()));
+  // The schedule `tessel run` gives it on the session's target (placement and default, one policy).
+  schedule::Schedule fallback;
+  try {
+    fallback = views::default_kernel_schedule(kernel.toStdString(), *dag, loop_->target().toStdString()).first;
+  } catch (const Error& e) {
+    on_status(QString::fromStdString(e.what()));
+    return;
+  }
   auto hand = loop_->hand_schedules().find(kernel.toStdString());
   schedule::Schedule current = hand != loop_->hand_schedules().end() ? hand->second : fallback;
   panes_.schedule->set_kernel(kernel, std::move(*dag), std::move(current), std::move(fallback));

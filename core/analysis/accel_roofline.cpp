@@ -5,8 +5,9 @@
 #include "core/compile/kernel_compiler.h"
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
-#include "core/schedule/default_schedule.h"
+#include "core/schedule/target_default.h"
 #include "core/support/error.h"
+#include "core/target/target_traits.h"
 
 namespace tessel::compile {
 
@@ -30,7 +31,7 @@ double counter(const std::vector<std::pair<std::string, double>>& counters, cons
 }  // namespace
 
 schedule::Schedule accel_schedule_with_vthreads(const te::ComputeDag& dag, const Target& target, int64_t vthreads) {
-  schedule::AccelKnobs knobs = accel_knobs(target);
+  schedule::AccelKnobs knobs = schedule::accel_knobs_of(target_traits(target));
   knobs.vthreads = vthreads;
   return schedule::default_accel_schedule(dag, knobs);
 }
@@ -71,9 +72,9 @@ MachineCeilings AccelRoofline::ceilings() const {
 }
 
 AccelRoofline accel_roofs(const Target& target) {
-  if (!is_accelerator(target))
-    throw Error("the accelerator roofline needs an accelerator target (one with a gemm option), not '" + target.str() +
-                "'");
+  if (!target_traits(target).is_accelerator())
+    throw Error("the accelerator roofline needs an accelerator target (a kind of the accelerator device class), not '" +
+                target.str() + "'");
   AccelRoofline r;
   r.target = target.str();
   r.gemm = target.get_int("gemm");
@@ -93,9 +94,14 @@ AccelRoofline accel_roofline(const Graph& graph, const FusionResult& fusion, con
       r.on_host.push_back(group.kernel_name + ": " + why);
       continue;
     }
-    // The same test as the compile driver's partitioning: the default schedule tensorizes and the
-    // code generator accepts the kernel (compiled_model.h).
+    // The compile driver's placement (default_lowering): a kernel it puts on the host is not on
+    // the accelerator's roofline. The offloaded ones are simulated with 1 and 2 virtual threads.
     try {
+      const LoweredKernel placed = default_lowering(group.kernel_name, *dag, target);
+      if (placed.host) {
+        r.on_host.push_back(group.kernel_name + ": " + placed.host_reason);
+        continue;
+      }
       AccelRooflineLayer layer{group.kernel_name, run_on_accelerator(*dag, target, 1),
                                run_on_accelerator(*dag, target, 2)};
       r.layers.push_back(std::move(layer));

@@ -14,6 +14,7 @@
 #include "core/runtime/ndarray.h"
 #include "core/runtime/thread_pool.h"
 #include "core/support/error.h"
+#include "core/target/target_traits.h"
 
 namespace tessel::compile {
 
@@ -187,7 +188,7 @@ MachineCeilings calibrate_device(const Target& target, Device d, const Calibrate
   const int64_t group = std::min<int64_t>(device_int(api, d, DeviceAttr::kMaxThreadsPerBlock, 64), 256);
   const Grid grid{device_int(api, d, DeviceAttr::kMultiProcessorCount, 1) * 8, group};
   c.threads = static_cast<int>(grid.items());
-  const bool lockstep = target.kind_info().find_option("sub_group_width") && target.get_int("sub_group_width") > 1;
+  const bool lockstep = target_traits(target).sub_group_width > 1;
 
   // Iterations grow until a call takes long enough to time (a GPU is far faster than PoCL).
   const double enough_seconds = options.quick ? 0.02 : 0.1;
@@ -275,7 +276,8 @@ MachineCeilings calibrate(const Target& target, const CalibrateOptions& options)
   MachineCeilings c;
   c.machine = machine_name(target);
   c.target = target.str();
-  c.threads = target.kind_info().find_option("num_threads") ? static_cast<int>(target.get_int("num_threads")) : 1;
+  const TargetTraits traits = target_traits(target);
+  c.threads = traits.threads;
   ThreadPool::set_global_threads(c.threads);
   int repeats = options.quick ? 2 : 5;
 
@@ -284,7 +286,9 @@ MachineCeilings calibrate(const Target& target, const CalibrateOptions& options)
     int64_t lanes;
   };
   std::vector<Variant> variants{{"fma_1lane", 1}, {"fma_256", 8}};
-  if (!target.kind_info().find_option("vector_bits") || target.get_int("vector_bits") >= 512)
+  // 512-bit vectors where the target plans for them, and on kinds that plan for none (c, interp:
+  // one lane), where the compiler may still use whatever the host has.
+  if (traits.vector_lanes == 1 || traits.vector_lanes >= 16)
     variants.push_back({"fma_512", 16});
   for (const Variant& v : variants) {
     int64_t iterations = (options.quick ? 200000 : 2000000) * 16 / std::max<int64_t>(v.lanes, 4);

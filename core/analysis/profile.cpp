@@ -38,9 +38,7 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
   for (RunTimes& r : runs) model.run(inputs, &r);
   Profile p;
   p.target = model.target().str();
-  p.threads = model.target().kind_info().find_option("num_threads")
-                  ? static_cast<int>(model.target().get_int("num_threads"))
-                  : 1;
+  p.threads = target_threads(model.target());
   std::vector<double> totals;
   for (const RunTimes& r : runs) totals.push_back(r.total_ms);
   p.total_ms = time_quantile(totals, 0.5);
@@ -52,6 +50,7 @@ Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inp
     kp.name = kernels[k].name;
     kp.compiled = kernels[k].compiled;
     kp.placement = model.placement(kernels[k]);
+    kp.schedule = model.schedule_report(kernels[k]);
     for (const RunTimes::DeviceCounters& c : runs.back().device_counters)
       if (c.kernel == static_cast<int>(k)) kp.device_counters = c.values;
     for (const RunTimes::DeviceLaneSet& l : runs.back().device_lanes)
@@ -98,6 +97,7 @@ nlohmann::json profile_json(const Profile& p) {
                             {"bound", k.bound.empty() ? nlohmann::json(nullptr) : nlohmann::json(k.bound)},
                             {"attainable_gflops", k.attainable_gflops}});
     j["kernels"].back()["placement"] = k.placement;
+    j["kernels"].back()["schedule"] = k.schedule;
     if (!k.device_counters.empty()) {
       nlohmann::json device = nlohmann::json::object();
       for (const auto& [name, value] : k.device_counters) device[name] = value;

@@ -30,6 +30,9 @@ struct KernelProfile {
   // Where it ran ("accel_sim:0 (accel-sim)", "host (llvm)"; CompiledModel::placement) and, on a
   // simulated device, what the device counted in the last run (RunTimes::device_counters).
   std::string placement;
+  // The schedule it ran and where, with the reason for any fallback (CompiledModel::schedule_report:
+  // "default schedule, on cpu:0 (llvm)", "plain loops (no default schedule: ...), on ...").
+  std::string schedule;
   std::vector<std::pair<std::string, double>> device_counters;
   std::shared_ptr<const DeviceLanes> device_lanes;  // and what each of its units did (RunTimes::device_lanes)
 };

@@ -351,7 +351,7 @@ std::string entry_source(const CompiledModel& model, const std::string& name, co
     << "#include <pthread.h>\n#include <sched.h>\n#include <stdatomic.h>\n#include <stdint.h>\n#include "
        "<stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n\n#include "
        "\"model.h\"\n\n";
-  int64_t threads = model.target().kind_info().find_option("num_threads") ? model.target().get_int("num_threads") : 1;
+  const int64_t threads = target_threads(model.target());
   c << "static int tessel_threads = " << threads << ";\n";
   // A kernel's failed check (an index out of range) ends the run with status 2 and a message.
   c << "typedef struct { int64_t check, value; } tessel_check_record;\n"
@@ -502,7 +502,7 @@ std::string model_header(const CompiledModel& model, const std::string& raw_name
     << " * range [-5, 5) on axis 0\"); empty before any. */\n"
     << "const char* " << name << "_last_error(void);\n"
     << "/* Threads for parallel loops (default "
-    << (model.target().kind_info().find_option("num_threads") ? model.target().get_int("num_threads") : 1)
+    << target_threads(model.target())
     << ", from the target); set it before running, not during. */\n"
     << "void " << name << "_set_num_threads(int n);\n\n#ifdef __cplusplus\n}\n#endif\n";
   return h.str();

@@ -5,12 +5,14 @@
 
 #include "core/compile/device_run.h"
 #include "core/compile/kernel_compiler.h"
+#include "core/graph/ops/te/te_from_graph.h"
 #include "core/loopir/printer.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
 #include "core/runtime/thread_pool.h"
 #include "core/support/memory_budget.h"
 #include "core/support/timing.h"
+#include "core/target/target_traits.h"
 #include "core/te/tensor.h"
 
 namespace tessel::compile {
@@ -68,6 +70,52 @@ int CompiledModel::compiled_count() const {
       std::count_if(kernels_.begin(), kernels_.end(), [](const CompiledKernel& k) { return k.compiled; }));
 }
 
+namespace {
+
+// A kernel lowered as asked: a hand schedule (its errors are the caller's), else a tuning record
+// that still lowers, else the default with its placement (default_lowering). Lowered once: what
+// comes back is what gets generated. On an accelerator a given schedule must be taken by its code
+// generator (lower_for_accelerator asks it and names the step that made it refuse).
+LoweredKernel lower_as_asked(const FusionGroup& group, const te::ComputeDag& dag, const Target& target,
+                             bool accelerator, const std::optional<schedule::Schedule>& hand,
+                             const std::optional<schedule::Schedule>& tuned) {
+  auto lower_given = [&](const schedule::Schedule& s, ScheduleSource source) {
+    if (!accelerator) {
+      LoweredKernel k = lower_kernel(group, dag, target, s);
+      k.source = source;
+      return k;
+    }
+    LoweredKernel k;
+    k.func = lower_for_accelerator(group.kernel_name, dag, s, target);
+    k.params = bind_kernel_params(k.func, group, dag);
+    k.schedule = s;
+    k.source = source;
+    return k;
+  };
+  if (hand) return lower_given(*hand, ScheduleSource::kHand);
+  std::string passed_over;
+  if (tuned) {
+    try {
+      return lower_given(*tuned, ScheduleSource::kTuned);
+    } catch (const Error& e) {
+      // A record the core no longer takes (a log from another version): the default, and why.
+      passed_over = std::string("the tuning record's schedule was passed over: ") + e.what();
+    }
+  }
+  LoweredKernel k = lower_kernel(group, dag, target);
+  if (!passed_over.empty()) k.fallback_reason = passed_over + (k.fallback_reason.empty() ? "" : "; " + k.fallback_reason);
+  return k;
+}
+
+}  // namespace
+
+// Three passes over the kernels, each once:
+//
+//   1. placement + lowering   every group: its DAG, the schedule as asked (hand, tuning record,
+//                             default) and the device it runs on; lowered once (lower_as_asked)
+//   2. memory check           the plan plus the largest kernel scratch, before any code exists
+//   3. code generation        one module of the target's kernels, one of the host's (an
+//                             accelerator's kernels placed on the host)
 std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, const Target& target,
                                                             const CompileOptions& options) {
   auto model = std::shared_ptr<CompiledModel>(new CompiledModel(target));
@@ -81,40 +129,13 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
   const MemoryPlan& plan = *model->pipeline_.memory_plan;
   check_memory_limit(g, plan, options.memory_limit);  // before anything is compiled or allocated
   const bool codegen = generates_code(target);
-  const bool accelerator = codegen && is_accelerator(target);
+  const bool accelerator = codegen && target_traits(target).is_accelerator();
   if (accelerator) model->host_target_ = host_target_of(target);
   const bool host_codegen = accelerator && generates_code(*model->host_target_);
 
+  // 1. Placement and lowering.
   std::vector<loopir::Func> funcs, host_funcs;
-  std::vector<size_t> kernel_of_func;               // funcs[f] is kernels_[kernel_of_func[f]]
-  std::vector<std::optional<te::ComputeDag>> dags;  // by kernel: kept to move a kernel to the host
-  KernelScratch largest_scratch;                    // the compiled kernel that allocates the most for itself
-  auto keep = [&](CompiledKernel& k, LoweredKernel lowered, std::vector<loopir::Func>& into) {
-    k.schedule = std::move(lowered.schedule);
-    k.params = std::move(lowered.params);
-    k.loop_program = loopir::to_string(lowered.func);
-    loopir::ScratchNeed scratch = loopir::scratch_need(lowered.func);
-    if (scratch.bytes > largest_scratch.need.bytes) largest_scratch = {k.name, std::move(scratch)};
-    into.push_back(std::move(lowered.func));
-    k.compiled = true;
-  };
-  // A kernel the accelerator does not take: compiled for the host, or run by the reference kernels.
-  auto put_on_host = [&](CompiledKernel& k, const te::ComputeDag& dag, std::string why) {
-    const FusionGroup& group = fusion.groups.at(static_cast<size_t>(k.group));
-    k.on_host = true;
-    k.tuned = false;  // a tuned schedule is the accelerator's
-    k.host_reason = std::move(why);
-    k.compiled = false;
-    if (!host_codegen) {
-      k.fallback_reason = "the host target '" + model->host_target_->kind() + "' has no code generator";
-      return;
-    }
-    try {
-      keep(k, lower_kernel(group, dag, *model->host_target_), host_funcs);
-    } catch (const Error& e) {
-      k.fallback_reason = e.what();
-    }
-  };
+  KernelScratch largest_scratch;  // the compiled kernel that allocates the most for itself
   for (const MemoryStep& step : plan.steps) {
     const FusionGroup& group = fusion.groups.at(static_cast<size_t>(step.group));
     CompiledKernel k;
@@ -123,92 +144,52 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
     k.flops = kernel_flops(g, group);
     k.bytes = kernel_bytes(g, group);
     const auto start = Clock::now();
-    auto given = options.schedules.find(k.name);
-    std::optional<schedule::Schedule> hand;
-    if (given != options.schedules.end()) hand = given->second;
     std::optional<te::ComputeDag> dag;
     if (!codegen)
       k.fallback_reason = "target '" + target.kind() + "' has no code generator";
     else
       dag = kernel_dag(g, group, &k.fallback_reason);
-    if (dag && accelerator) {
+    if (dag) {
       k.tensor_expression = te::to_string(*dag);
-      std::optional<schedule::Schedule> accel = hand;
-      std::string why;
-      if (hand) lower_for_accelerator(k.name, *dag, *hand, target);  // a step it refuses: Error naming it
-      if (std::optional<schedule::Schedule> tuned =
-              !hand && options.tuned_schedule ? options.tuned_schedule(*dag) : std::nullopt) {
-        try {
-          lower_for_accelerator(k.name, *dag, *tuned, target);
-          accel = std::move(tuned);
-          k.tuned = true;
-        } catch (const Error&) {
-          // A record the core no longer takes (a log from another version): the default.
-        }
-      }
-      if (!accel) {
-        try {
-          accel = schedule::default_accel_schedule(*dag, accel_knobs(target));
-        } catch (const Error& e) {
-          why = e.what();
-        }
-      }
-      if (accel) {
-        try {
-          keep(k, lower_kernel(group, *dag, target, accel), funcs);
-          kernel_of_func.push_back(model->kernels_.size());
-        } catch (const Error& e) {
-          if (hand) throw;
-          why = e.what();
-        }
-      }
-      if (!k.compiled) put_on_host(k, *dag, why);
-    } else if (dag) {
-      k.tensor_expression = te::to_string(*dag);
+      std::optional<schedule::Schedule> hand;
+      if (auto given = options.schedules.find(k.name); given != options.schedules.end()) hand = given->second;
       std::optional<schedule::Schedule> tuned;
       if (!hand && options.tuned_schedule) tuned = options.tuned_schedule(*dag);
+      std::optional<LoweredKernel> lowered;
       try {
-        std::optional<LoweredKernel> from_log;
-        if (tuned) {
-          try {
-            from_log = lower_kernel(group, *dag, target, tuned);
-          } catch (const Error&) {
-            // A record whose steps no longer apply (written by another version): the default.
-          }
-        }
-        k.tuned = from_log.has_value();
-        keep(k, from_log ? std::move(*from_log) : lower_kernel(group, *dag, target, hand), funcs);
+        lowered = lower_as_asked(group, *dag, target, accelerator, hand, tuned);
       } catch (const Error& e) {
         if (hand) throw;  // a hand schedule that does not lower is the caller's error
         k.fallback_reason = e.what();
       }
+      if (lowered) {
+        k.schedule_source = lowered->source;
+        k.schedule_note = lowered->fallback_reason;
+        k.on_host = lowered->host.has_value();
+        k.host_reason = lowered->host_reason;
+        if (k.on_host && !host_codegen) {
+          k.fallback_reason = "the host target '" + model->host_target_->kind() + "' has no code generator";
+        } else {
+          k.schedule = std::move(lowered->schedule);
+          k.params = std::move(lowered->params);
+          k.loop_program = loopir::to_string(lowered->func);
+          loopir::ScratchNeed scratch = loopir::scratch_need(lowered->func);
+          if (scratch.bytes > largest_scratch.need.bytes) largest_scratch = {k.name, std::move(scratch)};
+          (k.on_host ? host_funcs : funcs).push_back(std::move(lowered->func));
+          k.compiled = true;
+        }
+      }
     }
     k.compile_ms = ms_since(start);
-    dags.push_back(std::move(dag));
     model->kernels_.push_back(std::move(k));
   }
-  // Kernels allocate their own scratch when they run; refuse one that cannot fit before any code is built.
+  // 2. Kernels allocate their own scratch when they run; refuse one that cannot fit before any
+  // code is built.
   check_memory_limit(g, plan, options.memory_limit, &largest_scratch);
+  // 3. Code generation. An accelerator's code generator was asked about each of its kernels while
+  // placing them (default_lowering, lower_for_accelerator), so a refusal here is an error.
   const auto start = Clock::now();
-  // The accelerator's code generator refuses a kernel by name ("kernel 'K': accel-sim codegen:
-  // ..."): that kernel goes to the host and the others are generated again.
-  while (!funcs.empty()) {
-    try {
-      model->module_ = build_module(funcs, target);
-      break;
-    } catch (const Error& e) {
-      if (!accelerator) throw;
-      const std::string what = e.what();
-      auto refused = std::find_if(kernel_of_func.begin(), kernel_of_func.end(), [&](size_t index) {
-        return what.starts_with("kernel '" + model->kernels_[index].name + "'");
-      });
-      if (refused == kernel_of_func.end() || options.schedules.count(model->kernels_[*refused].name)) throw;
-      const size_t index = *refused;
-      funcs.erase(funcs.begin() + (refused - kernel_of_func.begin()));
-      kernel_of_func.erase(refused);
-      put_on_host(model->kernels_[index], *dags[index], what);
-    }
-  }
+  if (!funcs.empty()) model->module_ = build_module(funcs, target);
   if (!host_funcs.empty()) model->host_module_ = build_module(host_funcs, *model->host_target_);
   model->codegen_ms_ = ms_since(start);
   return model;
@@ -218,6 +199,20 @@ std::string CompiledModel::placement(const CompiledKernel& k) const {
   if (!k.on_host && k.compiled) return device_str(device_) + " (" + target_.kind() + ")";
   if (k.compiled) return "host (" + host_target_->kind() + ")";
   return "host (reference kernels)";
+}
+
+std::string CompiledModel::schedule_report(const CompiledKernel& k) const {
+  std::string schedule;
+  if (!k.compiled) {
+    schedule = "reference kernels (" + k.fallback_reason + ")";
+  } else {
+    schedule = std::string(schedule_source_name(k.schedule_source));
+    if (k.schedule_source != ScheduleSource::kPlainLoops) schedule += " schedule";
+    if (!k.schedule_note.empty()) schedule += " (" + k.schedule_note + ")";
+  }
+  std::string where = placement(k);
+  if (k.on_host) where += " (not offloaded: " + k.host_reason + ")";
+  return schedule + ", on " + where;
 }
 
 Device target_device(const Target& target) {

@@ -8,10 +8,11 @@
 //          tensors at their planned offsets; outputs copied out. On a device that is not the CPU
 //          the plan's blocks live in device memory instead (core/compile/device_run.h).
 //
-// Partitioning. On an accelerator (compile::is_accelerator: accel-sim) a kernel is offloaded when
-// its schedule tensorizes onto the GEMM core and the accelerator's code generator accepts it; every
-// other kernel is compiled for the host (llvm, else c, else the reference kernels) and runs there,
-// its operands copied through the DeviceAPI (device_run.h, RunTimes::copies):
+// Partitioning. On an accelerator (a kind of DeviceClass::kAccelerator: accel-sim) a kernel is
+// offloaded when its schedule tensorizes onto the GEMM core and the accelerator's code generator
+// accepts it (compile::default_lowering asks it, kernel by kernel); every other kernel is compiled
+// for the host (llvm, else c, else the reference kernels) and runs there, its operands copied
+// through the DeviceAPI (device_run.h, RunTimes::copies):
 //
 //   kernel ──default_accel_schedule──▶ lowers ──accel codegen──▶ accelerator module   (offloaded)
 //             │ does not tensorize       │ fails    │ refuses the kernel
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compile/kernel_compiler.h"
 #include "core/graph/passes/pipeline.h"
 #include "core/runtime/module.h"
 #include "core/schedule/schedule.h"
@@ -37,15 +39,19 @@
 namespace tessel::compile {
 
 struct CompiledKernel {
-  std::string name;               // the fusion group's kernel name
-  int group = -1;                 // index into fusion->groups
-  bool compiled = false;          // false: runs with the reference kernels
-  std::string fallback_reason;    // why not compiled
-  bool on_host = false;           // an accelerator target's kernel that runs on the host (partitioning)
-  std::string host_reason;        // why it was not offloaded
-  std::vector<ValueId> params;    // graph values bound to the kernel's parameters, in order
-  schedule::Schedule schedule;    // the schedule it was lowered with
-  bool tuned = false;             // the schedule came from CompileOptions::tuned_schedule
+  std::string name;             // the fusion group's kernel name
+  int group = -1;               // index into fusion->groups
+  bool compiled = false;        // false: runs with the reference kernels
+  std::string fallback_reason;  // why not compiled
+  bool on_host = false;         // an accelerator target's kernel that runs on the host (partitioning)
+  std::string host_reason;      // why it was not offloaded
+  std::vector<ValueId> params;  // graph values bound to the kernel's parameters, in order
+  schedule::Schedule schedule;  // the schedule it was lowered with
+  // Where that schedule came from: a hand schedule, a tuning record (CompileOptions::tuned_schedule),
+  // the target's default, or plain loops; and why it is not the one asked for (plain loops: why the
+  // default did not apply; a tuning record that did not lower: why it was passed over).
+  ScheduleSource schedule_source = ScheduleSource::kDefault;
+  std::string schedule_note;
   std::string tensor_expression;  // te::to_string of its DAG
   std::string loop_program;       // the lowered program
   int64_t flops = 0;
@@ -159,6 +165,11 @@ class CompiledModel {
   const Module* host_module() const { return host_module_.get(); }
   // Where kernel k runs, for reports: "accel_sim:0 (accel-sim)", "host (llvm)", "host (reference kernels)".
   std::string placement(const CompiledKernel& k) const;
+  // Which schedule kernel k runs and where, with every fallback's reason, for `tessel run --report`,
+  // `tessel profile` and the studio: "default schedule, on cpu:0 (llvm)", "plain loops (no default
+  // schedule: ...), on cpu:0 (llvm)", "reference kernels (no tensor expression: ...), on host",
+  // "default schedule, on host (llvm) (not offloaded: accel: ...)".
+  std::string schedule_report(const CompiledKernel& k) const;
   Device device() const { return device_; }
   int compiled_count() const;
   double codegen_ms() const { return codegen_ms_; }

@@ -7,9 +7,8 @@
 #include "core/lower/pipeline.h"
 #include "core/runtime/codegen.h"
 #include "core/runtime/reference_executor.h"
-#include "core/schedule/default_schedule.h"
-#include "core/schedule/int8_vnni_schedule.h"
-#include "core/target/cpu_caches.h"
+#include "core/schedule/target_default.h"
+#include "core/target/target_traits.h"
 
 namespace tessel::compile {
 
@@ -29,59 +28,16 @@ Target require_code_generator(Target target, const std::string& what) {
               "' has none (targets with one: " + (kinds.empty() ? "none loaded" : kinds) + ")");
 }
 
-bool is_accelerator(const Target& target) { return target.kind_info().find_option("gemm") != nullptr; }
-
-schedule::AccelKnobs accel_knobs(const Target& target) {
-  return {.gemm = target.get_int("gemm"), .vthreads = 2, .wgt_bytes = target.get_int("wgt_bytes")};
-}
-
 Target host_target_of(const Target& /*target*/) { return default_target(); }
 
-schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
-  if (is_accelerator(target)) {
-    try {
-      return schedule::default_accel_schedule(dag, accel_knobs(target));
-    } catch (const Error&) {
-      return {};  // plain loops, which its code generator refuses: the kernel runs on the host
-    }
+std::string_view schedule_source_name(ScheduleSource source) {
+  switch (source) {
+    case ScheduleSource::kDefault: return "default";
+    case ScheduleSource::kHand: return "hand";
+    case ScheduleSource::kTuned: return "tuned record";
+    case ScheduleSource::kPlainLoops: return "plain loops";
   }
-  // A kind whose code runs on another device than the host CPU gets the GPU-style default
-  // (thread blocks, shared tiles, barriers); its code generator decides how to launch it.
-  if (target.kind_info().device != "cpu") {
-    try {
-      return schedule::default_gpu_schedule(dag);
-    } catch (const Error&) {
-      return {};
-    }
-  }
-  // An int8 product in the VNNI form (core/te/int8_dot_product.h): on the dot step where the
-  // target has it, otherwise its vector form over the same packed tiles.
-  const bool vnni = target.kind_info().find_option("vnni") && target.get_bool("vnni");
-  if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag, vnni)) return *s;
-  try {
-    return schedule::default_cpu_schedule(
-        dag, target_vector_floats(target), {},
-        {.l1_bytes = target_cache_bytes(target, 1), .l2_bytes = target_cache_bytes(target, 2)});
-  } catch (const Error&) {
-    return {};
-  }
-}
-
-schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes) {
-  if (std::optional<schedule::Schedule> s = schedule::int8_vnni_schedule(dag, false)) return *s;
-  try {
-    return schedule::default_cpu_schedule(dag, vector_lanes);
-  } catch (const Error&) {
-    return {};
-  }
-}
-
-int64_t vector_lanes_of_spec(const std::string& target_spec) {
-  try {
-    return target_vector_floats(Target::parse(target_spec));
-  } catch (const Error&) {
-    return target_vector_floats(Target::of_kind("ref"));
-  }
+  return "?";
 }
 
 const FusionGroup& find_kernel(const FusionResult& fusion, std::string_view kernel) {
@@ -132,37 +88,89 @@ int64_t kernel_bytes(const Graph& graph, const FusionGroup& group) {
 
 namespace {
 
-LoweredKernel lower_with(const FusionGroup& group, const te::ComputeDag& dag, schedule::Schedule s) {
+loopir::Func lowered_func(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s) {
+  loopir::Func f = lower::lower(dag, s).func;
+  f.name = kernel;
+  return f;
+}
+
+// The default of a CPU or GPU kernel: the device class's default schedule, or plain loops with why.
+LoweredKernel default_on_device(const std::string& kernel, const te::ComputeDag& dag, const TargetTraits& traits) {
   LoweredKernel k;
-  k.func = lower::lower(dag, s).func;
-  k.func.name = group.kernel_name;
-  k.params = bind_kernel_params(k.func, group, dag);
-  k.schedule = std::move(s);
+  schedule::DefaultSchedule d = schedule::default_schedule_for(dag, traits);
+  if (d.applies()) {
+    try {
+      k.func = lowered_func(kernel, dag, d.schedule);
+      k.schedule = std::move(d.schedule);
+      return k;
+    } catch (const Error& e) {
+      d.not_applied = std::string("the default schedule does not lower: ") + e.what();
+    }
+  } else {
+    d.not_applied = "no default schedule: " + d.not_applied;
+  }
+  k.source = ScheduleSource::kPlainLoops;
+  k.fallback_reason = std::move(d.not_applied);
+  try {
+    k.func = lowered_func(kernel, dag, {});
+  } catch (const Error& e) {
+    rethrow_with_context(e, "kernel '" + kernel + "': lowering");
+  }
   return k;
 }
 
 }  // namespace
 
+LoweredKernel default_lowering(const std::string& kernel, const te::ComputeDag& dag, const Target& target) {
+  const TargetTraits traits = target_traits(target);
+  if (!traits.is_accelerator()) return default_on_device(kernel, dag, traits);
+  // An accelerator takes a kernel when its default tensorizes, lowers and its code generator
+  // accepts the program; the code generator is asked here, kernel by kernel, so a refusal is known
+  // with the kernel it concerns and never has to be read back out of a whole module's error.
+  std::string why;
+  schedule::DefaultSchedule d = schedule::default_schedule_for(dag, traits);
+  if (d.applies()) {
+    try {
+      LoweredKernel k;
+      k.func = lowered_func(kernel, dag, d.schedule);
+      (void)build_module({k.func}, target);
+      k.schedule = std::move(d.schedule);
+      return k;
+    } catch (const Error& e) {
+      why = e.what();
+      const std::string prefix = "kernel '" + kernel + "': ";
+      if (why.starts_with(prefix)) why.erase(0, prefix.size());  // the kernel is named by the caller
+    }
+  } else {
+    why = std::move(d.not_applied);
+  }
+  const Target host = host_target_of(target);
+  LoweredKernel k = default_on_device(kernel, dag, target_traits(host));
+  k.host = host;
+  k.host_reason = std::move(why);
+  return k;
+}
+
+schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target) {
+  return default_lowering(dag.name.empty() ? "kernel" : dag.name, dag, target).schedule;
+}
+
 LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, const Target& target,
                            const std::optional<schedule::Schedule>& given) {
-  const std::string where = "kernel '" + group.kernel_name + "'";
+  LoweredKernel k;
   if (given) {
     try {
-      return lower_with(group, dag, *given);
+      k.func = lowered_func(group.kernel_name, dag, *given);
     } catch (const Error& e) {
-      rethrow_with_context(e, where + ": schedule");
+      rethrow_with_context(e, "kernel '" + group.kernel_name + "': schedule");
     }
+    k.schedule = *given;
+    k.source = ScheduleSource::kHand;
+  } else {
+    k = default_lowering(group.kernel_name, dag, target);
   }
-  try {
-    return lower_with(group, dag, default_schedule(dag, target));
-  } catch (const Error&) {
-    // The default schedule did not lower: plain loops always should.
-  }
-  try {
-    return lower_with(group, dag, {});
-  } catch (const Error& e) {
-    rethrow_with_context(e, where + ": lowering");
-  }
+  k.params = bind_kernel_params(k.func, group, dag);
+  return k;
 }
 
 loopir::Func lower_for_accelerator(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,

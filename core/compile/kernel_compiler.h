@@ -8,17 +8,17 @@
 //        │ find_kernel(fusion, "K")            an unknown name: Error listing the kernels
 //        ▼
 //   FusionGroup ──kernel_dag──▶ te::ComputeDag  a member op without a builder: why, or Error
-//        │ the given schedule, or default_schedule(dag, target)
+//        │ the given schedule, or default_lowering(kernel, dag, target): placement + default
 //        ▼
 //   lower_kernel ──▶ LoweredKernel { loopir::Func named K, graph values of its parameters }
 //        │           (record_lowering instead: the program after every step and every pass)
 //        ▼
 //   build_module: the code generator of target.kind() (a plugin) ──▶ runtime Module
 //
-// The target policy lives here too, asked of the registries and never of a kind's name, except
-// for the one default: which target a command takes when none is given, whether a target
-// generates code (`ref` does not: its kernels run with the reference kernels), and how wide the
-// default schedule's vectors are.
+// The target policy lives here too, asked of the registries and of the target's traits
+// (core/target/target_traits.h), never of a kind's name, except for the one default: which target
+// a command takes when none is given, whether a target generates code (`ref` does not: its kernels
+// run with the reference kernels), and where a kernel runs with which default schedule.
 //
 // Usage (tessel-measure):
 //   const FusionGroup& group = find_kernel(*pipeline.fusion, "fused_conv2d_relu_1");
@@ -51,22 +51,35 @@ bool generates_code(const Target& target);
 // `target` when it generates code; otherwise Error "WHAT needs a code generator; the target 'K'
 // has none (targets with one: ...)". For commands that compile and time kernels.
 Target require_code_generator(Target target, const std::string& what);
-// The default CPU schedule of `dag`, its vectors target_vector_floats(target) lanes wide, or for a
-// kind whose device is not the CPU (opencl) the default GPU schedule; plain loops (the empty
-// schedule) for a DAG the default schedule cannot be built for.
-schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target);
-schedule::Schedule default_schedule(const te::ComputeDag& dag, int64_t vector_lanes);
-// An accelerator: a kind whose device computes with a GEMM core (it has the `gemm` option:
-// accel-sim). Its default schedule is schedule::default_accel_schedule, and it runs only the
-// kernels that tensorize onto the core; CompiledModel compiles the others for host_target_of().
-bool is_accelerator(const Target& target);
-schedule::AccelKnobs accel_knobs(const Target& target);
 // Where an accelerator's other kernels run: the best CPU code generator loaded (default_target()).
 Target host_target_of(const Target& target);
-// The vector lanes of a target given as a spec (the studio holds targets as text): a spec whose
-// kind is not registered in this process (its plugin is not loaded here) gets the host CPU's
-// width, as the `ref` kind describes it.
-int64_t vector_lanes_of_spec(const std::string& target_spec);
+
+// Where a kernel's schedule came from, as `tessel run --report`, `tessel profile` and the studio
+// say it: "default", "hand", "tuned record", "plain loops".
+enum class ScheduleSource { kDefault, kHand, kTuned, kPlainLoops };
+std::string_view schedule_source_name(ScheduleSource source);
+
+// The kernel a target compiles when nobody wrote or tuned a schedule for it: where it runs and
+// with which schedule. The one placement and default policy; CompiledModel (tessel run, build,
+// profile), `tessel lower`, tessel-measure, the studio's edit loop and the tuner's candidate 0
+// (schedule::default_schedule_for, which this asks) all agree because they all come here.
+//
+//   target_traits(target).device_class
+//     cpu, gpu      default_schedule_for(dag) ──lower──▶ the kernel
+//                     │ the default does not apply, or does not lower
+//                     └──▶ plain loops, source kPlainLoops, fallback_reason says why
+//     accelerator   default_schedule_for(dag) ──lower──▶ the accelerator's code generator
+//                     │ accepts: the kernel runs on the accelerator
+//                     └ the schedule does not apply, does not lower, or the code generator
+//                       refuses it ──▶ the host's default (host_target_of), on_host, host_reason
+//
+// The result is lowered (func, named `kernel`; params are left to the caller, which has the
+// group): a caller that compiles does not lower it again. Throws Error only when not even plain
+// loops lower ("kernel 'K': lowering: ...").
+struct LoweredKernel;
+LoweredKernel default_lowering(const std::string& kernel, const te::ComputeDag& dag, const Target& target);
+// Its schedule alone (the studio's default, `tessel lower`).
+schedule::Schedule default_schedule(const te::ComputeDag& dag, const Target& target);
 
 // ── The group of a kernel ───────────────────────────────────────────────────────────────────
 
@@ -91,12 +104,19 @@ struct LoweredKernel {
   schedule::Schedule schedule;  // what was lowered: the given one, the default, or plain loops
   loopir::Func func;            // named after the kernel
   std::vector<ValueId> params;  // the graph values bound to func's parameters, in order
+  ScheduleSource source = ScheduleSource::kDefault;
+  // Why the kernel is not compiled as asked: kPlainLoops, why the default did not apply or lower;
+  // kDefault after a tuning record was passed over, why that record did not lower.
+  std::string fallback_reason;
+  // An accelerator's kernel that runs on the host instead: the target `func` is lowered for, and why
+  // the accelerator does not take it.
+  std::optional<Target> host;
+  std::string host_reason;
 };
 
-// Lowers the group's DAG with `given`, or without one with default_schedule(dag, target), and when
-// that does not lower, with plain loops (the empty schedule always lowers). Throws Error
-// "kernel 'K': schedule: ..." when the given schedule does not lower, "kernel 'K': lowering: ..."
-// when not even plain loops do.
+// Lowers the group's DAG with `given` (source kHand), or without one as default_lowering decides.
+// Throws Error "kernel 'K': schedule: ..." when the given schedule does not lower,
+// "kernel 'K': lowering: ..." when not even plain loops do.
 LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, const Target& target,
                            const std::optional<schedule::Schedule>& given = std::nullopt);
 

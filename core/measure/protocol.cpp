@@ -279,6 +279,8 @@ compile::Profile profile_from(const Fields& reply) {
     kp.intensity = k.number_or("intensity", 0);
     if (auto bound = k.optional("bound"); bound && !bound->is_null()) kp.bound = bound->string();
     kp.attainable_gflops = k.number_or("attainable_gflops", 0);
+    kp.placement = k.string_or("placement", "");
+    kp.schedule = k.string_or("schedule", "");
     p.kernels.push_back(std::move(kp));
   }
   p.threads = reply.integer_in_or("threads", 1, 1 << 16, 1);

@@ -17,6 +17,15 @@ std::string_view target_option_type_name(TargetOptionSpec::Type t) {
   return "?";
 }
 
+std::string_view device_class_name(DeviceClass c) {
+  switch (c) {
+    case DeviceClass::kCpu: return "cpu";
+    case DeviceClass::kGpu: return "gpu";
+    case DeviceClass::kAccelerator: return "accelerator";
+  }
+  return "?";
+}
+
 const TargetOptionSpec* TargetKind::find_option(std::string_view option) const {
   for (const TargetOptionSpec& o : options)
     if (o.name == option) return &o;

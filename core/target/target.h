@@ -41,9 +41,20 @@ std::string_view target_option_type_name(TargetOptionSpec::Type t);  // "int", "
 
 class Target;
 
+// What kind of machine a target kind's code runs on. It decides which default schedules, search
+// spaces and graph passes apply (core/target/target_traits.h); a kind declares it, nothing infers
+// it from the kind's options.
+//   kCpu          the host's cores: vectors, caches, threads (ref, llvm, c, interp)
+//   kGpu          many threads in blocks with a shared memory (opencl, cuda)
+//   kAccelerator  a fixed-function GEMM core fed from scratchpads by explicit loads (accel-sim); it
+//                 declares the options `gemm` (the core's n), `wgt_bytes` and `gemm_layout`
+enum class DeviceClass { kCpu, kGpu, kAccelerator };
+std::string_view device_class_name(DeviceClass c);  // "cpu", "gpu", "accelerator"
+
 struct TargetKind {
   std::string name;
   std::string device;  // the device type its code runs on ("cpu")
+  DeviceClass device_class = DeviceClass::kCpu;
   std::string doc;
   std::vector<TargetOptionSpec> options;
   // The memory scopes of its device a schedule may place a tensor in (cache_read, cache_write),

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 
-#include "core/compile/kernel_compiler.h"
 #include "core/schedule/int8_vnni_schedule.h"
 #include "core/schedule/schedule_state.h"
 #include "core/support/error.h"
-#include "core/target/cpu_caches.h"
+#include "core/schedule/target_default.h"
 
 namespace tessel::tune {
 
@@ -69,45 +68,15 @@ Knob knob(std::string name, std::vector<int64_t> values) {
 
 }  // namespace
 
-SpaceTarget space_target_of(const Target& target) {
-  SpaceTarget t;
-  if (compile::is_accelerator(target)) {
-    t.kind = SpaceTarget::Kind::kAccelerator;
-    t.accel = compile::accel_knobs(target);
-  } else if (target.kind_info().device != "cpu") {
-    t.kind = SpaceTarget::Kind::kGpu;
-  } else {
-    t.vector_lanes = target_vector_floats(target);
-    t.caches = {.l1_bytes = target_cache_bytes(target, 1), .l2_bytes = target_cache_bytes(target, 2)};
-    t.vnni = target.kind_info().find_option("vnni") && target.get_bool("vnni");
-  }
-  return t;
-}
-
-std::string_view kind_name(SpaceTarget::Kind kind) {
-  switch (kind) {
-    case SpaceTarget::Kind::kCpu:
-      return "cpu";
-    case SpaceTarget::Kind::kGpu:
-      return "gpu";
-    case SpaceTarget::Kind::kAccelerator:
-      return "accelerator";
-  }
-  return "?";
-}
-
-SearchSpace::SearchSpace(te::ComputeDag dag, int64_t vector_lanes)
-    : SearchSpace(std::move(dag), SpaceTarget{.vector_lanes = vector_lanes}) {}
-
-SearchSpace::SearchSpace(te::ComputeDag dag, const SpaceTarget& target) : dag_(std::move(dag)), target_(target) {
-  switch (target_.kind) {
-    case SpaceTarget::Kind::kCpu:
+SearchSpace::SearchSpace(te::ComputeDag dag, const TargetTraits& target) : dag_(std::move(dag)), target_(target) {
+  switch (target_.device_class) {
+    case DeviceClass::kCpu:
       add_cpu_knobs();
       break;
-    case SpaceTarget::Kind::kGpu:
+    case DeviceClass::kGpu:
       add_gpu_knobs();
       break;
-    case SpaceTarget::Kind::kAccelerator:
+    case DeviceClass::kAccelerator:
       add_accelerator_knobs();
       break;
   }
@@ -125,14 +94,14 @@ SearchSpace::SearchSpace(te::ComputeDag dag, const SpaceTarget& target) : dag_(s
 schedule::Schedule SearchSpace::default_schedule() const { return build(default_candidate()); }
 
 schedule::Schedule SearchSpace::build(const Candidate& c) const {
-  switch (target_.kind) {
-    case SpaceTarget::Kind::kCpu:
-      return schedule::default_cpu_schedule(dag_, target_.vector_lanes, cpu_knobs_of(c), target_.caches);
-    case SpaceTarget::Kind::kGpu: {
+  switch (target_.device_class) {
+    case DeviceClass::kCpu:
+      return schedule::default_cpu_schedule(dag_, target_.vector_lanes, cpu_knobs_of(c), caches());
+    case DeviceClass::kGpu: {
       const auto [tile, threads] = gpu_tile_and_threads_of(c);
       return schedule::default_gpu_schedule(dag_, tile, threads);
     }
-    case SpaceTarget::Kind::kAccelerator:
+    case DeviceClass::kAccelerator:
       return schedule::default_accel_schedule(dag_, accel_knobs_of(c));
   }
   throw Error("tune: unknown kind of search space");
@@ -191,8 +160,8 @@ bool SearchSpace::prefetch_applies() const {
   schedule::CpuKnobs on, off;
   on.prefetch = true, off.prefetch = false;
   try {
-    return schedule::default_cpu_schedule(dag_, target_.vector_lanes, on, target_.caches) !=
-           schedule::default_cpu_schedule(dag_, target_.vector_lanes, off, target_.caches);
+    return schedule::default_cpu_schedule(dag_, target_.vector_lanes, on, caches()) !=
+           schedule::default_cpu_schedule(dag_, target_.vector_lanes, off, caches());
   } catch (const Error&) {
     return false;  // no default schedule: the constructor says so
   }
@@ -218,14 +187,14 @@ void SearchSpace::add_gpu_knobs() {
 
 void SearchSpace::add_accelerator_knobs() {
   try {
-    (void)schedule::default_accel_schedule(dag_, target_.accel);
+    (void)schedule::default_accel_schedule(dag_, schedule::accel_knobs_of(target_));
   } catch (const Error& e) {
     unsupported_ = std::string(e.what()) + "; the kernel runs on the host";
     return;
   }
   // default_accel_schedule accepted it: one int8 product C[M, N] over K, all multiples of n.
   const te::Tensor& c = dag_.outputs[0];
-  const int64_t n = target_.accel.gemm;
+  const int64_t n = target_.accelerator.gemm;
   const int64_t row_tiles = c->shape[0] / n, column_tiles = c->shape[1] / n;
   const int64_t k_tiles = c->reduction()->axes[0].extent / n;
   std::vector<int64_t> vthreads{1}, loads;
@@ -270,7 +239,7 @@ schedule::CpuKnobs SearchSpace::cpu_knobs_of(const Candidate& c) const {
 }
 
 schedule::AccelKnobs SearchSpace::accel_knobs_of(const Candidate& c) const {
-  schedule::AccelKnobs k = target_.accel;
+  schedule::AccelKnobs k = schedule::accel_knobs_of(target_);
   k.vthreads = value(c, "vthreads").value_or(k.vthreads);
   k.k_tiles = value(c, "k_tiles").value_or(k.k_tiles);
   return k;

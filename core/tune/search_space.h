@@ -3,18 +3,18 @@
 // target's kind with its own decisions opened up to every value that fits the kernel's shapes, so
 // every candidate is an ordinary schedule (steps as data) the studio can show and edit.
 //
-// Which knobs a kernel has follows from the target's kind (space_target_of decides, the same way
-// compile::default_schedule picks a default) and from the kernel's tensor expression:
+// Which knobs a kernel has follows from the target's device class (its TargetTraits, from which
+// schedule::default_schedule_for picks the default too) and from the kernel's tensor expression:
 //
-//   an accelerator (a kind with a GEMM core,    schedule::AccelKnobs (default_accel_schedule); the
-//   the `gemm` option: accel-sim)               scratchpad scopes and the GEMM intrinsic are the
+//   an accelerator (DeviceClass::kAccelerator:  schedule::AccelKnobs (default_accel_schedule); the
+//   a GEMM core, accel-sim)                     scratchpad scopes and the GEMM intrinsic are the
 //                                               core's own, so they are not knobs
 //        vthreads       1 2 4 (divides the row or column tiles)   accumulator tiles interleaved
 //        k_tiles        1 2 4 8 16 (divides K / n)                GEMMs per LOAD of the reduction
 //      A kernel that does not tensorize runs on the host: it has no space (unsupported() says why).
 //
-//   a kind whose device is not the CPU          default_gpu_schedule's arguments
-//   (opencl, cuda)
+//   a GPU (DeviceClass::kGpu: opencl, cuda)     default_gpu_schedule's arguments
+//
 //        tile           4 16 32 (≤ the output's last two axes)    blocks of tile × tile threads,
 //                                                                 the inputs cached in shared memory
 //        threads        32 128 256                                threads per block of an
@@ -44,8 +44,9 @@
 //
 //   Candidate = one value index per knob ──schedule_of──▶ Schedule
 //
-// Candidate 0 (every index 0 = "the default's choice") is the default schedule itself, so a search
-// always measures the schedule it has to beat.
+// Candidate 0 (every index 0 = "the default's choice") is the default schedule itself, the one
+// schedule::default_schedule_for gives (tests/views/test_target_policy.cpp checks it for every
+// kernel of the sample models), so a search always measures the schedule it has to beat.
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -56,23 +57,11 @@
 
 #include "core/schedule/default_schedule.h"
 #include "core/schedule/schedule.h"
-#include "core/target/target.h"
+#include "core/schedule/target_default.h"
+#include "core/target/target_traits.h"
 #include "core/te/tensor.h"
 
 namespace tessel::tune {
-
-// What of a target the search space depends on.
-struct SpaceTarget {
-  enum class Kind { kCpu, kGpu, kAccelerator };
-  Kind kind = Kind::kCpu;
-  int64_t vector_lanes = 8;      // kCpu: the width of the default schedule's vectors
-  schedule::CpuCaches caches{};  // kCpu: what the default schedule blocks for
-  bool vnni = false;             // kCpu: the target has the int8 dot-product instruction
-  schedule::AccelKnobs accel{};  // kAccelerator: the core's size and the default's knobs
-};
-// The kind of space `target` has (the rules above), with the target's parameters of it.
-SpaceTarget space_target_of(const Target& target);
-std::string_view kind_name(SpaceTarget::Kind kind);  // "cpu", "gpu", "accelerator"
 
 struct Knob {
   std::string name;
@@ -83,12 +72,10 @@ using Candidate = std::vector<int>;  // an index into each knob's values
 
 class SearchSpace {
  public:
-  SearchSpace(te::ComputeDag dag, const SpaceTarget& target);
-  // A CPU target with vectors of `vector_lanes` floats and the default caches.
-  SearchSpace(te::ComputeDag dag, int64_t vector_lanes);
+  SearchSpace(te::ComputeDag dag, const TargetTraits& target);
 
   const te::ComputeDag& dag() const { return dag_; }
-  const SpaceTarget& target() const { return target_; }
+  const TargetTraits& target() const { return target_; }
   const std::vector<Knob>& knobs() const { return knobs_; }
   // Why the kernel has no schedules to search on this target ("accel: ... the kernel runs on the
   // host"); empty when it has (even with no knob: its default schedule is then the only one).
@@ -117,14 +104,15 @@ class SearchSpace {
   void add_cpu_knobs();
   void add_gpu_knobs();
   void add_accelerator_knobs();
-  bool prefetch_applies() const;  // whether CpuKnobs::prefetch changes this kernel's schedule
+  bool prefetch_applies() const;
+  schedule::CpuCaches caches() const { return schedule::cpu_caches_of(target_); }  // whether CpuKnobs::prefetch changes this kernel's schedule
   schedule::Schedule default_schedule() const;
   schedule::Schedule build(const Candidate& c) const;  // throws Error when the steps do not apply
   // The value of the knob named `name` in `c`; nullopt for "the default's choice" or no such knob.
   std::optional<int64_t> value(const Candidate& c, std::string_view name) const;
 
   te::ComputeDag dag_;
-  SpaceTarget target_;
+  TargetTraits target_;
   std::vector<Knob> knobs_;
   std::string unsupported_;
 };

@@ -229,6 +229,7 @@ TargetKind accel_kind() {
   TargetKind k;
   k.name = "accel-sim";
   k.device = "accel_sim";
+  k.device_class = DeviceClass::kAccelerator;
   k.doc =
       "A decoupled access-execute accelerator (load, compute, store units with dependence tokens; an int8 "
       "GEMM core) simulated in software, cycle-approximate";

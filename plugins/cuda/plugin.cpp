@@ -241,6 +241,7 @@ TargetKind cuda_kind() {
   TargetKind k;
   k.name = "cuda";
   k.device = "cuda";
+  k.device_class = DeviceClass::kGpu;
   k.memory_scopes = {"shared", "local"};
   k.tensor_intrinsics = [](const Target&) { return std::vector<std::string>{}; };  // no tessel_intrin_* in its C
   k.doc = "CUDA C for NVIDIA GPUs, compiled to PTX at run time with NVRTC and run through the CUDA driver";

@@ -262,6 +262,7 @@ TargetKind opencl_kind() {
   TargetKind k;
   k.name = "opencl";
   k.device = "opencl";
+  k.device_class = DeviceClass::kGpu;
   k.memory_scopes = {"shared", "local"};
   k.tensor_intrinsics = [](const Target&) { return std::vector<std::string>{}; };  // no tessel_intrin_* in its C
   k.doc = "OpenCL C for any OpenCL device (CI: PoCL's CPU device), built at run time with clBuildProgram";

@@ -228,7 +228,6 @@ int main(int argc, char** argv) {
   const Target target = Target::parse("llvm -num_threads=1");
   ThreadPool::set_global_threads(1);
   openblas_set_num_threads(1);
-  const int64_t lanes = compile::vector_lanes_of_spec(target.str());
   std::printf("bench_tune: %d trials per kernel, one thread, %s; %s\n", trials, target.str().c_str(),
               openblas_core.c_str());
 
@@ -243,7 +242,7 @@ int main(int argc, char** argv) {
               "OpenBLAS", "tuned/BLAS");
   for (const Case& c : cases) {
     const auto t0 = Clock::now();
-    tune::SearchSpace space(c.dag, lanes);
+    tune::SearchSpace space(c.dag, target_traits(target));
     InProcessMeasurer measurer(c.dag, target, min_time_ms);
     tune::SearchOptions options;
     options.trials = trials;

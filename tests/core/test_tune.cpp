@@ -81,6 +81,19 @@ class ScaledMeasurer : public Measurer {
 };
 
 // An int8 product with int32 accumulation: the one kernel shape an accelerator's GEMM core takes.
+// Targets of the other device classes, without their plugins.
+TargetTraits gpu_traits() {
+  TargetTraits t = cpu_traits(1);
+  t.device_class = DeviceClass::kGpu;
+  return t;
+}
+TargetTraits accelerator_traits(int64_t gemm) {
+  TargetTraits t = cpu_traits(1);
+  t.device_class = DeviceClass::kAccelerator;
+  t.accelerator.gemm = gemm;
+  return t;
+}
+
 te::ComputeDag int8_matmul(int64_t m, int64_t n, int64_t k) {
   te::Tensor a = te::placeholder("A", {m, k}, DataType::kInt8);
   te::Tensor b = te::placeholder("B", {k, n}, DataType::kInt8);
@@ -262,7 +275,7 @@ class TestTune : public QObject {
     for (const char* spec :
          {"matmul M=128 N=256 K=64", "conv2d N=1 C=16 H=14 W=14 K=32 R=3 S=3 stride=1 pad=1", "relu shape=64x256"}) {
       const te::ComputeDag dag = te::dag_from_spec(spec);
-      SearchSpace space(dag, 16);
+      SearchSpace space(dag, cpu_traits(16));
       QVERIFY2(space.schedule_of(space.default_candidate()) == schedule::default_cpu_schedule(dag, 16), spec);
       std::mt19937_64 rng(7);
       int applied = 0;
@@ -276,7 +289,7 @@ class TestTune : public QObject {
       QVERIFY2(applied >= 40, spec);
       QVERIFY2(programs.size() >= 4, spec);
     }
-    SearchSpace mm(te::dag_from_spec("matmul M=128 N=256 K=64"), 16);
+    SearchSpace mm(te::dag_from_spec("matmul M=128 N=256 K=64"), cpu_traits(16));
     QStringList names;
     for (const Knob& k : mm.knobs()) names << QString::fromStdString(k.name);
     QCOMPARE(names, QStringList({"tile_rows", "tile_vectors", "k_unroll", "reduce_split", "panel", "pack", "k_block",
@@ -287,7 +300,7 @@ class TestTune : public QObject {
   // element-wise kernel have there, candidate 0 that kind's default schedule, and every candidate
   // of the (small) GPU and accelerator spaces lowers.
   void each_target_kind_opens_up_its_own_default_schedule_data() {
-    using Kind = SpaceTarget::Kind;
+    using Kind = DeviceClass;
     QTest::addColumn<QString>("spec");
     QTest::addColumn<int>("kind");
     QTest::addColumn<QStringList>("knobs");
@@ -311,18 +324,19 @@ class TestTune : public QObject {
     QTest::newRow("accelerator int8 matmul") << i8 << accel << QStringList{"vthreads", "k_tiles"};
   }
   void each_target_kind_opens_up_its_own_default_schedule() {
-    using Kind = SpaceTarget::Kind;
+    using Kind = DeviceClass;
     QFETCH(QString, spec);
     QFETCH(int, kind);
     QFETCH(QStringList, knobs);
     const te::ComputeDag dag = spec == "int8 matmul" ? int8_matmul(64, 64, 256) : te::dag_from_spec(spec.toStdString());
-    SpaceTarget target{.kind = static_cast<Kind>(kind), .vector_lanes = 16};
-    target.accel = {.gemm = 16, .vthreads = 2};
+    TargetTraits target = cpu_traits(16);
+    target.device_class = static_cast<Kind>(kind);
+    target.accelerator.gemm = 16;
     const SearchSpace space(dag, target);
     QVERIFY2(space.unsupported().empty(), space.unsupported().c_str());
     QCOMPARE(knob_names(space), knobs);
     std::optional<schedule::Schedule> want;
-    switch (target.kind) {
+    switch (target.device_class) {
       case Kind::kCpu:
         want = schedule::default_cpu_schedule(dag, 16);
         break;
@@ -330,11 +344,11 @@ class TestTune : public QObject {
         want = schedule::default_gpu_schedule(dag);
         break;
       case Kind::kAccelerator:
-        want = schedule::default_accel_schedule(dag, target.accel);
+        want = schedule::default_accel_schedule(dag, {.gemm = 16, .vthreads = 2});
         break;
     }
     QVERIFY2(space.schedule_of(space.default_candidate()) == want, spec.toUtf8().constData());
-    if (target.kind == Kind::kCpu) return;  // its space is large; the test above samples it
+    if (target.is_cpu()) return;  // its space is large; the test above samples it
     // Every candidate: odometer over the knobs' values.
     std::set<std::string> schedules;
     Candidate c = space.default_candidate();
@@ -356,12 +370,12 @@ class TestTune : public QObject {
   // A kernel the target's schedules do not take has no space, and says why.
   void a_kernel_the_target_does_not_take_has_no_space() {
     const SearchSpace host(te::dag_from_spec("matmul M=64 N=64 K=64"),
-                           SpaceTarget{.kind = SpaceTarget::Kind::kAccelerator, .accel = {.gemm = 16}});
+                           accelerator_traits(16));
     QVERIFY2(host.unsupported().find("not an int32 accumulation") != std::string::npos, host.unsupported().c_str());
     QVERIFY(host.knobs().empty());
     QVERIFY(!host.schedule_of(host.default_candidate()));
     const SearchSpace odd(int8_matmul(24, 16, 16),
-                          SpaceTarget{.kind = SpaceTarget::Kind::kAccelerator, .accel = {.gemm = 16}});
+                          accelerator_traits(16));
     QVERIFY2(odd.unsupported().find("not multiples") != std::string::npos, odd.unsupported().c_str());
   }
 
@@ -466,12 +480,12 @@ class TestTune : public QObject {
   // apply leaves the default's schedule.
   void k_blocking_is_offered_where_it_applies() {
     const auto has = [](const SearchSpace& space) { return knob_names(space).contains("k_block"); };
-    QVERIFY(has(SearchSpace(te::matmul_dag(64, 64, 128), 16)));
-    QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64), 16)));
-    QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64, /*bias=*/true), 16)));
-    QVERIFY(!has(SearchSpace(te::matmul_dag(64, 64, 48), 16)));
-    QVERIFY(!has(SearchSpace(te::dag_from_spec("conv2d N=1 C=64 H=14 W=14 K=32 R=3 S=3 stride=1 pad=1"), 16)));
-    const SearchSpace mm(te::matmul_dag(64, 64, 256), 16);
+    QVERIFY(has(SearchSpace(te::matmul_dag(64, 64, 128), cpu_traits(16))));
+    QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64), cpu_traits(16))));
+    QVERIFY(has(SearchSpace(batch_matmul(2, 8, 32, 64, /*bias=*/true), cpu_traits(16))));
+    QVERIFY(!has(SearchSpace(te::matmul_dag(64, 64, 48), cpu_traits(16))));
+    QVERIFY(!has(SearchSpace(te::dag_from_spec("conv2d N=1 C=64 H=14 W=14 K=32 R=3 S=3 stride=1 pad=1"), cpu_traits(16))));
+    const SearchSpace mm(te::matmul_dag(64, 64, 256), cpu_traits(16));
     for (const Knob& knob : mm.knobs())
       if (knob.name == "k_block") QCOMPARE(knob.values, std::vector<int64_t>({-1, 32, 64, 128}));
     schedule::CpuKnobs odd;
@@ -488,7 +502,7 @@ class TestTune : public QObject {
                                      },
                                      {"i"});
     const te::ComputeDag summed = te::make_dag("matmul_sum", {row_sum});
-    const SearchSpace summed_space(summed, 16);
+    const SearchSpace summed_space(summed, cpu_traits(16));
     QVERIFY2(summed_space.unsupported().empty(), summed_space.unsupported().c_str());
     QVERIFY(knob_names(summed_space).contains("tile_rows"));
     QVERIFY(!has(summed_space));
@@ -524,7 +538,7 @@ class TestTune : public QObject {
   }
 
   void the_search_measures_the_default_first_and_finds_the_best_tile() {
-    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), cpu_traits(16));
     FormulaMeasurer measurer;
     SearchOptions o;
     o.trials = 24;
@@ -560,9 +574,9 @@ class TestTune : public QObject {
         return out;
       }
     };
-    const SearchSpace gpu(te::dag_from_spec("matmul M=128 N=256 K=64"), SpaceTarget{.kind = SpaceTarget::Kind::kGpu});
+    const SearchSpace gpu(te::dag_from_spec("matmul M=128 N=256 K=64"), gpu_traits());
     const SearchSpace accel(int8_matmul(64, 64, 256),
-                            SpaceTarget{.kind = SpaceTarget::Kind::kAccelerator, .accel = {.gemm = 16}});
+                            accelerator_traits(16));
     for (const SearchSpace* space : {&gpu, &accel}) {
       ByText measurer;
       SearchOptions o;
@@ -581,7 +595,7 @@ class TestTune : public QObject {
 
   // A search stepped by its caller measures what search() would: the default alone, then batches.
   void a_kernel_search_goes_one_batch_at_a_time() {
-    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), cpu_traits(16));
     FormulaMeasurer measurer;
     SearchOptions o;
     o.trials = 10;
@@ -600,7 +614,7 @@ class TestTune : public QObject {
   // Asked to, the search measures the default again in each batch, and the default's time is the
   // minimum of its measurements (a noisy machine's luck no longer favours the candidates).
   void the_search_can_measure_the_default_again_in_every_batch() {
-    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), cpu_traits(16));
     struct Drifting : Measurer {
       FormulaMeasurer formula;
       double next_default = 3.0;
@@ -629,7 +643,7 @@ class TestTune : public QObject {
   // Two kernels, one taking ten times as long: the budget goes mostly to it, every trial is spent,
   // and each kernel measured its default schedule first.
   void the_scheduler_gives_more_trials_to_the_kernel_with_more_time() {
-    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), cpu_traits(16));
     ScaledMeasurer slow(10), fast(1);
     SchedulerOptions o;
     o.trials = 30;
@@ -658,7 +672,7 @@ class TestTune : public QObject {
 
   // The same time per kernel, but one computation is four kernels of the model: it gets more.
   void the_scheduler_weighs_a_kernel_by_its_count_in_the_model() {
-    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), cpu_traits(16));
     ScaledMeasurer once(1), four_times(1);
     SchedulerOptions o;
     o.trials = 24;
@@ -671,7 +685,7 @@ class TestTune : public QObject {
   }
 
   void the_scheduler_stops_when_asked() {
-    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), cpu_traits(16));
     ScaledMeasurer a(1), b(2);
     SchedulerOptions o;
     o.trials = 100;
@@ -684,7 +698,7 @@ class TestTune : public QObject {
   }
 
   void the_search_stops_when_asked() {
-    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), 16);
+    SearchSpace space(te::dag_from_spec("matmul M=96 N=128 K=64"), cpu_traits(16));
     FormulaMeasurer measurer;
     SearchOptions o;
     o.trials = 100;

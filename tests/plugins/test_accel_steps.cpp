@@ -10,6 +10,7 @@
 #include "core/runtime/codegen.h"
 #include "core/schedule/default_schedule.h"
 #include "core/schedule/step.h"
+#include "core/schedule/target_default.h"
 #include "core/te/tensor.h"
 
 using namespace tessel;
@@ -86,7 +87,7 @@ class TestAccelSteps : public QObject {
     QVERIFY2(step != kSteps.end(), "no step of this kind in the test: add one");
     const Target target = Target::parse("accel-sim");
     const te::ComputeDag dag = gemm();
-    schedule::Schedule s = schedule::default_accel_schedule(dag, compile::accel_knobs(target));
+    schedule::Schedule s = schedule::default_accel_schedule(dag, schedule::accel_knobs_of(target_traits(target)));
     s.steps.push_back(schedule::parse_step(step->second));
     Tensor a = random_int8({kM, kK}, 1), b = random_int8({kK, kN}, 2), got(DataType::kInt32, {kM, kN});
     try {

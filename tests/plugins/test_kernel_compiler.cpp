@@ -67,8 +67,8 @@ class TestKernelCompiler : public QObject {
   void vector_lanes_follow_the_target() {
     QCOMPARE(target_vector_floats(Target::parse("interp")), int64_t{1});
     QCOMPARE(target_vector_floats(Target::parse("llvm -vector_bits=512")), int64_t{16});
-    QCOMPARE(compile::vector_lanes_of_spec("llvm -vector_bits=256"), int64_t{8});
-    QCOMPARE(compile::vector_lanes_of_spec("no_such_kind"), target_vector_floats(Target::of_kind("ref")));
+    QCOMPARE(target_traits(Target::parse("llvm -vector_bits=256")).vector_lanes, int64_t{8});
+    QCOMPARE(target_traits(Target::parse("interp")).vector_lanes, int64_t{1});
   }
 
   void compiled_model_and_lower_take_the_same_default_schedule_data() {
@@ -88,7 +88,8 @@ class TestKernelCompiler : public QObject {
       // or does not lower.
       schedule::Schedule want;
       try {
-        want = schedule::default_cpu_schedule(dag, target_vector_floats(t));
+        const TargetTraits traits = target_traits(t);
+        want = schedule::default_cpu_schedule(dag, traits.vector_lanes, {}, schedule::cpu_caches_of(traits));
         lower::lower(dag, want);
       } catch (const Error&) {
         want = {};

@@ -1,4 +1,4 @@
-// The tuner on every kind of target, through the real plugins: each kind's space (space_target_of),
+// The tuner on every kind of target, through the real plugins: each kind's space (its TargetTraits),
 // the CPU's reduction knobs compiled by llvm against the plain loops, and `tessel tune` end to end
 // on accel-sim (its measure is the simulator's cycles: deterministic) and on opencl, the records
 // applied by `tessel run --records`. The opencl case runs only in the test labelled opencl
@@ -130,20 +130,19 @@ class TestTuneTargets : public QObject {
     QVERIFY2(CodeGenRegistry::global().has("accel-sim"), "the accel_sim plugin did not load");
   }
 
-  // The kind decides the space, the way compile::default_schedule decides the default.
+  // The kind's declared device class decides the space (its traits), the way it decides the default.
   void each_kind_gets_its_space() {
-    using Kind = tune::SpaceTarget::Kind;
-    const tune::SpaceTarget llvm = tune::space_target_of(Target::parse("llvm -vector_bits=256 -l2_cache_bytes=65536"));
-    QCOMPARE(llvm.kind, Kind::kCpu);
+    const TargetTraits llvm = target_traits(Target::parse("llvm -vector_bits=256 -l2_cache_bytes=65536"));
+    QCOMPARE(llvm.device_class, DeviceClass::kCpu);
     QCOMPARE(llvm.vector_lanes, int64_t{8});
-    QCOMPARE(llvm.caches.l2_bytes, int64_t{65536});
-    const tune::SpaceTarget accel = tune::space_target_of(Target::parse("accel-sim -gemm=8"));
-    QCOMPARE(accel.kind, Kind::kAccelerator);
-    QCOMPARE(accel.accel.gemm, int64_t{8});
+    QCOMPARE(llvm.l2_bytes, int64_t{65536});
+    const TargetTraits accel = target_traits(Target::parse("accel-sim -gemm=8"));
+    QCOMPARE(accel.device_class, DeviceClass::kAccelerator);
+    QCOMPARE(accel.accelerator.gemm, int64_t{8});
     if (TargetKindRegistry::global().find("opencl"))
-      QCOMPARE(tune::space_target_of(Target::parse("opencl")).kind, Kind::kGpu);
+      QCOMPARE(target_traits(Target::parse("opencl")).device_class, DeviceClass::kGpu);
     if (TargetKindRegistry::global().find("cuda"))
-      QCOMPARE(tune::space_target_of(Target::parse("cuda")).kind, Kind::kGpu);
+      QCOMPARE(target_traits(Target::parse("cuda")).device_class, DeviceClass::kGpu);
   }
 
   // Every value of the reduction's split and order (and the k unroll, and the GEMM's k blocking, its

@@ -29,6 +29,9 @@ struct KernelLowering {
   std::string tensor_expression;               // te::to_string of the kernel's DAG
   schedule::Schedule schedule;                 // the schedule that was lowered
   bool is_default_schedule = true;
+  // The default's own fallbacks, as `tessel run --report` says them: "plain loops: no default
+  // schedule: ..." or "runs on the host (llvm), not offloaded: accel: ..."; empty otherwise.
+  std::string schedule_note;
   std::vector<lower::ViewRecord> steps;        // entry 0: unscheduled; entry k: after step k
   std::vector<lower::ViewRecord> passes;       // lowering passes of the whole schedule (empty on error)
   std::string error;                           // first failing step: "step 3 split(C.x, 0): factor must be ≥ 1"

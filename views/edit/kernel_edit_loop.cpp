@@ -50,8 +50,6 @@ KernelEditLoop::~KernelEditLoop() {
 
 KernelEditLoop::KernelState& KernelEditLoop::kernel_state(const QString& kernel) { return state_->kernels[kernel]; }
 
-int64_t KernelEditLoop::vector_lanes() const { return compile::vector_lanes_of_spec(context_.target); }
-
 void KernelEditLoop::set_snapshot(StudioSnapshotPtr snapshot) {
   snapshot_ = std::move(snapshot);
   context_.model_path = snapshot_ ? snapshot_->model_path : "";
@@ -116,11 +114,11 @@ void KernelEditLoop::start(const QString& kernel) {
   ++state_->pending_lowerings;
   QPointer<KernelEditLoop> self(this);
   state_->pool.start(
-      [self, snapshot = snapshot_, kernel, hand, lanes = vector_lanes(), generation, latest = k.generation] {
+      [self, snapshot = snapshot_, kernel, hand, target = context_.target, generation, latest = k.generation] {
         // Several quick edits queue several jobs: only the newest is worth lowering.
         KernelLoweringPtr result;
         if (latest->load() == generation)
-          result = lower_kernel(snapshot, kernel.toStdString(), hand, lanes, generation);
+          result = lower_kernel(snapshot, kernel.toStdString(), hand, target, generation);
         QMetaObject::invokeMethod(
             self.data(),
             [self, kernel, result] {

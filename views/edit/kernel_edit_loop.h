@@ -109,7 +109,6 @@ class KernelEditLoop : public QObject {
   void start(const QString& kernel);  // a new generation: lower, then measure
   void deliver_lowering(const QString& kernel, KernelLoweringPtr result);
   void start_measuring(const QString& kernel, const KernelLowering& lowering);
-  int64_t vector_lanes() const;
 
   std::unique_ptr<State> state_;
   std::map<std::string, schedule::Schedule> hand_;

@@ -36,21 +36,42 @@ KernelLoweringPtr lower_schedule(const std::string& kernel, const te::ComputeDag
   return result;
 }
 
+std::pair<schedule::Schedule, std::string> default_kernel_schedule(const std::string& kernel,
+                                                                   const te::ComputeDag& dag,
+                                                                   const std::string& target_spec) {
+  compile::LoweredKernel k = compile::default_lowering(kernel, dag, Target::parse(target_spec));
+  std::string note;
+  if (k.host) note = "runs on the host (" + k.host->kind() + "), not offloaded: " + k.host_reason;
+  if (k.source == compile::ScheduleSource::kPlainLoops)
+    note += std::string(note.empty() ? "" : "; ") + "plain loops: " + k.fallback_reason;
+  return {std::move(k.schedule), std::move(note)};
+}
+
 KernelLoweringPtr lower_kernel(const StudioSnapshotPtr& snapshot, const std::string& kernel,
-                               const std::optional<schedule::Schedule>& hand, int64_t vector_lanes,
+                               const std::optional<schedule::Schedule>& hand, const std::string& target_spec,
                                int64_t generation) {
-  std::string why = "no compiled model";
-  std::optional<te::ComputeDag> dag = snapshot ? kernel_dag(*snapshot, kernel, &why) : std::nullopt;
-  if (!dag) {
+  auto failed = [&](std::string why) {
     auto result = std::make_shared<KernelLowering>();
     result->kernel = kernel;
     result->generation = generation;
     result->is_default_schedule = !hand.has_value();
-    result->error = why;
+    result->error = std::move(why);
     return result;
+  };
+  std::string why = "no compiled model";
+  std::optional<te::ComputeDag> dag = snapshot ? kernel_dag(*snapshot, kernel, &why) : std::nullopt;
+  if (!dag) return failed(why);
+  if (hand) return lower_schedule(kernel, *dag, *hand, false, generation);
+  std::pair<schedule::Schedule, std::string> d;
+  try {
+    d = default_kernel_schedule(kernel, *dag, target_spec);
+  } catch (const Error& e) {
+    return failed("target '" + target_spec + "': " + e.what());
   }
-  return lower_schedule(kernel, *dag, hand ? *hand : compile::default_schedule(*dag, vector_lanes), !hand.has_value(),
-                        generation);
+  KernelLoweringPtr lowered = lower_schedule(kernel, *dag, d.first, true, generation);
+  auto noted = std::make_shared<KernelLowering>(*lowered);
+  noted->schedule_note = std::move(d.second);
+  return noted;
 }
 
 }  // namespace tessel::views

@@ -3,12 +3,12 @@
 // benchmarks without a window): one kernel of a snapshot, its DAG, its schedule (the hand one or the
 // default), the program after every step and after every lowering pass.
 //
-//   snapshot.optimized + fusion group K ──find_kernel, kernel_dag──▶ DAG ──(hand | default_schedule)──▶
+//   snapshot.optimized + fusion group K ──find_kernel, kernel_dag──▶ DAG ──(hand | default_lowering)──▶
 //   record_lowering: the program after each step (entry 0: unscheduled) and each pass ──▶ KernelLowering
 //   (the functions of core/compile/kernel_compiler.h that CompiledModel and tessel-measure use too)
 //
 // Usage:
-//   KernelLoweringPtr l = lower_kernel(snapshot, "fused_conv2d_nchwc_relu_1", std::nullopt, 16, 1);
+//   KernelLoweringPtr l = lower_kernel(snapshot, "fused_conv2d_nchwc_relu_1", std::nullopt, "llvm", 1);
 //   if (!l->error.empty()) show(l->error, l->error_step);
 #include <optional>
 #include <string>
@@ -28,9 +28,17 @@ std::optional<te::ComputeDag> kernel_dag(const StudioSnapshot& snapshot, const s
 KernelLoweringPtr lower_schedule(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
                                  bool is_default_schedule, int64_t generation);
 
-// The kernel of the snapshot with its hand schedule, or the default one for `vector_lanes` (the
-// target's: compile::vector_lanes_of_spec). Never throws.
+// The kernel of the snapshot with its hand schedule, or the one `tessel run` gives it on the target
+// `target_spec` (compile::default_lowering: placement and default schedule). Never throws: a
+// target whose kind is not loaded in this process is an error in the result.
 KernelLoweringPtr lower_kernel(const StudioSnapshotPtr& snapshot, const std::string& kernel,
-                               const std::optional<schedule::Schedule>& hand, int64_t vector_lanes, int64_t generation);
+                               const std::optional<schedule::Schedule>& hand, const std::string& target_spec,
+                               int64_t generation);
+
+// The schedule `tessel run` gives the kernel by default on `target_spec`, and its fallback note
+// (KernelLowering::schedule_note); throws Error when the target does not parse here.
+std::pair<schedule::Schedule, std::string> default_kernel_schedule(const std::string& kernel,
+                                                                   const te::ComputeDag& dag,
+                                                                   const std::string& target_spec);
 
 }  // namespace tessel::views

@@ -57,6 +57,8 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
         return k.attainable_gflops;
       case kBound:
         return QString::fromStdString(k.bound);
+      case kSchedule:
+        return QString::fromStdString(k.schedule);
     }
   }
   if (role == Qt::DisplayRole) {
@@ -75,9 +77,12 @@ QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
         return k.attainable_gflops > 0 ? QString::number(k.attainable_gflops, 'f', 1) : QString("—");
       case kBound:
         return k.bound.empty() ? QString("—") : QString::fromStdString(k.bound);
+      case kSchedule:
+        return k.schedule.empty() ? QString("—") : QString::fromStdString(k.schedule);
     }
   }
-  if (role == Qt::TextAlignmentRole && index.column() != kKernel && index.column() != kBound)
+  if (role == Qt::TextAlignmentRole && index.column() != kKernel && index.column() != kBound &&
+      index.column() != kSchedule)
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ToolTipRole)
     return QString("%1\n%2\n%3 (fastest run %4)\n%5 FLOPs, %6 bytes, %7 FLOP/byte")
@@ -109,6 +114,8 @@ QVariant ProfileTableModel::headerData(int section, Qt::Orientation orientation,
       return QStringLiteral("Attainable");
     case kBound:
       return QStringLiteral("Bound");
+    case kSchedule:
+      return QStringLiteral("Schedule, where it ran");
   }
   return {};
 }

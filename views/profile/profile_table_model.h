@@ -15,7 +15,7 @@ namespace tessel::views {
 
 class ProfileTableModel : public QAbstractTableModel {
  public:
-  enum Column { kKernel, kTime, kPercent, kGflops, kGbps, kAttainable, kBound, kColumnCount };
+  enum Column { kKernel, kTime, kPercent, kGflops, kGbps, kAttainable, kBound, kSchedule, kColumnCount };
   using QAbstractTableModel::QAbstractTableModel;
 
   void set_profile(ModelProfilePtr profile);

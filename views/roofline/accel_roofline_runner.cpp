@@ -6,6 +6,7 @@
 
 #include "core/compile/kernel_compiler.h"
 #include "core/support/error.h"
+#include "core/target/target_traits.h"
 
 namespace tessel::views {
 
@@ -19,7 +20,7 @@ AccelRooflineRunner::~AccelRooflineRunner() {
 bool AccelRooflineRunner::applies_to(const StudioSnapshot& snapshot) {
   if (!snapshot.optimized || !snapshot.fusion || snapshot.has_errors()) return false;
   try {
-    return compile::is_accelerator(Target::parse(snapshot.target));
+    return target_traits(Target::parse(snapshot.target)).is_accelerator();
   } catch (const Error&) {
     return false;  // a kind whose plugin is not loaded here
   }

@@ -479,8 +479,14 @@ void ScheduleEditorPane::show_errors() {
     highlighter_->set_error_line(line_of_row(text_->toPlainText(), row));
   }
   model_->set_error(row, message);
-  error_->setText(message.isEmpty() ? QString() : QString::fromUtf8("✗ ") + message);
-  error_->setVisible(!message.isEmpty());
+  // No error: the default's own fallback, when it has one (plain loops, or on the host instead of
+  // the accelerator), in the words `tessel run --report` uses, so the user knows what runs.
+  const bool note = message.isEmpty() && st && lowering_ && lowering_->schedule == schedule() &&
+                    !lowering_->schedule_note.empty();
+  error_->setStyleSheet(note ? "color: #7a5a00" : "color: #b41414");
+  error_->setText(note ? QString::fromUtf8("ⓘ ") + q(lowering_->schedule_note)
+                       : message.isEmpty() ? QString() : QString::fromUtf8("✗ ") + message);
+  error_->setVisible(note || !message.isEmpty());
   if (row >= 0) list_->scrollTo(model_->index(row));
 }
 

@@ -90,7 +90,7 @@ void TuningRunner::run(const TuningJob& job) {
     // looks it up ("llvm" → "llvm -fast_math=false … -vector_bits=512").
     const Target parsed = Target::parse(job.model.target);
     const std::string target = parsed.str();
-    const tune::SpaceTarget space_target = tune::space_target_of(parsed);
+    const TargetTraits traits = target_traits(parsed);
     // Kernels that run on the reference kernels (no tensor expression), or that the target's
     // schedules do not take (an accelerator's host kernels), have nothing to search.
     std::vector<std::pair<std::string, tune::SearchSpace>> kernels;
@@ -98,7 +98,7 @@ void TuningRunner::run(const TuningJob& job) {
       std::string why;
       auto dag = job.snapshot ? kernel_dag(*job.snapshot, kernel, &why) : std::nullopt;
       if (!dag) continue;
-      tune::SearchSpace space(std::move(*dag), space_target);
+      tune::SearchSpace space(std::move(*dag), traits);
       if (space.unsupported().empty()) kernels.emplace_back(kernel, std::move(space));
     }
     QStringList names;

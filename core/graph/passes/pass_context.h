@@ -1,13 +1,15 @@
 #pragma once
 // What graph passes may read besides the graph: the target, the pipeline's options, and the
-// analyses earlier passes produced (fusion groups, memory plan). Passes read target behaviour only
-// through Target options.
+// analyses earlier passes produced (fusion groups, memory plan). Passes read what the target is
+// through its traits (core/target/target_traits.h: device class, vector lanes, the accelerator's
+// core), never by looking for an option's name.
 #include <set>
 #include <string>
 
 #include "core/graph/passes/fusion_result.h"
 #include "core/graph/passes/memory_plan.h"
 #include "core/target/target.h"
+#include "core/target/target_traits.h"
 
 namespace tessel {
 
@@ -33,6 +35,7 @@ struct PassContext {
   PipelineOptions options;
   FusionResultPtr fusion;     // set by fuse_ops
   MemoryPlanPtr memory_plan;  // set by plan_memory
+  TargetTraits traits() const { return target_traits(target); }
 };
 
 }  // namespace tessel

@@ -378,12 +378,9 @@ class AcceleratorQuantizer {
 }  // namespace
 
 bool quantize_for_accelerator(Graph& g, PassContext& ctx) {
-  const TargetOptionSpec* gemm = ctx.target.kind_info().find_option("gemm");
-  if (!gemm) return false;
-  // The layout is the compiler's choice; a target may offer the row-major one (accel-sim's gemm_layout).
-  const bool tiled =
-      !ctx.target.kind_info().find_option("gemm_layout") || ctx.target.get_string("gemm_layout") == "tiled";
-  return AcceleratorQuantizer(g, ctx.target.get_int("gemm"), tiled).run();
+  const TargetTraits traits = ctx.traits();
+  if (!traits.is_accelerator()) return false;
+  return AcceleratorQuantizer(g, traits.accelerator.gemm, traits.accelerator.tiled_layout).run();
 }
 
 }  // namespace tessel

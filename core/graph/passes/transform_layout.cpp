@@ -529,7 +529,7 @@ class LayoutRewriter {
 }  // namespace
 
 bool transform_layout(Graph& g, PassContext& ctx) {
-  const int64_t vec = ctx.options.transform_layout ? target_vector_floats(ctx.target) : 1;
+  const int64_t vec = ctx.options.transform_layout ? ctx.traits().vector_lanes : 1;
   Graph out = LayoutRewriter(g, vec).run();
   bool changed = out.nodes.size() != g.nodes.size() || out.values.size() != g.values.size();
   for (size_t n = 0; !changed && n < out.nodes.size(); ++n) changed = out.nodes[n].op != g.nodes[n].op;
