@@ -125,22 +125,24 @@ LoweredKernel default_lowering(const std::string& kernel, const te::ComputeDag& 
   const TargetTraits traits = target_traits(target);
   if (!traits.is_accelerator()) return default_on_device(kernel, dag, traits);
   // An accelerator takes a kernel when its default tensorizes, lowers and its code generator
-  // accepts the program; the code generator is asked here, kernel by kernel, so a refusal is known
-  // with the kernel it concerns and never has to be read back out of a whole module's error.
+  // accepts the program; the code generator is asked here, kernel by kernel (codegen_refusal), so a
+  // refusal is known with the kernel it concerns and never read back out of a whole module's error.
   std::string why;
   schedule::DefaultSchedule d = schedule::default_schedule_for(dag, traits);
   if (d.applies()) {
     try {
       LoweredKernel k;
       k.func = lowered_func(kernel, dag, d.schedule);
-      (void)build_module({k.func}, target);
-      k.schedule = std::move(d.schedule);
-      return k;
+      why = codegen_refusal(k.func, target);
+      if (why.empty()) {
+        k.schedule = std::move(d.schedule);
+        return k;
+      }
     } catch (const Error& e) {
       why = e.what();
-      const std::string prefix = "kernel '" + kernel + "': ";
-      if (why.starts_with(prefix)) why.erase(0, prefix.size());  // the kernel is named by the caller
     }
+    const std::string prefix = "kernel '" + kernel + "': ";
+    if (why.starts_with(prefix)) why.erase(0, prefix.size());  // the caller names the kernel
   } else {
     why = std::move(d.not_applied);
   }
@@ -183,12 +185,12 @@ loopir::Func lower_for_accelerator(const std::string& kernel, const te::ComputeD
     prefix.steps.resize(count);
     try {
       loopir::Func f = lower::lower(named, prefix).func;
-      build_module({f}, target);
-      return f;
+      *why = codegen_refusal(f, target);
+      if (why->empty()) return f;
     } catch (const Error& e) {
       *why = e.what();
-      return std::nullopt;
     }
+    return std::nullopt;
   };
   std::string why;
   if (std::optional<loopir::Func> f = attempt(s.steps.size(), &why)) return *f;

@@ -9,10 +9,17 @@ CodeGenRegistry& CodeGenRegistry::global() {
   return r;
 }
 
-void CodeGenRegistry::add(const std::string& target_kind, CodeGenFn fn, const std::string& provider) {
+void CodeGenRegistry::add(const std::string& target_kind, CodeGenFn fn, const std::string& provider,
+                          KernelCheckFn check) {
   if (has(target_kind))
     throw Error("target kind '" + target_kind + "' already has a code generator (from " + this->provider(target_kind) + ")");
-  entries_.push_back({target_kind, std::move(fn), provider});
+  entries_.push_back({target_kind, std::move(fn), provider, std::move(check)});
+}
+
+const KernelCheckFn* CodeGenRegistry::check(const std::string& target_kind) const {
+  for (const Entry& e : entries_)
+    if (e.kind == target_kind && e.check) return &e.check;
+  return nullptr;
 }
 
 bool CodeGenRegistry::has(const std::string& target_kind) const {
@@ -45,6 +52,16 @@ std::string CodeGenRegistry::provider(const std::string& target_kind) const {
 std::unique_ptr<Module> build_module(const std::vector<loopir::Func>& kernels, const Target& target) {
   const CodeGenFn& fn = CodeGenRegistry::global().get(target.kind());
   return fn(kernels, target);
+}
+
+std::string codegen_refusal(const loopir::Func& kernel, const Target& target) {
+  try {
+    if (const KernelCheckFn* check = CodeGenRegistry::global().check(target.kind())) return (*check)(kernel, target);
+    (void)build_module({kernel}, target);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
 }
 
 }  // namespace tessel
