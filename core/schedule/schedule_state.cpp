@@ -1,10 +1,10 @@
 #include "core/schedule/schedule_state.h"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 
 #include "core/loopir/functor.h"
+#include "core/schedule/step_apply.h"
 #include "core/support/error.h"
 #include "core/te/tensor_intrinsic.h"
 
@@ -262,7 +262,12 @@ size_t stage_index(const ScheduleState& st, const std::string& name) {
   return st.stages.size();
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------- the step kinds
+// Each applies one step to the state (declared in step_apply.h for the table in step_kinds.cpp).
+
+namespace step_apply {
 
 void apply_split(ScheduleState& st, const StepArgs& a) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
@@ -722,58 +727,7 @@ void apply_vthread(ScheduleState& st, const StepArgs& a) {
   annotate(st, a, ForKind::kVirtualThread, "vthread", "vthread");
 }
 
-constexpr size_t kAny = std::numeric_limits<size_t>::max();  // no upper bound on the arguments
-
-}  // namespace
-
-// ---------------------------------------------------------------- the table of step kinds
-
-const std::vector<StepKindInfo>& step_kinds() {
-  static const std::vector<StepKindInfo> kinds = {
-      {"split", "split(axis, factor) | split(axis, nparts=N)", "splits a loop into an outer and an inner loop", 2, 2,
-       apply_split},
-      {"tile", "tile(axis_x, axis_y, factor_x, factor_y)",
-       "splits two loops and orders them x.outer, y.outer, x.inner, y.inner", 4, 4, apply_tile},
-      {"fuse", "fuse(axis_outer, axis_inner)", "merges two adjacent loops into one", 2, 2, apply_fuse},
-      {"reorder", "reorder(axis, axis, ...)", "puts the listed loops, in this order, where they stood", 2, kAny,
-       apply_reorder},
-      {"vectorize", "vectorize(axis)", "runs a loop as vector lanes", 1, 1, apply_vectorize},
-      {"unroll", "unroll(axis)", "replicates a loop's body", 1, 1, apply_unroll},
-      {"parallel", "parallel(axis)", "runs a loop's iterations on threads", 1, 1, apply_parallel},
-      {"bind", "bind(axis, blockIdx.x|blockIdx.y|blockIdx.z|threadIdx.x|threadIdx.y|threadIdx.z)",
-       "binds a loop to a GPU block/thread index (a reduction loop to threadIdx: the threads reduce together)", 2, 2,
-       apply_bind},
-      {"vthread", "vthread(axis)", "makes a loop virtual threads, interleaved into one instruction stream", 1, 1,
-       apply_vthread},
-      {"compute_at", "compute_at(stage, axis)", "computes a stage inside a consumer's loop, only the region it needs",
-       2, 2, apply_compute_at},
-      {"compute_inline", "compute_inline(stage)", "substitutes a stage's formula into its consumers", 1, 1,
-       apply_compute_inline},
-      {"compute_root", "compute_root(stage)", "computes a stage fully at the top level (the default)", 1, 1,
-       apply_compute_root},
-      {"cache_read", "cache_read(tensor, scope, reader, ...)",
-       "copies a tensor into a new stage TENSOR_SCOPE that the readers use", 3, kAny, apply_cache_read},
-      {"cache_write", "cache_write(stage, scope)", "computes a stage into a new stage STAGE_SCOPE, then copies it out",
-       2, 2, apply_cache_write},
-      {"storage_align", "storage_align(axis, factor, offset)", "pads the stride of a root axis to factor*k + offset", 3,
-       3, apply_storage_align},
-      {"set_scope", "set_scope(stage, scope)", "sets the memory scope an intermediate stage is stored in", 2, 2,
-       apply_set_scope},
-      {"double_buffer", "double_buffer(stage)", "gives a compute_at stage two buffers used alternately", 1, 1,
-       apply_double_buffer},
-      {"pragma", "pragma(axis, auto_unroll_max_step=N)",
-       "annotates a loop (unroll inner loops of at most N iterations)", 2, 2, apply_pragma},
-      {"prefetch", "prefetch(axis, tensor, ahead_axis, offset)",
-       "in each iteration of a loop, fetches into cache what it reads of a tensor `offset` iterations of an outer "
-       "loop later",
-       4, 4, apply_prefetch},
-      {"rfactor", "rfactor(reduction_axis)",
-       "makes a reduction axis data-parallel in a new stage STAGE_rf, then reduces over it", 1, 1, apply_rfactor},
-      {"tensorize", "tensorize(axis, intrinsic)",
-       "replaces the loop nest under a loop by a call of a declared tensor intrinsic", 2, 2, apply_tensorize},
-  };
-  return kinds;
-}
+}  // namespace step_apply
 
 ScheduleState initial_state(const te::ComputeDag& dag) {
   ScheduleState st;

@@ -37,8 +37,36 @@ struct ScheduleStep {
 struct ScheduleState;  // schedule_state.h
 class StepArgs;        // a step's arguments as apply reads them (schedule_state.cpp)
 
+// What one argument of a step kind refers to, so an editor can offer only valid values (the
+// studio's step form, views/schedule/step_form.h, builds its widgets from these).
+struct StepArgSpec {
+  enum class Role {
+    kAxis,           // any loop axis
+    kReduceAxis,     // a reduction loop axis (rfactor)
+    kRootAxis,       // a tensor's own axis (storage_align)
+    kSameStageAxis,  // a loop axis of the stage of argument `ref` (fuse, tile)
+    kConsumerAxis,   // a loop axis of a stage reading the stage of argument `ref` (compute_at)
+    kStage,
+    kInnerStage,  // a stage that is not an output (compute_at, compute_inline)
+    kTensor,
+    kScope,
+    kTag,
+    kIntrinsic,
+    kReaders,    // stages reading the tensor of argument `ref`, several (cache_read)
+    kAxisList,   // loops of the stage of argument `ref`, in order (reorder)
+    kInt,        // bounded by the extent of the axis of argument `ref`, if any
+    kSplitMode,  // split by factor or by nparts
+  };
+  const char* label;
+  Role role;
+  int ref = -1;          // the argument whose value this one depends on
+  const char* key = "";  // the key of a keyed argument (pragma's auto_unroll_max_step)
+  int64_t min = 1, def = 8;
+};
+
 // The step kinds: one row each, with what help texts and error messages show (name, signature,
-// doc), how many arguments it takes (checked before apply) and what it does to the state.
+// doc), how many arguments it takes (checked before apply), what it does to the state, and what
+// each argument refers to (for editors).
 struct StepKindInfo {
   const char* name;
   const char* signature;  // "split(axis, factor) | split(axis, nparts=N)"
@@ -47,8 +75,9 @@ struct StepKindInfo {
   // Checks the arguments' meaning against the state (which axis, stage, scope) and applies the
   // step; throws Error with the reason. apply_step checks the argument count first.
   void (*apply)(ScheduleState& state, const StepArgs& args) = nullptr;
+  std::vector<StepArgSpec> args;
 };
-const std::vector<StepKindInfo>& step_kinds();  // the table (schedule_state.cpp)
+const std::vector<StepKindInfo>& step_kinds();  // the table (step_kinds.cpp)
 const StepKindInfo* find_step_kind(const std::string& name);
 
 std::string to_string(const ScheduleStep& s);

@@ -97,6 +97,15 @@ class TestSchedule : public QObject {
       QVERIFY(find_step_kind(k.name) == &k);
       // One row holds everything about a kind: its argument count and what it does.
       QVERIFY2(k.apply != nullptr && k.min_args >= 1 && k.min_args <= k.max_args, k.name);
+      // ... and what each argument refers to, for the studio's form: every kind describes at least
+      // its required arguments (a list argument stands for the rest), each depending only on an
+      // earlier one.
+      QVERIFY2(!k.args.empty(), k.name);
+      const bool list = std::any_of(k.args.begin(), k.args.end(), [](const StepArgSpec& a) {
+        return a.role == StepArgSpec::Role::kAxisList || a.role == StepArgSpec::Role::kReaders;
+      });
+      QVERIFY2(list || k.args.size() >= k.min_args, k.name);
+      for (size_t i = 0; i < k.args.size(); ++i) QVERIFY2(k.args[i].ref < static_cast<int>(i), k.name);
     }
   }
 

@@ -12,60 +12,17 @@
 
 namespace tessel::views {
 
-struct StepForm::Arg {
-  enum Kind {
-    kAxis,           // any loop axis
-    kReduceAxis,     // a reduction loop axis (rfactor)
-    kRootAxis,       // a tensor's own axis (storage_align)
-    kSameStageAxis,  // a loop axis of the stage of argument `ref` (fuse, tile)
-    kConsumerAxis,   // a loop axis of a stage reading the stage of argument `ref` (compute_at)
-    kStage,
-    kInnerStage,  // a stage that is not an output (compute_at, compute_inline)
-    kTensor,
-    kScope,
-    kTag,
-    kIntrinsic,
-    kReaders,    // checkable stages reading the tensor of argument `ref` (cache_read)
-    kAxisList,   // checkable, draggable loops of the stage of argument `ref` (reorder)
-    kInt,        // bounded by the extent of the axis of argument `ref`, if any
-    kSplitMode,  // split by factor or by nparts
-  };
-  const char* label;
-  Kind kind;
-  int ref = -1;
-  const char* key = "";
-  int64_t min = 1, def = 8;
-};
-
 namespace {
 
-using Arg = StepForm::Arg;
+using Arg = schedule::StepArgSpec;
+using Role = schedule::StepArgSpec::Role;
 
-std::vector<Arg> args_of(const std::string& kind) {
-  if (kind == "split") return {{"axis", Arg::kAxis}, {"factor", Arg::kInt, 0}, {"mode", Arg::kSplitMode}};
-  if (kind == "tile")
-    return {{"axis x", Arg::kAxis},
-            {"axis y", Arg::kSameStageAxis, 0},
-            {"factor x", Arg::kInt, 0},
-            {"factor y", Arg::kInt, 1}};
-  if (kind == "fuse") return {{"outer", Arg::kAxis}, {"inner", Arg::kSameStageAxis, 0}};
-  if (kind == "reorder") return {{"stage", Arg::kStage}, {"loop order", Arg::kAxisList, 0}};
-  if (kind == "bind") return {{"axis", Arg::kAxis}, {"index", Arg::kTag}};
-  if (kind == "compute_at") return {{"stage", Arg::kInnerStage}, {"at loop", Arg::kConsumerAxis, 0}};
-  if (kind == "compute_inline") return {{"stage", Arg::kInnerStage}};
-  if (kind == "compute_root" || kind == "double_buffer") return {{"stage", Arg::kStage}};
-  if (kind == "cache_read") return {{"tensor", Arg::kTensor}, {"scope", Arg::kScope}, {"readers", Arg::kReaders, 0}};
-  if (kind == "cache_write") return {{"stage", Arg::kStage}, {"scope", Arg::kScope}};
-  if (kind == "set_scope") return {{"stage", Arg::kInnerStage}, {"scope", Arg::kScope}};
-  if (kind == "storage_align")
-    return {{"axis", Arg::kRootAxis}, {"factor", Arg::kInt, -1, "", 1, 16}, {"offset", Arg::kInt, -1, "", 0, 1}};
-  if (kind == "pragma")
-    return {{"axis", Arg::kAxis}, {"auto_unroll_max_step", Arg::kInt, -1, "auto_unroll_max_step", 0, 16}};
-  if (kind == "prefetch")
-    return {{"axis", Arg::kAxis}, {"tensor", Arg::kTensor}, {"ahead loop", Arg::kAxis}, {"offset", Arg::kInt, -1, "", 1, 1}};
-  if (kind == "rfactor") return {{"axis", Arg::kReduceAxis}};
-  if (kind == "tensorize") return {{"axis", Arg::kAxis}, {"intrinsic", Arg::kIntrinsic}};
-  return {{"axis", Arg::kAxis}};  // vectorize, unroll, parallel, vthread
+// What each argument of the step kind refers to: the table's row (schedule::step_kinds()), the
+// same one the parser and apply_step read. The palette offers only the table's kinds.
+const std::vector<Arg>& args_of(const std::string& kind) {
+  static const std::vector<Arg> none;
+  const schedule::StepKindInfo* info = schedule::find_step_kind(kind);
+  return info ? info->args : none;
 }
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
@@ -145,21 +102,21 @@ void StepForm::rebuild() {
   while (form_->rowCount() > 0) form_->removeRow(0);  // deletes the row's widgets
   widgets_.clear();
   hints_.clear();
-  std::vector<Arg> args = args_of(k);
+  const std::vector<Arg>& args = args_of(k);
   for (size_t i = 0; i < args.size(); ++i) {
     const Arg& a = args[i];
     QWidget* w = nullptr;
     QLabel* hint = new QLabel(this);
     hint->setStyleSheet("color: #777");
-    if (a.kind == Arg::kInt) {
+    if (a.role == Role::kInt) {
       auto* spin = new QSpinBox(this);
       spin->setRange(static_cast<int>(a.min), 1 << 24);
       spin->setValue(static_cast<int>(a.def));
       w = spin;
-    } else if (a.kind == Arg::kReaders || a.kind == Arg::kAxisList) {
+    } else if (a.role == Role::kReaders || a.role == Role::kAxisList) {
       auto* list = new QListWidget(this);
       list->setMaximumHeight(110);
-      if (a.kind == Arg::kAxisList) list->setDragDropMode(QAbstractItemView::InternalMove);
+      if (a.role == Role::kAxisList) list->setDragDropMode(QAbstractItemView::InternalMove);
       w = list;
     } else {
       auto* combo = new QComboBox(this);
@@ -188,7 +145,7 @@ void StepForm::update_buttons() {
 }
 
 void StepForm::refill(size_t i) {
-  const std::vector<Arg> args = args_of(kind().toStdString());
+  const std::vector<Arg>& args = args_of(kind().toStdString());
   if (i >= args.size() || i >= widgets_.size()) return;
   const Arg& a = args[i];
   QWidget* w = widgets_[i];
@@ -206,8 +163,8 @@ void StepForm::refill(size_t i) {
   if (auto* list = qobject_cast<QListWidget*>(w)) {
     list->clear();
     std::vector<std::string> items;
-    if (a.kind == Arg::kReaders) items = choices_.readers_of(ref_value);
-    if (a.kind == Arg::kAxisList)
+    if (a.role == Role::kReaders) items = choices_.readers_of(ref_value);
+    if (a.role == Role::kAxisList)
       if (const StageChoice* st = choices_.find(ref_value))
         for (const AxisChoice& ax : st->leaf) items.push_back(ax.full());
     for (const std::string& s : items) {
@@ -225,19 +182,19 @@ void StepForm::refill(size_t i) {
   QString keep = combo->currentData().toString();
   combo->clear();
   auto add_axis = [&](const AxisChoice& ax) { combo->addItem(q(ax.label()), q(ax.full())); };
-  switch (a.kind) {
-    case Arg::kAxis:
+  switch (a.role) {
+    case Role::kAxis:
       for (const AxisChoice& ax : choices_.all_leaf_axes()) add_axis(ax);
       break;
-    case Arg::kReduceAxis:
+    case Role::kReduceAxis:
       for (const AxisChoice& ax : choices_.all_leaf_axes())
         if (ax.is_reduce) add_axis(ax);
       break;
-    case Arg::kRootAxis:
+    case Role::kRootAxis:
       for (const StageChoice& st : choices_.stages)
         for (const AxisChoice& ax : st.roots) add_axis(ax);
       break;
-    case Arg::kSameStageAxis: {
+    case Role::kSameStageAxis: {
       const AxisChoice* ref = choices_.find_axis(ref_value);
       if (const StageChoice* st = ref ? choices_.find(ref->stage) : nullptr) {
         bool after_ref = false;
@@ -254,31 +211,31 @@ void StepForm::refill(size_t i) {
       }
       break;
     }
-    case Arg::kConsumerAxis: {
+    case Role::kConsumerAxis: {
       const StageChoice* st = choices_.find(ref_value);
       for (const std::string& reader : st ? st->consumers : std::vector<std::string>{})
         if (const StageChoice* r = choices_.find(reader))
           for (const AxisChoice& ax : r->leaf) add_axis(ax);
       break;
     }
-    case Arg::kStage:
-    case Arg::kInnerStage:
+    case Role::kStage:
+    case Role::kInnerStage:
       for (const StageChoice& st : choices_.stages)
-        if (a.kind == Arg::kStage || !st.is_output) combo->addItem(q(st.name + "  (" + st.attach + ")"), q(st.name));
+        if (a.role == Role::kStage || !st.is_output) combo->addItem(q(st.name + "  (" + st.attach + ")"), q(st.name));
       break;
-    case Arg::kTensor:
+    case Role::kTensor:
       for (const std::string& t : choices_.tensors) combo->addItem(q(t), q(t));
       break;
-    case Arg::kScope:
+    case Role::kScope:
       for (const std::string& s : choices_.scopes) combo->addItem(q(s), q(s));
       break;
-    case Arg::kTag:
+    case Role::kTag:
       for (const std::string& s : choices_.thread_tags) combo->addItem(q(s), q(s));
       break;
-    case Arg::kIntrinsic:
+    case Role::kIntrinsic:
       for (const std::string& s : choices_.intrinsics) combo->addItem(q(s), q(s));
       break;
-    case Arg::kSplitMode:
+    case Role::kSplitMode:
       combo->addItem(tr("factor (inner extent)"), QString("factor"));
       combo->addItem(tr("nparts (outer parts)"), QString("nparts"));
       break;
@@ -291,7 +248,7 @@ void StepForm::refill(size_t i) {
 }
 
 void StepForm::refresh_dependents(size_t changed) {
-  const std::vector<Arg> args = args_of(kind().toStdString());
+  const std::vector<Arg>& args = args_of(kind().toStdString());
   for (size_t j = 0; j < args.size(); ++j)
     if (args[j].ref == static_cast<int>(changed)) {
       if (auto* combo = qobject_cast<QComboBox*>(widgets_[j])) combo->setCurrentIndex(-1);  // re-pick the default
@@ -304,12 +261,12 @@ void StepForm::refresh_dependents(size_t changed) {
 schedule::ScheduleStep StepForm::current_step() const {
   schedule::ScheduleStep s;
   s.kind = kind().toStdString();
-  const std::vector<Arg> args = args_of(s.kind);
+  const std::vector<Arg>& args = args_of(s.kind);
   bool nparts = false;
   for (size_t i = 0; i < args.size() && i < widgets_.size(); ++i) {
     const Arg& a = args[i];
     QWidget* w = widgets_[i];
-    if (a.kind == Arg::kSplitMode) {
+    if (a.role == Role::kSplitMode) {
       nparts = value_of(w) == "nparts";
     } else if (auto* spin = qobject_cast<QSpinBox*>(w)) {
       s.args.push_back(*a.key ? schedule::keyed(a.key, spin->value()) : schedule::arg(int64_t{spin->value()}));
@@ -317,7 +274,7 @@ schedule::ScheduleStep StepForm::current_step() const {
       for (int r = 0; r < list->count(); ++r)
         if (list->item(r)->checkState() == Qt::Checked)
           s.args.push_back(schedule::arg(list->item(r)->data(Qt::UserRole).toString().toStdString()));
-    } else if (a.kind != Arg::kStage || s.kind != "reorder") {  // reorder's stage only filters the list
+    } else if (a.role != Role::kStage || s.kind != "reorder") {  // reorder's stage only filters the list
       s.args.push_back(schedule::arg(value_of(w)));
     }
   }
@@ -327,7 +284,7 @@ schedule::ScheduleStep StepForm::current_step() const {
 
 void StepForm::load(const schedule::ScheduleStep& step) {
   set_kind(q(step.kind));
-  const std::vector<Arg> args = args_of(step.kind);
+  const std::vector<Arg>& args = args_of(step.kind);
   size_t next = 0;  // the step's next unused argument
   auto name_at = [&](size_t k) {
     return k < step.args.size() && !step.args[k].is_int() ? q(std::get<std::string>(step.args[k].value)) : QString();
@@ -335,7 +292,7 @@ void StepForm::load(const schedule::ScheduleStep& step) {
   for (size_t i = 0; i < args.size() && i < widgets_.size(); ++i) {
     const Arg& a = args[i];
     QWidget* w = widgets_[i];
-    if (a.kind == Arg::kSplitMode) {
+    if (a.role == Role::kSplitMode) {
       bool by_nparts = step.args.size() >= 2 && step.args[1].key == "nparts";
       static_cast<QComboBox*>(w)->setCurrentIndex(by_nparts ? 1 : 0);
     } else if (auto* spin = qobject_cast<QSpinBox*>(w)) {
@@ -362,7 +319,7 @@ void StepForm::load(const schedule::ScheduleStep& step) {
       next = step.args.size();
     } else if (auto* combo = qobject_cast<QComboBox*>(w)) {
       QString name = name_at(next);
-      if (a.kind == Arg::kStage && step.kind == "reorder") {
+      if (a.role == Role::kStage && step.kind == "reorder") {
         // The stage of the listed loops: "C.i.outer" -> "C".
         name = name.section('.', 0, 0);
       } else {

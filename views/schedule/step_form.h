@@ -44,7 +44,6 @@ class StepForm final : public QWidget {
   std::function<void(const schedule::ScheduleStep&)> on_add;
   std::function<void(const schedule::ScheduleStep&)> on_replace;
 
-  struct Arg;  // one argument's description (step_form.cpp)
 
  private:
   void rebuild();
