@@ -26,11 +26,7 @@ class PluginContext {
 
   void add_device_api(std::unique_ptr<DeviceAPI> api) { device_apis_.push_back(std::move(api)); }
   void add_target_kind(TargetKind kind) { target_kinds_.push_back(std::move(kind)); }
-  // `check` (optional): whether the code generator takes one kernel, without generating it
-  // (KernelCheckFn, core/runtime/codegen.h).
-  void add_codegen(std::string target_kind, CodeGenFn fn, KernelCheckFn check = {}) {
-    codegens_.push_back({std::move(target_kind), std::move(fn), std::move(check)});
-  }
+  void add_codegen(std::string target_kind, CodeGenFn fn) { codegens_.emplace_back(std::move(target_kind), std::move(fn)); }
   // Why registration failed, for the loader's message (the entry point returns non-zero).
   void set_error(std::string message) { error_ = std::move(message); }
 
@@ -39,12 +35,7 @@ class PluginContext {
   std::string plugin_name_;
   std::vector<std::unique_ptr<DeviceAPI>> device_apis_;
   std::vector<TargetKind> target_kinds_;
-  struct CodeGen {
-    std::string kind;
-    CodeGenFn fn;
-    KernelCheckFn check;
-  };
-  std::vector<CodeGen> codegens_;
+  std::vector<std::pair<std::string, CodeGenFn>> codegens_;
   std::string error_;
 };
 

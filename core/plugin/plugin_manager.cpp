@@ -172,7 +172,7 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
     // What it registered must be what it declared, so `tessel targets` can trust the JSON.
     std::vector<std::string> kinds, codegens, devices;
     for (const auto& k : ctx.target_kinds_) kinds.push_back(k.name);
-    for (const auto& c : ctx.codegens_) codegens.push_back(c.kind);
+    for (const auto& c : ctx.codegens_) codegens.push_back(c.first);
     for (const auto& d : ctx.device_apis_) devices.push_back(std::string(device_type_name(d->type())));
     if (!same_set(kinds, st.target_kinds) || !same_set(codegens, st.codegens) || !same_set(devices, st.device_types))
       throw Error("registered target kinds {" + joined(kinds) + "}, codegens {" + joined(codegens) + "}, devices {" +
@@ -181,15 +181,14 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
     for (const auto& k : ctx.target_kinds_)
       if (TargetKindRegistry::global().find(k.name)) throw Error("target kind '" + k.name + "' is already registered");
     for (const auto& c : ctx.codegens_)
-      if (CodeGenRegistry::global().has(c.kind))
-        throw Error("target kind '" + c.kind + "' already has a code generator");
+      if (CodeGenRegistry::global().has(c.first))
+        throw Error("target kind '" + c.first + "' already has a code generator");
     for (const auto& d : ctx.device_apis_)
       if (DeviceAPIRegistry::global().find(d->type()))
         throw Error("device type '" + std::string(device_type_name(d->type())) + "' already has a DeviceAPI");
 
     for (auto& k : ctx.target_kinds_) TargetKindRegistry::global().add(std::move(k));
-    for (auto& c : ctx.codegens_)
-      CodeGenRegistry::global().add(c.kind, std::move(c.fn), st.name, std::move(c.check));
+    for (auto& c : ctx.codegens_) CodeGenRegistry::global().add(c.first, std::move(c.second), st.name);
     for (auto& d : ctx.device_apis_) DeviceAPIRegistry::global().add(std::move(d), st.name);
     st.loaded = true;  // the handle stays open: registered code lives in it
   } catch (const Error& e) {

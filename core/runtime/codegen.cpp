@@ -9,17 +9,10 @@ CodeGenRegistry& CodeGenRegistry::global() {
   return r;
 }
 
-void CodeGenRegistry::add(const std::string& target_kind, CodeGenFn fn, const std::string& provider,
-                          KernelCheckFn check) {
+void CodeGenRegistry::add(const std::string& target_kind, CodeGenFn fn, const std::string& provider) {
   if (has(target_kind))
     throw Error("target kind '" + target_kind + "' already has a code generator (from " + this->provider(target_kind) + ")");
-  entries_.push_back({target_kind, std::move(fn), provider, std::move(check)});
-}
-
-const KernelCheckFn* CodeGenRegistry::check(const std::string& target_kind) const {
-  for (const Entry& e : entries_)
-    if (e.kind == target_kind && e.check) return &e.check;
-  return nullptr;
+  entries_.push_back({target_kind, std::move(fn), provider});
 }
 
 bool CodeGenRegistry::has(const std::string& target_kind) const {
@@ -56,7 +49,6 @@ std::unique_ptr<Module> build_module(const std::vector<loopir::Func>& kernels, c
 
 std::string codegen_refusal(const loopir::Func& kernel, const Target& target) {
   try {
-    if (const KernelCheckFn* check = CodeGenRegistry::global().check(target.kind())) return (*check)(kernel, target);
     (void)build_module({kernel}, target);
     return "";
   } catch (const Error& e) {

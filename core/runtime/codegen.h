@@ -13,30 +13,22 @@
 namespace tessel {
 
 using CodeGenFn = std::function<std::unique_ptr<Module>(const std::vector<loopir::Func>& kernels, const Target& target)>;
-// Whether a code generator takes one kernel, without generating it: "" when it does, else why
-// ("accel-sim codegen: LOAD of A: ..."). A code generator that refuses some programs (an
-// accelerator's) registers one, so placement can ask kernel by kernel and generate each module once.
-using KernelCheckFn = std::function<std::string(const loopir::Func& kernel, const Target& target)>;
 
 class CodeGenRegistry {
  public:
   static CodeGenRegistry& global();
-  // Throws when the kind has one already. `check`: see KernelCheckFn (none: every kernel is taken
-  // unless generating it throws).
-  void add(const std::string& target_kind, CodeGenFn fn, const std::string& provider, KernelCheckFn check = {});
+  void add(const std::string& target_kind, CodeGenFn fn, const std::string& provider);  // throws when taken
   bool has(const std::string& target_kind) const;
   // Throws Error naming the kind and listing the kinds that have a code generator.
   const CodeGenFn& get(const std::string& target_kind) const;
   std::vector<std::string> kinds() const;
   std::string provider(const std::string& target_kind) const;
-  const KernelCheckFn* check(const std::string& target_kind) const;  // null: none registered
 
  private:
   struct Entry {
     std::string kind;
     CodeGenFn fn;
     std::string provider;
-    KernelCheckFn check;
   };
   std::vector<Entry> entries_;
 };
@@ -45,8 +37,10 @@ class CodeGenRegistry {
 // and the stage: "kernel 'fused_conv2d_relu_0': llvm codegen: ...".
 std::unique_ptr<Module> build_module(const std::vector<loopir::Func>& kernels, const Target& target);
 
-// Why the code generator of target.kind() does not take `kernel` ("" when it does): its
-// KernelCheckFn, or generating the kernel alone where it has none.
+// Why the code generator of target.kind() does not take `kernel` ("" when it does), asked by
+// generating the kernel alone. An accelerator's generator refuses some programs (and simulates each
+// one to find races and deadlocks), so placement asks kernel by kernel and never has to read a
+// kernel's name back out of a whole module's error.
 std::string codegen_refusal(const loopir::Func& kernel, const Target& target);
 
 }  // namespace tessel

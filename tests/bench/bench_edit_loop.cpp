@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     // References, in the same run: lowering here, and a request that compiles nothing.
     QElapsedTimer t;
     t.start();
-    KernelLoweringPtr here = lower_kernel(snapshot, kernel.toStdString(), s, 16, 0);
+    KernelLoweringPtr here = lower_kernel(snapshot, kernel.toStdString(), s, snapshot->target, 0);
     direct.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
     bool answered = false;
     auto c = QObject::connect(&loop, &KernelEditLoop::ceilings_ready, [&] { answered = true; });

@@ -10,6 +10,7 @@
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"
 #include "core/schedule/default_schedule.h"
+#include "core/schedule/target_default.h"
 
 using namespace tessel;
 

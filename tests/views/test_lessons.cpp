@@ -144,7 +144,7 @@ class LessonsTest : public QObject {
         std::string why;
         QVERIFY2(kernel_dag(*snap, p.kernel, &why), (where + ": " + why).c_str());
         if (p.schedule_action != LessonPage::ScheduleAction::kHand) continue;
-        KernelLoweringPtr lowered = lower_kernel(snap, p.kernel, p.schedule, 16, 1);
+        KernelLoweringPtr lowered = lower_kernel(snap, p.kernel, p.schedule, snap->target, 1);
         QVERIFY2(lowered->error.empty(), (where + ": " + lowered->error).c_str());
         QCOMPARE(lowered->steps.size(), p.schedule.steps.size() + 1);
       }
