@@ -1,6 +1,7 @@
 // The lowering pipeline, in order. Each pass is a function from loop program to loop program
 // (see its header for a before/after example); every pass runs through the instrumentation
-// (core/pass/instrument.h), which times and records it like any graph pass or schedule step.
+// (core/pass/instrument.h), which times and records it like any graph pass or schedule step and,
+// in tests and debug builds, verifies the program it leaves (ProgramVerifier, pipeline.h).
 #include "core/lower/pipeline.h"
 
 #include <chrono>
