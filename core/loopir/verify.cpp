@@ -183,7 +183,7 @@ class ProgramChecker : public IRVisitor {
 
   bool enter(const Var& v) override {
     if (&v == defining_)
-      problem("'" + v.name + "' is used in its own definition (the bounds of its loop or the value of its let)");
+      problem("'" + v.name + "' is used in its own definition");
     else if (!bound_.count(&v))
       problem("variable '" + v.name + "' is " +
               (binders_.count(&v) ? "used outside its loop or let" : "bound by no loop or let"));
