@@ -162,10 +162,12 @@ class ProgramChecker : public IRVisitor {
 
   // The rule the passes that make barriers follow (insert_barriers, inject_double_buffer,
   // lower_thread_allreduce): a barrier orders the accesses to buffers of its scope, so it stands
-  // where one is allocated. Deliberately not required: a thread-bound loop around it or in the
-  // function. A CPU schedule may cache a tile in `shared` memory (test_lower's double-buffer and
-  // shared-transpose cases); its barriers are kept and every CPU backend runs a group as one
-  // thread, for which a barrier is a no-op, so such a program is well formed.
+  // where one is allocated. Deliberately not required, though it looks natural:
+  //   - a threadIdx loop around it: lower_thread_allreduce puts its barriers between the thread
+  //     loops, outside them, where every thread of the block runs the code (gpu_kernel_c.h);
+  //   - a thread-bound loop anywhere in the function: a CPU schedule may cache a tile in `shared`
+  //     memory (test_lower's double-buffer and shared-transpose cases) and keeps its barriers,
+  //     which every CPU backend and the interpreter run as no-ops (a group of one thread).
   bool enter(const Barrier& n) override {
     statement_ = {"barrier(", &n.scope, ")"};
     auto allocated = allocated_scopes_.find(n.scope);
@@ -174,8 +176,8 @@ class ProgramChecker : public IRVisitor {
               " buffer: there is nothing for it to order");
     if (divergent_ > 0)
       problem("barrier(" + n.scope +
-              ") is under a condition, or in a loop whose bounds, that depend on a threadIdx: some threads of the "
-              "block would never reach it");
+              ") is under a condition or loop bounds that depend on a threadIdx: some threads of the block would "
+              "never reach it");
     return true;
   }
 

@@ -147,7 +147,15 @@ class TestLoopIrVerify : public QObject {
                   make_store(kB, {t}, make_load(lanes, {t}))});
     Func f =
         func(make_allocate(lanes, make_for(t, make_int(0), make_int(8), body, ForKind::kThreadBound, "threadIdx.x")));
-    QVERIFY_REPORTS(f, "barrier(shared) is under a condition, or in a loop whose bounds, that depend on a threadIdx");
+    QVERIFY_REPORTS(f, "barrier(shared) is under a condition or loop bounds that depend on a threadIdx");
+    // A loop that runs t times, through a let of t: thread 0 never reaches the barrier inside it.
+    VarRef n = make_var("n"), r = make_var("r");
+    Stmt rounds = make_let(n, Expr(t) + 0, make_for(r, make_int(0), n, make_barrier("shared")));
+    Func g =
+        func(make_allocate(lanes, make_for(t, make_int(0), make_int(8), rounds, ForKind::kThreadBound, "threadIdx.x")));
+    QVERIFY_REPORTS(g,
+                    "barrier(shared) is under a condition or loop bounds that depend on a threadIdx (in "
+                    "barrier(shared), inside for t > let n > for r)");
     // A condition on the block index is the same for every thread of the block.
     VarRef b = make_var("b");
     Stmt uniform = make_if(lt(b, make_int(1)), make_barrier("shared"));
