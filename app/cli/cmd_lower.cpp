@@ -1,14 +1,17 @@
 // tessel lower --op "matmul M=512 N=512 K=512" [--schedule FILE] [--steps] [--passes] [--diff]
-//                                               [--dump-after all|changed|STEP]
+//                                               [--dump-after all|changed|STEP] [--verify-each]
 // tessel lower MODEL --kernel NAME [--target SPEC] [...]   (a fused kernel of a model; without
 //                                                          --kernel, the model's kernels are listed):
 // the kernel's tensor expression, its schedule, then the loop program — after every schedule
 // step (--steps), after every lowering pass (--passes), or only the final one; --diff prints
 // what each step or pass changed instead of the whole program. --dump-after prints the program
 // after the chosen schedule steps and lowering passes through the instrumentation's TextDumper,
-// the way `tessel passes --dump-after` prints graphs.
+// the way `tessel passes --dump-after` prints graphs. --verify-each checks the program after
+// build_loop_nests and after every lowering pass (core/loopir/verify.h) and fails naming the pass
+// that left it malformed.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <span>
 #include <sstream>
 
@@ -32,9 +35,9 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel lower (--op \"OP KEY=VALUE ...\" | MODEL --kernel NAME [--target SPEC]) [--schedule FILE | --gpu] "
-        "[--steps] [--passes] [--diff] [--dump-after all|changed|STEP]",
+        "[--steps] [--passes] [--diff] [--dump-after all|changed|STEP] [--verify-each]",
     .value_options = {"--op", "--schedule", "--kernel", "--target", "--dump-after"},
-    .flags = {"--steps", "--passes", "--diff", "--gpu"},
+    .flags = {"--steps", "--passes", "--diff", "--gpu", "--verify-each"},
     .max_positional = 1,
 };
 
@@ -66,6 +69,9 @@ std::string details() {
       "--passes after every lowering pass, --diff only the lines each step or pass changed.\n"
       "--dump-after all|changed|STEP prints the program after every schedule step and lowering pass, those\n"
       "that changed it, or the named one: a lowering pass (loop_partition), 'initial' or a step ('step 2').\n"
+      "--verify-each checks the loop program after build_loop_nests and after every lowering pass\n"
+      "(scoping of loop variables and buffers, barriers, types) and fails naming the pass after which\n"
+      "it is malformed (always on in debug builds and with TESSEL_VERIFY_LOOPIR=1).\n"
       "Ops and their attributes (with defaults):\n";
   for (auto& line : te::op_spec_help()) d += "  " + line + "\n";
   return d;
@@ -150,6 +156,14 @@ int run_lower_command(std::span<const std::string> argv) {
   }
   const bool diff = args.flag("--diff");
   if (auto which = args.value("--dump-after")) check_dump_after(*which, sched);
+  // --verify-each: the schedule is lowered with the verifier after every pass before anything is
+  // printed, so a malformed program fails the command naming its pass; that lowering's program
+  // is the one printed last.
+  std::optional<lower::LowerResult> verified;
+  if (args.flag("--verify-each")) {
+    lower::ProgramVerifier verifier;
+    verified = lower::lower(dag, sched, {&verifier});
+  }
   std::printf("# tensor expression\n%s\n# schedule (%zu steps)\n%s\n", te::to_string(dag).c_str(), sched.steps.size(),
               schedule::to_text(sched).c_str());
   if (!note.empty()) std::printf("# default: %s\n", note.c_str());
@@ -174,7 +188,7 @@ int run_lower_command(std::span<const std::string> argv) {
     lower::lower(dag, sched, {&dump});
   }
   if (!args.flag("--steps") && !args.flag("--passes") && !args.value("--dump-after")) {
-    auto r = lower::lower(dag, sched);
+    const lower::LowerResult r = verified ? *verified : lower::lower(dag, sched);
     std::printf("# program (lowered in %.2f ms)\n%s", r.total_ms, loopir::to_string(r.func).c_str());
   }
   return 0;

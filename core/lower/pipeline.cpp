@@ -1,12 +1,16 @@
 // The lowering pipeline, in order. Each pass is a function from loop program to loop program
 // (see its header for a before/after example); every pass runs through the instrumentation
-// (core/pass/instrument.h), which times and records it like any graph pass or schedule step.
+// (core/pass/instrument.h), which times and records it like any graph pass or schedule step and,
+// in tests and debug builds, verifies the program it leaves (ProgramVerifier, pipeline.h).
 #include "core/lower/pipeline.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/arith/simplify.h"
 #include "core/loopir/printer.h"
+#include "core/loopir/verify.h"
 #include "core/lower/build_loops.h"
 #include "core/lower/inject_double_buffer.h"
 #include "core/lower/inject_prefetch.h"
@@ -80,10 +84,31 @@ IrSnapshotPtr program_snapshot(Func f) {
 
 std::shared_ptr<const Func> program_of(const IrSnapshotPtr& snapshot) { return snapshot_ir<Func>(snapshot); }
 
+void ProgramVerifier::after_step(const StepRecord& record) {
+  if (!record.changed || !record.after) return;  // an unchanged program was checked when it was made
+  std::shared_ptr<const Func> program = program_of(record.after);
+  if (!program) throw Error("the loop-program verifier was given a program that is not a loop program");
+  loopir::verify_or_throw(*program, record.name);
+}
+
+bool verifies_programs_by_default() {
+#ifndef NDEBUG
+  return true;
+#else
+  const char* env = std::getenv("TESSEL_VERIFY_LOOPIR");
+  return env && std::strcmp(env, "1") == 0;
+#endif
+}
+
 LowerResult lower(const schedule::ScheduleState& state, const std::vector<Instrument*>& instruments) {
   const auto start = std::chrono::steady_clock::now();
   StepRecorder recorder;
-  Instrumentation steps(instruments);
+  ProgramVerifier verifier;
+  Instrumentation steps;
+  bool caller_verifies = false;
+  for (Instrument* i : instruments) caller_verifies = caller_verifies || dynamic_cast<ProgramVerifier*>(i);
+  if (!caller_verifies && verifies_programs_by_default()) steps.add(&verifier);  // first: it may reject a result
+  for (Instrument* i : instruments) steps.add(i);
   steps.add(&recorder);
   IrSnapshotPtr program = steps
                               .run(StepKind::kLoweringPass, "build_loop_nests", nullptr,

@@ -18,6 +18,20 @@ struct LowerResult {
   double total_ms = 0.0;
 };
 
+// Checks the loop program after build_loop_nests and after every lowering pass that changed it
+// (loopir::verify_or_throw, core/loopir/verify.h). A malformed program fails the pass that made it,
+// like any failing pass: "lowering pass tensorize: loop program 'matmul' after tensorize: variable
+// 'k' is used outside its loop or let (...)". lower() runs one ahead of the caller's instruments
+// when verifies_programs_by_default(); a caller that passes its own (`tessel lower --verify-each`)
+// gets that one instead.
+class ProgramVerifier final : public Instrument {
+ public:
+  void after_step(const StepRecord& record) override;
+};
+// True in debug builds (NDEBUG not defined) and when TESSEL_VERIFY_LOOPIR=1 (ctest sets it for
+// every test, tests/CMakeLists.txt), as the graph's verifier is on in tests and debug builds.
+bool verifies_programs_by_default();
+
 // Throws Error (a StepFailure naming the pass) when the schedule cannot be lowered.
 LowerResult lower(const schedule::ScheduleState& state, const std::vector<Instrument*>& instruments = {});
 // Replays the whole schedule on the DAG, then lowers.

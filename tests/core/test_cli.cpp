@@ -507,6 +507,24 @@ class TestCli : public QObject {
     QVERIFY2(unknown.err.contains("no schedule step or lowering pass named 'unrol'"), qPrintable(unknown.err));
   }
 
+  // `tessel lower --verify-each` checks the program after build_loop_nests and every lowering
+  // pass (a malformed one fails naming the pass: test_loopir_verify builds such a pass) and then
+  // prints what it would print without the flag.
+  void lower_verify_each_checks_every_pass() {
+    const QStringList matmul = {"lower", "--op", "matmul M=64 N=64 K=64", "--verify-each"};
+    Result cpu = tessel_cli(matmul);
+    QVERIFY2(cpu.exit_code == 0, qPrintable(cpu.err));
+    QVERIFY2(cpu.out.contains("# program (lowered in "), qPrintable(cpu.out));
+    Result gpu = tessel_cli(matmul + QStringList{"--gpu"});
+    QVERIFY2(gpu.exit_code == 0, qPrintable(gpu.err));
+    QVERIFY2(gpu.out.contains("barrier(shared)"), qPrintable(gpu.out));
+    Result passes = tessel_cli(matmul + QStringList{"--gpu", "--passes"});
+    QVERIFY2(passes.exit_code == 0, qPrintable(passes.err));
+    QVERIFY2(passes.out.contains("# insert_barriers  (changed"), qPrintable(passes.out));
+    Result help = tessel_cli({"lower", "--help"});
+    QVERIFY2(help.out.contains("--verify-each"), qPrintable(help.out));
+  }
+
   // Every file the user names is read only when it is a regular file: a FIFO would hang the read,
   // a device never end, a folder read as nothing. Text files are bounded in size.
   void non_regular_and_oversized_files_are_refused() {
