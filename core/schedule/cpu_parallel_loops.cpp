@@ -60,8 +60,9 @@ bool from_split_with_tail(const Stage& s, int a) {
 // threads to share evenly. Two threads sharing 2 iterations (a conv's two 32-channel blocks) each
 // take one, and whichever starts late makes the other wait; sharing 112 they claim small chunks,
 // and a late thread takes fewer. The inner loop (the rows) goes outside the fused pair, so that
-// consecutive kernels give each thread the same band of rows (rows_before_blocks has the why);
-// a conv whose weights would not stay in cache keeps its blocks outside (next_outside = false):
+// consecutive kernels give each thread the same band of rows (rows_before_blocks in
+// cpu_operand_caching.cpp has the why); a conv whose weights would not stay in cache keeps its
+// blocks outside (next_outside = false):
 //
 //   for fo in 0..2 parallel { for y in 0..56 { ... } }   ->   for y.fo.fused in 0..112 parallel { ... }
 //
