@@ -76,14 +76,14 @@ struct CpuKnobs {
   std::optional<int64_t> reduce_split;
   std::optional<ReduceOrder> reduce_order;
   // A conv's weights hinted into the L2 cache one output-channel block ahead (unset: when they are
-  // over half the L2 cache; see streamed_operand in default_schedule.cpp).
+  // over half the L2 cache; see streamed_operand in cpu_operand_caching.cpp).
   std::optional<bool> prefetch;
   // K blocking of a GEMM (one reduce axis, the rows the second-last axis; k_blocked_gemm.h): k in
   // blocks of this many (a divisor of K, two blocks at least), the register tile's sums over one
   // block added into the product (a whole tensor then: an element-wise epilogue such as a dense
   // layer's bias becomes a pass over it), so the packed panel of the vector operand is k_block x
   // (tile width) instead of K x (tile width) (unset: a float product is blocked where A's rows
-  // outgrow L2, default_k_block in default_schedule.cpp; `panel`, `reduce_split` and
+  // outgrow L2, default_k_block in cpu_operand_caching.cpp; `panel`, `reduce_split` and
   // `parallel_loops` do not apply then). k_block_outer: the block loop outside the tile columns
   // rather than inside each (unset: inside for a k_block the knob sets, outside for the default's).
   std::optional<int64_t> k_block;

@@ -17,14 +17,14 @@
 //           C_rf += A[i, ko*kc + ki] * B_global[ki, ..]      accumulators in vector registers
 //         C[tile] += C_rf             once per block: rows x vectors loads, adds and stores
 //
-// Without the blocking (register_blocked in default_schedule.cpp) the panel a row tile streams is
+// Without the blocking (register_blocked in cpu_register_blocking.cpp) the panel a row tile streams is
 // K x W: 256 KiB at K = 1024, W = 64, which lives in L2; blocked, it is kc x W (32 KiB at kc =
 // 128), which the micro-kernel reads from L1, and A's rows are read kc floats at a time. The price
 // is C read and written K / kc times instead of once, and nothing prefetches those tiles of C
 // (GotoBLAS's kernels do): each pass over a C that does not fit L2 costs about as much as a
 // quarter of the multiply-adds of a 128-deep block (session 10, tests/bench/RESULTS.md). So it pays
-// for a long K against a short M (128 x 768 x 3072: 1.07x with kc = 256, the block loop outside),
-// not at 1024^3, where the default's K x W panel in L2 is faster.
+// for a long K against a short M (128 x 768 x 3072, the block loop outside), where A's rows outgrow
+// L2, not at 1024^3, where the default's K x W panel in L2 is faster.
 #include <cstdint>
 #include <string>
 

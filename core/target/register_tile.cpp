@@ -5,9 +5,9 @@
 namespace tessel {
 
 // The vector registers of an x86 core with vectors of `lanes` floats: AVX-512's 32 zmm, AVX2's 16
-// ymm. A tile whose accumulators do not fit spills them to the stack on every multiply-add: on the
-// AVX2 EPYC of session 12 the AVX-512 tile (6 x 4 vectors, 24 accumulators) ran GEMM 1024³ at
-// 23 GFLOP/s and 6 x 2 vectors at 35 (tests/bench/RESULTS.md).
+// ymm. A tile whose accumulators do not fit spills them to the stack on every multiply-add, which
+// costs far more than the tile's reuse saves (AVX-512's 6 x 4-vector tile on an AVX2 core:
+// tests/bench/RESULTS.md, sessions 12-13).
 int64_t vector_registers(int64_t lanes) { return lanes >= 16 ? 32 : 16; }
 
 // Rows of the register tile: the most rows (at least half the register budget) whose tiles
@@ -48,8 +48,8 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
   // A GEMV whose width no wide tile divides (MobileNetV2's classifier: 1000 columns) still takes the
   // widest tile, with a tail tile (loop_partition peels it off): one vector wide, each tile reads
   // 32 bytes of every weight row, a 4000-byte stride the prefetchers barely follow, and two tiles
-  // share each cache line. MobileNetV2's 1 x 1000 x 1280 inside the model on a Zen 1 core: 0.69 ->
-  // 0.45 ms with 8 vectors. (16 vectors, all the registers, left the accumulators in memory: 2.7 ms.)
+  // share each cache line. It stays within the accumulators' budget: 16 vectors, all the registers,
+  // leave the accumulators in memory (MobileNetV2's classifier: tests/bench/RESULTS.md, session 16).
   if (few_rows && t.vectors == 1 && x_extent % lanes == 0) {
     for (int64_t v : {16, 8, 4, 2})
       if (v * y_extent <= accumulators && 4 * v * lanes <= x_extent) {
@@ -61,16 +61,16 @@ RegisterTile choose_register_tile(int64_t y_extent, int64_t x_extent, int64_t la
   t.rows = rows_for(y_extent, max_rows);
   // AVX2's 12 accumulators also make a 4 x 3-vector tile: fewer loads per FMA than 5 or 6 x 2 (7 per
   // 12 FMAs against 7 per 10 or 8 per 12). It takes over where it covers the rows exactly and the
-  // two-vector tile does not (BERT's 128 rows: 5 x 2 with a 3-row tail). On a Zen 1 core, alone:
-  // 128 x 768 x 3072 39.3 -> 41.3 GFLOP/s, 128 x 3072 x 768 41.7 -> 42.4, 128 x 768 x 768 43.2 -> 44.4.
+  // two-vector tile does not (BERT's 128 rows: 5 x 2 with a 3-row tail; its products:
+  // tests/bench/RESULTS.md, session 16).
   if (!few_rows && registers == 16 && t.vectors == 2 && y_extent % t.rows != 0 && y_extent % 4 == 0 &&
       x_extent % (3 * lanes) == 0) {
     t.vectors = 3;
     t.rows = 4;
   }
   // And where three vectors divide the width and two do not (a conv's 24-channel block): 4 x 3
-  // instead of 8 x 1 vector. MobileNetV2's 144 -> 24 projection at 56 x 56 on a Zen 1 core, alone:
-  // 18.4 GFLOP/s in blocks of 8, 38 in blocks of 24.
+  // instead of 8 x 1 vector: 7 loads per 12 FMAs instead of 9 per 8 (MobileNetV2's 144 -> 24
+  // projections: tests/bench/RESULTS.md, session 17).
   if (!few_rows && registers == 16 && t.vectors == 1 && x_extent % (3 * lanes) == 0) {
     t.vectors = 3;
     t.rows = rows_for(y_extent, 4);
