@@ -154,8 +154,8 @@ class TestLoopIrVerify : public QObject {
     Func g =
         func(make_allocate(lanes, make_for(t, make_int(0), make_int(8), rounds, ForKind::kThreadBound, "threadIdx.x")));
     QVERIFY_REPORTS(g,
-                    "barrier(shared) is under a condition or loop bounds that depend on a threadIdx (in "
-                    "barrier(shared), inside for t > let n > for r)");
+                    "barrier(shared) is under a condition or loop bounds that depend on a threadIdx: some threads "
+                    "of the block would never reach it (in barrier(shared), inside for t > let n > for r)");
     // A condition on the block index is the same for every thread of the block.
     VarRef b = make_var("b");
     Stmt uniform = make_if(lt(b, make_int(1)), make_barrier("shared"));
