@@ -101,7 +101,7 @@ bool has_kernel(const FusionResult& fusion, std::string_view kernel) {
 
 std::optional<te::ComputeDag> kernel_dag(const Graph& graph, const FusionGroup& group, std::string* why) {
   std::string reason;
-  std::optional<te::ComputeDag> dag = build_group_dag(graph, group, &reason);
+  std::optional<te::ComputeDag> dag = ops::build_group_dag(graph, group, &reason);
   if (!dag) *why = "no tensor expression: " + reason;
   return dag;
 }
@@ -136,7 +136,7 @@ LoweredKernel lower_with(const FusionGroup& group, const te::ComputeDag& dag, sc
   LoweredKernel k;
   k.func = lower::lower(dag, s).func;
   k.func.name = group.kernel_name;
-  k.params = bind_kernel_params(k.func, group, dag);
+  k.params = ops::bind_kernel_params(k.func, group, dag);
   k.schedule = std::move(s);
   return k;
 }
