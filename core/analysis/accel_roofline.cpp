@@ -8,7 +8,7 @@
 #include "core/schedule/default_schedule.h"
 #include "core/support/error.h"
 
-namespace tessel::compile {
+namespace tessel::analysis {
 
 namespace {
 
@@ -30,7 +30,7 @@ double counter(const std::vector<std::pair<std::string, double>>& counters, cons
 }  // namespace
 
 schedule::Schedule accel_schedule_with_vthreads(const te::ComputeDag& dag, const Target& target, int64_t vthreads) {
-  schedule::AccelKnobs knobs = accel_knobs(target);
+  schedule::AccelKnobs knobs = compile::accel_knobs(target);
   knobs.vthreads = vthreads;
   return schedule::default_accel_schedule(dag, knobs);
 }
@@ -71,7 +71,7 @@ MachineCeilings AccelRoofline::ceilings() const {
 }
 
 AccelRoofline accel_roofs(const Target& target) {
-  if (!is_accelerator(target))
+  if (!compile::is_accelerator(target))
     throw Error("the accelerator roofline needs an accelerator target (one with a gemm option), not '" + target.str() +
                 "'");
   AccelRoofline r;
@@ -88,7 +88,7 @@ AccelRoofline accel_roofline(const Graph& graph, const FusionResult& fusion, con
   AccelRoofline r = accel_roofs(target);
   for (const FusionGroup& group : fusion.groups) {
     std::string why;
-    const std::optional<te::ComputeDag> dag = kernel_dag(graph, group, &why);
+    const std::optional<te::ComputeDag> dag = compile::kernel_dag(graph, group, &why);
     if (!dag) {
       r.on_host.push_back(group.kernel_name + ": " + why);
       continue;
@@ -106,4 +106,4 @@ AccelRoofline accel_roofline(const Graph& graph, const FusionResult& fusion, con
   return r;
 }
 
-}  // namespace tessel::compile
+}  // namespace tessel::analysis
