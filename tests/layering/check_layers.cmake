@@ -24,7 +24,8 @@
 #   (graph/op_table.h) is graph's, its body (graph/ops/op_table.cpp) lists the ops. The table
 #   names each op's builder from graph/ops/te_builders.h, which declares them against op.h's
 #   forward-declared tensor type, so the ops know nothing of core/te.
-# - graph/ops/te → graph/passes: a builder composes a fusion group (fusion_result.h) into one DAG.
+# - graph/ops/te → graph/passes: te_from_graph composes a fusion group's builders (fusion_result.h)
+#   into one DAG.
 # - runtime → graph/ops: the reference executor runs graphs with the ops' reference kernels, and
 #   hands itself down to If/Loop/Scan (graph/ops/control_flow.h, set_subgraph_runner).
 # - graph (export_dot.h) draws fusion groups as clusters it is given (DotCluster); it does not see
@@ -37,8 +38,10 @@
 # graph/ops/te is part of each op (graph/ops/README.md), so it declares tessel::ops: its builders
 # sit in tessel::ops::te_builder, not in a namespace `te`, which would hide tessel::te (core/te)
 # from code that calls it on every line. Only namespaces opened by their full name (the form
-# `namespace tessel... {` every file starts with) are checked; blocks nested inside them hold
-# forward declarations (op.h's te::Tensor) or specializations (attr_detail).
+# `namespace tessel... {` every file starts with) are checked. The blocks nested inside them that
+# name another folder's namespace hold forward declarations (op.h's te::Tensor, module.h's
+# loopir::Func) or define what a lower layer declared for this one (graph.cpp's
+# attr_detail::to_text for a sub-graph attribute, declared in attrs.h).
 
 cmake_minimum_required(VERSION 3.16)  # IN_LIST, list(POP_FRONT)
 
