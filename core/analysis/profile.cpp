@@ -4,10 +4,7 @@
 #include <map>
 #include <random>
 
-namespace tessel::analysis {
-
-using compile::CompiledModel;
-using compile::RunTimes;
+namespace tessel::compile {
 
 double time_quantile(std::vector<double> times, double q) {
   if (times.empty()) return 0;
@@ -352,4 +349,4 @@ std::string chrome_trace(const Profile& p) {
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(1);
 }
 
-}  // namespace tessel::analysis
+}  // namespace tessel::compile
