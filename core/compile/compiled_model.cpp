@@ -103,7 +103,8 @@ LoweredKernel lower_as_asked(const FusionGroup& group, const te::ComputeDag& dag
     }
   }
   LoweredKernel k = lower_kernel(group, dag, target);
-  if (!passed_over.empty()) k.fallback_reason = passed_over + (k.fallback_reason.empty() ? "" : "; " + k.fallback_reason);
+  if (!passed_over.empty())
+    k.fallback_reason = passed_over + (k.fallback_reason.empty() ? "" : "; " + k.fallback_reason);
   return k;
 }
 

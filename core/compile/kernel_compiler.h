@@ -120,10 +120,10 @@ struct LoweredKernel {
 LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, const Target& target,
                            const std::optional<schedule::Schedule>& given = std::nullopt);
 
-// For an accelerator, whose code generator accepts only some programs: lowers `s` and asks its code
-// generator whether it takes the program (codegen_refusal, core/runtime/codegen.h); when not, throws Error naming the step that made it fail, the one after which
-// no longer prefix of `s` compiles ("kernel 'K': step 14 parallel(C.i.outer.inner): accel-sim
-// codegen: ..."), so every step kind is either accepted or refused by name.
+// For an accelerator, whose code generator takes only some programs: lowers `s` and asks it
+// (codegen_refusal, core/runtime/codegen.h); when it refuses, throws Error naming the step after
+// which no longer prefix of `s` compiles ("kernel 'K': step 14 parallel(C.i.outer.inner):
+// accel-sim codegen: ..."), so every step kind is either accepted or refused by name.
 loopir::Func lower_for_accelerator(const std::string& kernel, const te::ComputeDag& dag, const schedule::Schedule& s,
                                    const Target& target);
 
