@@ -100,13 +100,13 @@ int run_build_command(std::span<const std::string> argv) {
   if (!compiled->module()) throw Error(model + ": no kernel of the model compiled, there is nothing to build");
 
   if (emit == "so") {
-    compile::LibraryOptions library;
+    aot::LibraryOptions library;
     library.name = args.value("--name").value_or(fs::path(model).stem().string());
     if (target.kind() == "c") library.cc = target.get_string("cc");
-    compile::build_model_library(*compiled, out, library);
+    aot::build_model_library(*compiled, out, library);
     if (auto header = args.value("--header")) {
       try {
-        write_text(*header, compile::model_header(*compiled, library.name));
+        write_text(*header, aot::model_header(*compiled, library.name));
       } catch (const Error&) {
         std::error_code ec;
         fs::remove(out, ec);  // no library without the header that was asked for

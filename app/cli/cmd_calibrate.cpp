@@ -18,12 +18,12 @@ int run_calibrate_command(std::span<const std::string> argv) {
   if (args.help())
     return print_usage(kSpec, "Measures the roofline ceilings with generated kernels and caches them per machine and target.\n"), 0;
   Target target = resolve_code_generating_target(args.value("--target"), "calibrate");
-  compile::CalibrateOptions options;
+  analysis::CalibrateOptions options;
   options.quick = args.flag("--quick");
-  compile::MachineCeilings c = compile::calibrate(target, options);
-  compile::save_cached_ceilings(c);
+  analysis::MachineCeilings c = analysis::calibrate(target, options);
+  analysis::save_cached_ceilings(c);
   if (args.flag("--json")) {
-    std::printf("%s\n", compile::ceilings_json(c).dump(2).c_str());
+    std::printf("%s\n", analysis::ceilings_json(c).dump(2).c_str());
     return 0;
   }
   std::printf("machine: %s\ntarget:  %s (%d threads)\n\ncompute ceilings (GFLOP/s):\n", c.machine.c_str(), c.target.c_str(), c.threads);
@@ -31,7 +31,7 @@ int run_calibrate_command(std::span<const std::string> argv) {
   std::printf("bandwidth ceilings (GB/s):\n");
   for (const auto& x : c.bandwidth) std::printf("  %-12s %10.1f\n", x.name.c_str(), x.value);
   std::printf("ridge point: %.2f FLOP/byte (peak / DRAM bandwidth)\ncached in %s\n",
-              c.dram_gbps() > 0 ? c.peak_gflops() / c.dram_gbps() : 0.0, compile::ceilings_cache_path().c_str());
+              c.dram_gbps() > 0 ? c.peak_gflops() / c.dram_gbps() : 0.0, analysis::ceilings_cache_path().c_str());
   return 0;
 }
 

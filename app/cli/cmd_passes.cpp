@@ -87,8 +87,8 @@ int run_passes_command(std::span<const std::string> argv) {
     const GraphPtr graph = graph_after(r);
     const FusionResult* fusion = graph == result.graph ? result.fusion.get() : nullptr;
     if (format == "text") return r.text();
-    if (format == "dot") return graph_to_dot(*graph, fusion);
-    if (format == "svg") return render_svg(graph_to_dot(*graph, fusion));
+    if (format == "dot") return graph_to_dot(*graph, fusion_clusters(*graph, fusion));
+    if (format == "svg") return render_svg(graph_to_dot(*graph, fusion_clusters(*graph, fusion)));
     nlohmann::json j = {{"pass", r.name}, {"graph", r.text()}, {"edges", edges_to_json(*graph)}};
     if (fusion) j["fusion"] = fusion_to_json(*graph, *fusion);
     return j.dump(1) + "\n";
@@ -122,7 +122,7 @@ int run_passes_command(std::span<const std::string> argv) {
     if (!dump_dir) j["dumps"] = dumps;
     std::cout << j.dump(1) << "\n";
   } else if (format == "svg" && !dump_dir) {
-    std::cout << render_svg(graph_to_dot(*result.graph, result.fusion.get()));
+    std::cout << render_svg(graph_to_dot(*result.graph, fusion_clusters(*result.graph, result.fusion.get())));
   } else {
     std::cout << pass_summary_table(result.records);
     if (result.fusion)

@@ -77,26 +77,26 @@ int run_profile_command(std::span<const std::string> argv) {
   }
   report_tuned_kernels(args, *compiled);
   if (given) check_input_types(compiled->graph(), *given, model);
-  const std::vector<Tensor> inputs = given ? given->tensors : compile::random_inputs(compiled->graph());
-  std::optional<compile::MachineCeilings> ceilings;
+  const std::vector<Tensor> inputs = given ? given->tensors : analysis::random_inputs(compiled->graph());
+  std::optional<analysis::MachineCeilings> ceilings;
   if (args.flag("--roofline")) {
-    ceilings = compile::load_cached_ceilings(target);
+    ceilings = analysis::load_cached_ceilings(target);
     if (!ceilings) {
       std::fprintf(stderr,
                    "tessel: no cached ceilings for this machine and target; measuring them (tessel calibrate)...\n");
-      ceilings = compile::calibrate(target, {});
-      compile::save_cached_ceilings(*ceilings);
+      ceilings = analysis::calibrate(target, {});
+      analysis::save_cached_ceilings(*ceilings);
     }
   }
-  compile::Profile p = compile::profile_model(*compiled, inputs, positive(args, "--warmup", 2),
-                                              std::max(1, positive(args, "--repeat", 10)), ceilings);
+  analysis::Profile p = analysis::profile_model(*compiled, inputs, positive(args, "--warmup", 2),
+                                                std::max(1, positive(args, "--repeat", 10)), ceilings);
   if (auto trace = args.value("--trace")) {
     std::ofstream out(*trace);
     if (!out) throw Error(*trace + ": cannot write the trace");
-    out << compile::chrome_trace(p);
+    out << analysis::chrome_trace(p);
   }
   if (args.flag("--json")) {
-    std::printf("%s\n", compile::profile_json(p).dump(2).c_str());
+    std::printf("%s\n", analysis::profile_json(p).dump(2).c_str());
     return 0;
   }
   std::printf("%s on %s: %d kernels (%d compiled), median run %.3f ms\n\n", model.c_str(), p.target.c_str(),
@@ -122,7 +122,7 @@ int run_profile_command(std::span<const std::string> argv) {
   std::printf("\n%-40s %s\n", "kernel", "schedule, where it ran");
   for (const auto& k : p.kernels) std::printf("%-40s %s\n", k.name.substr(0, 40).c_str(), k.schedule.c_str());
   const bool device_clock =
-      std::any_of(p.kernels.begin(), p.kernels.end(), [](const compile::KernelProfile& k) { return k.device_clock; });
+      std::any_of(p.kernels.begin(), p.kernels.end(), [](const analysis::KernelProfile& k) { return k.device_clock; });
   if (device_clock)
     std::printf("\nkernel times: the device's events (start to end), [reference] kernels: the host's\n");
   // A simulated device's own counts (accel-sim): cycles, how busy each unit was, DRAM traffic.

@@ -65,9 +65,9 @@ class Server {
     throw Error("unknown inject '" + what + "' (crash, hang)");
   }
 
-  const std::optional<compile::MachineCeilings>& cached_ceilings(const Target& t) {
+  const std::optional<analysis::MachineCeilings>& cached_ceilings(const Target& t) {
     auto it = ceilings_.find(t.str());
-    if (it == ceilings_.end()) it = ceilings_.emplace(t.str(), compile::load_cached_ceilings(t)).first;
+    if (it == ceilings_.end()) it = ceilings_.emplace(t.str(), analysis::load_cached_ceilings(t)).first;
     return it->second;
   }
 
@@ -90,8 +90,8 @@ class Server {
     }
     auto model = compile::CompiledModel::compile(models_.imported(request.model), target, options);
     const auto& ceilings = cached_ceilings(target);
-    compile::Profile p = compile::profile_model(*model, compile::random_inputs(model->graph(), request.seed),
-                                                request.warmup, request.repeats, ceilings);
+    analysis::Profile p = analysis::profile_model(*model, analysis::random_inputs(model->graph(), request.seed),
+                                                  request.warmup, request.repeats, ceilings);
     return ModelProfiled{std::move(p), ceilings};
   }
 
@@ -99,16 +99,16 @@ class Server {
 
   Answer answer(const CalibrateRequest& request) {
     const Target target = target_of(request.target);
-    compile::CalibrateOptions options;
+    analysis::CalibrateOptions options;
     options.quick = request.quick;
-    compile::MachineCeilings c = compile::calibrate(target, options);
-    compile::save_cached_ceilings(c);
+    analysis::MachineCeilings c = analysis::calibrate(target, options);
+    analysis::save_cached_ceilings(c);
     ceilings_[target.str()] = c;
     return CeilingsKnown{c};
   }
 
   ModelCache models_;
-  std::map<std::string, std::optional<compile::MachineCeilings>> ceilings_;
+  std::map<std::string, std::optional<analysis::MachineCeilings>> ceilings_;
 };
 
 }  // namespace

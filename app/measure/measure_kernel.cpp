@@ -47,7 +47,7 @@ std::map<ValueId, Tensor> group_inputs(const Graph& g, const FusionGroup& group,
 
 KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target& target,
                               const MeasureKernelRequest& request,
-                              const std::optional<compile::MachineCeilings>& ceilings) {
+                              const std::optional<analysis::MachineCeilings>& ceilings) {
   const Graph& g = *pipeline.graph;
   const FusionGroup& group = compile::find_kernel(*pipeline.fusion, request.kernel);
   KernelMeasured r;
@@ -141,9 +141,9 @@ KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target&
   }
   r.repeats = static_cast<int>(times.size());
   r.ms_min = *std::min_element(times.begin(), times.end());
-  r.ms_median = compile::time_quantile(times, 0.5);
-  r.ms_q1 = compile::time_quantile(times, 0.25);
-  r.ms_q3 = compile::time_quantile(times, 0.75);
+  r.ms_median = analysis::time_quantile(times, 0.5);
+  r.ms_q1 = analysis::time_quantile(times, 0.25);
+  r.ms_q3 = analysis::time_quantile(times, 0.75);
 
   r.flops = compile::kernel_flops(g, group);
   r.bytes = compile::kernel_bytes(g, group);

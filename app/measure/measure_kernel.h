@@ -23,6 +23,6 @@ namespace tessel::measure {
 // Throws Error naming the kernel and the stage ("kernel 'K': schedule: step 2 ...: ...").
 KernelMeasured measure_kernel(const GraphPipelineResult& pipeline, const Target& target,
                               const MeasureKernelRequest& request,
-                              const std::optional<compile::MachineCeilings>& ceilings);
+                              const std::optional<analysis::MachineCeilings>& ceilings);
 
 }  // namespace tessel::measure

@@ -114,7 +114,7 @@ void StudioMediator::connect_kernel_panes() {
   connect(accel_roofline_, &views::AccelRooflineRunner::started, this,
           [this] { panes_.roofline->set_accelerator_pending(); });
   connect(accel_roofline_, &views::AccelRooflineRunner::ready, this,
-          [this](const compile::AccelRooflinePtr& r) { panes_.roofline->set_accelerator_roofline(r); });
+          [this](const analysis::AccelRooflinePtr& r) { panes_.roofline->set_accelerator_roofline(r); });
   connect(accel_roofline_, &views::AccelRooflineRunner::failed, this,
           [this](const QString& error) { panes_.roofline->set_accelerator_error(error); });
   connect(loop_, &views::KernelEditLoop::ceilings_ready, this, [this](const views::CeilingsResultPtr& c) {

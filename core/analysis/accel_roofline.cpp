@@ -9,7 +9,7 @@
 #include "core/support/error.h"
 #include "core/target/target_traits.h"
 
-namespace tessel::compile {
+namespace tessel::analysis {
 
 namespace {
 
@@ -89,7 +89,7 @@ AccelRoofline accel_roofline(const Graph& graph, const FusionResult& fusion, con
   AccelRoofline r = accel_roofs(target);
   for (const FusionGroup& group : fusion.groups) {
     std::string why;
-    const std::optional<te::ComputeDag> dag = kernel_dag(graph, group, &why);
+    const std::optional<te::ComputeDag> dag = compile::kernel_dag(graph, group, &why);
     if (!dag) {
       r.on_host.push_back(group.kernel_name + ": " + why);
       continue;
@@ -97,7 +97,7 @@ AccelRoofline accel_roofline(const Graph& graph, const FusionResult& fusion, con
     // The compile driver's placement (default_lowering): a kernel it puts on the host is not on
     // the accelerator's roofline. The offloaded ones are simulated with 1 and 2 virtual threads.
     try {
-      const LoweredKernel placed = default_lowering(group.kernel_name, *dag, target);
+      const compile::LoweredKernel placed = compile::default_lowering(group.kernel_name, *dag, target);
       if (placed.host) {
         r.on_host.push_back(group.kernel_name + ": " + placed.host_reason);
         continue;
@@ -112,4 +112,4 @@ AccelRoofline accel_roofline(const Graph& graph, const FusionResult& fusion, con
   return r;
 }
 
-}  // namespace tessel::compile
+}  // namespace tessel::analysis

@@ -28,7 +28,7 @@
 #include "core/target/target.h"
 #include "core/te/tensor.h"
 
-namespace tessel::compile {
+namespace tessel::analysis {
 
 // What the simulator counted in one call of a kernel (Module::last_call_counters).
 struct AcceleratorRun {
@@ -81,4 +81,4 @@ AccelRoofline accel_roofs(const Target& target);
 // `target` must be an accelerator (is_accelerator), else Error.
 AccelRoofline accel_roofline(const Graph& graph, const FusionResult& fusion, const Target& target);
 
-}  // namespace tessel::compile
+}  // namespace tessel::analysis

@@ -16,7 +16,7 @@
 #include "core/support/error.h"
 #include "core/target/target_traits.h"
 
-namespace tessel::compile {
+namespace tessel::analysis {
 
 namespace {
 
@@ -83,7 +83,7 @@ Func stream_kernel(const std::string& name, int64_t threads, int64_t elements, i
 
 // The name the ceilings are kept under: the CPU's model, or the device's name for a device target.
 std::string machine_name(const Target& target) {
-  const Device d = target_device(target);
+  const Device d = compile::target_device(target);
   if (d.type == DeviceType::kCPU) {
     CpuDeviceAPI cpu;
     auto v = cpu.attribute(0, DeviceAttr::kName);
@@ -265,7 +265,7 @@ MachineCeilings ceilings_from_json(const nlohmann::json& j) {
 }
 
 MachineCeilings calibrate(const Target& target, const CalibrateOptions& options) {
-  const Device device = target_device(target);
+  const Device device = compile::target_device(target);
   if (device.type != DeviceType::kCPU) {
     MachineCeilings c = calibrate_device(target, device, options);
     auto by_value = [](const Ceiling& a, const Ceiling& b) { return a.value > b.value; };
@@ -362,4 +362,4 @@ void save_cached_ceilings(const MachineCeilings& c) {
   out << cache.dump(2) << "\n";
 }
 
-}  // namespace tessel::compile
+}  // namespace tessel::analysis

@@ -19,7 +19,7 @@
 
 #include "core/target/target.h"
 
-namespace tessel::compile {
+namespace tessel::analysis {
 
 struct Ceiling {
   std::string name;   // "fma_512", "fma_256", "scalar_fma", "dram", "l2"
@@ -53,4 +53,4 @@ std::string ceilings_cache_path();
 std::optional<MachineCeilings> load_cached_ceilings(const Target& target);
 void save_cached_ceilings(const MachineCeilings& c);
 
-}  // namespace tessel::compile
+}  // namespace tessel::analysis

@@ -4,7 +4,10 @@
 #include <map>
 #include <random>
 
-namespace tessel::compile {
+namespace tessel::analysis {
+
+using compile::CompiledModel;
+using compile::RunTimes;
 
 double time_quantile(std::vector<double> times, double q) {
   if (times.empty()) return 0;
@@ -349,4 +352,4 @@ std::string chrome_trace(const Profile& p) {
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(1);
 }
 
-}  // namespace tessel::compile
+}  // namespace tessel::analysis

@@ -12,7 +12,7 @@
 #include "core/compile/compiled_model.h"
 #include "core/runtime/device_lanes.h"
 
-namespace tessel::compile {
+namespace tessel::analysis {
 
 struct KernelProfile {
   std::string name;
@@ -34,19 +34,19 @@ struct KernelProfile {
   // "default schedule, on cpu:0 (llvm)", "plain loops (no default schedule: ...), on ...").
   std::string schedule;
   std::vector<std::pair<std::string, double>> device_counters;
-  std::shared_ptr<const DeviceLanes> device_lanes;  // and what each of its units did (RunTimes::device_lanes)
+  std::shared_ptr<const DeviceLanes> device_lanes;  // and what each of its units did (compile::RunTimes::device_lanes)
 };
 
 struct Profile {
   std::string target;
   double total_ms = 0;  // median of whole runs
   std::vector<KernelProfile> kernels;
-  RunTimes last_run;  // spans of the last run, for the timeline
+  compile::RunTimes last_run;  // spans of the last run, for the timeline
   int threads = 1;
   int repeats = 0;  // timed runs per kernel
 };
 
-Profile profile_model(const CompiledModel& model, const std::vector<Tensor>& inputs, int warmup, int repeats,
+Profile profile_model(const compile::CompiledModel& model, const std::vector<Tensor>& inputs, int warmup, int repeats,
                       const std::optional<MachineCeilings>& ceilings);
 
 nlohmann::json profile_json(const Profile& p);
@@ -55,8 +55,8 @@ nlohmann::json profile_json(const Profile& p);
 //    "copies": [...], "device_spans": [...],
 //    "device_counters": [[kernel, [["cycles", 1234], ...]], ...],
 //    "device_lanes": [[kernel, <device_lanes_json>], ...], "total_ms": t}
-nlohmann::json run_times_json(const RunTimes& r);
-RunTimes run_times_from_json(const nlohmann::json& j);
+nlohmann::json run_times_json(const compile::RunTimes& r);
+compile::RunTimes run_times_from_json(const nlohmann::json& j);
 // One kernel call's device lanes (bounded by make_device_lanes):
 //   {"lanes": ["load", "compute", "store"], "kinds": ["LOAD inp", "GEMM", ...], "cycles": 5120,
 //    "clock_mhz": 200, "instructions": 310, "note": "",
@@ -78,4 +78,4 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed = 1);
 // `times` by nearest rank; 0 for none.
 double time_quantile(std::vector<double> times, double q);
 
-}  // namespace tessel::compile
+}  // namespace tessel::analysis

@@ -10,7 +10,7 @@
 #include "core/support/error.h"
 #include "core/support/subprocess.h"
 
-namespace tessel::compile {
+namespace tessel::aot {
 
 namespace {
 
@@ -81,12 +81,12 @@ std::string c_string(const std::string& s) {
 //   W:     the constants blob, each constant at a 64-byte aligned offset
 class Placement {
  public:
-  explicit Placement(const CompiledModel& model) : g_(model.graph()) {
+  explicit Placement(const compile::CompiledModel& model) : g_(model.graph()) {
     const MemoryPlan& plan = *model.pipeline().memory_plan;
     arena_bytes_ = align_up(plan.peak_bytes);
     for (const PlannedTensor& t : plan.tensors) at_[t.value] = "(void*)(A + " + std::to_string(t.offset) + ")";
     for (size_t k = 0; k < g_.inputs.size(); ++k) at_[g_.inputs[k]] = "in[" + std::to_string(k) + "]";
-    for (const CompiledKernel& k : model.kernels())
+    for (const compile::CompiledKernel& k : model.kernels())
       for (ValueId v : k.params) place(v);
     for (ValueId v : g_.outputs) place(v);
     // An output that lives in the arena is written straight into the caller's buffer when that is
@@ -341,7 +341,7 @@ __attribute__((visibility("hidden"))) void tessel_parallel_for(int64_t extent, t
 
 )";
 
-std::string entry_source(const CompiledModel& model, const std::string& name, const Placement& place,
+std::string entry_source(const compile::CompiledModel& model, const std::string& name, const Placement& place,
                          const fs::path& blob_file) {
   const Graph& g = model.graph();
   const Module& module = *model.module();
@@ -415,7 +415,7 @@ std::string entry_source(const CompiledModel& model, const std::string& name, co
   for (size_t k = 0; k < g.outputs.size(); ++k)
     if (const std::string* arena = place.direct_output(k))
       c << "  out[" << k << "] = (uintptr_t)outputs[" << k << "] % 64 ? " << *arena << " : outputs[" << k << "];\n";
-  for (const CompiledKernel& k : model.kernels()) {
+  for (const compile::CompiledKernel& k : model.kernels()) {
     const std::string& local = local_name.at(k.name);
     c << "  { /* " << k.name << " */\n    tessel_check_record record = {0, 0};\n    void* args[" << k.params.size() + 1
       << "] = {";
@@ -462,7 +462,7 @@ std::string c_identifier(const std::string& name) {
   return s;
 }
 
-std::string model_header(const CompiledModel& model, const std::string& raw_name) {
+std::string model_header(const compile::CompiledModel& model, const std::string& raw_name) {
   const std::string name = c_identifier(raw_name), macro = upper(name);
   const Graph& g = model.graph();
   std::ostringstream h;
@@ -508,9 +508,10 @@ std::string model_header(const CompiledModel& model, const std::string& raw_name
   return h.str();
 }
 
-void build_model_library(const CompiledModel& model, const std::string& so_path, const LibraryOptions& options) {
+void build_model_library(const compile::CompiledModel& model, const std::string& so_path,
+                         const LibraryOptions& options) {
   const std::string name = c_identifier(options.name);
-  for (const CompiledKernel& k : model.kernels())
+  for (const compile::CompiledKernel& k : model.kernels())
     if (!k.compiled)
       throw Error("kernel '" + k.name + "' has no compiled code (" + k.fallback_reason +
                   "): a library runs without Tessel's reference kernels");
@@ -546,4 +547,4 @@ void build_model_library(const CompiledModel& model, const std::string& so_path,
   if (ec) throw Error(so_path + ": cannot write: " + ec.message());
 }
 
-}  // namespace tessel::compile
+}  // namespace tessel::aot

@@ -24,7 +24,7 @@
 
 #include "core/compile/compiled_model.h"
 
-namespace tessel::compile {
+namespace tessel::aot {
 
 struct LibraryOptions {
   std::string name;       // C prefix of the entry points; sanitized into an identifier
@@ -32,12 +32,13 @@ struct LibraryOptions {
 };
 
 // The C header declaring the entry points, and each input's and output's name, dtype and shape.
-std::string model_header(const CompiledModel& model, const std::string& name);
+std::string model_header(const compile::CompiledModel& model, const std::string& name);
 
 // Writes the shared library to `so_path`. Throws Error naming the path, kernel or step that failed.
-void build_model_library(const CompiledModel& model, const std::string& so_path, const LibraryOptions& options);
+void build_model_library(const compile::CompiledModel& model, const std::string& so_path,
+                         const LibraryOptions& options);
 
 // `name` made into a C identifier ("resnet-block.v2" → "resnet_block_v2").
 std::string c_identifier(const std::string& name);
 
-}  // namespace tessel::compile
+}  // namespace tessel::aot

@@ -87,7 +87,7 @@ LoweredKernel lower_as_asked(const FusionGroup& group, const te::ComputeDag& dag
     }
     LoweredKernel k;
     k.func = lower_for_accelerator(group.kernel_name, dag, s, target);
-    k.params = bind_kernel_params(k.func, group, dag);
+    k.params = ops::bind_kernel_params(k.func, group, dag);
     k.schedule = s;
     k.source = source;
     return k;

@@ -57,7 +57,7 @@ bool has_kernel(const FusionResult& fusion, std::string_view kernel) {
 
 std::optional<te::ComputeDag> kernel_dag(const Graph& graph, const FusionGroup& group, std::string* why) {
   std::string reason;
-  std::optional<te::ComputeDag> dag = build_group_dag(graph, group, &reason);
+  std::optional<te::ComputeDag> dag = ops::build_group_dag(graph, group, &reason);
   if (!dag) *why = "no tensor expression: " + reason;
   return dag;
 }
@@ -171,7 +171,7 @@ LoweredKernel lower_kernel(const FusionGroup& group, const te::ComputeDag& dag, 
   } else {
     k = default_lowering(group.kernel_name, dag, target);
   }
-  k.params = bind_kernel_params(k.func, group, dag);
+  k.params = ops::bind_kernel_params(k.func, group, dag);
   return k;
 }
 

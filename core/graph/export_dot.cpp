@@ -5,6 +5,8 @@
 #include <memory>
 #include <sstream>
 
+#include "core/support/error.h"
+
 namespace tessel {
 
 std::mutex& graphviz_mutex() {
@@ -55,24 +57,29 @@ void write_node(std::ostringstream& out, const Graph& g, NodeId id, const std::s
 
 }  // namespace
 
-std::string graph_to_dot(const Graph& g, const FusionResult* fusion) {
+std::string graph_to_dot(const Graph& g, const std::vector<DotCluster>& clusters) {
+  std::vector<bool> in_cluster(g.nodes.size(), false);
+  for (const DotCluster& c : clusters)
+    for (NodeId n : c.nodes) {
+      if (n < 0 || n >= static_cast<NodeId>(g.nodes.size()))
+        throw Error("graph_to_dot: cluster '" + c.label + "' names node " + std::to_string(n) + "; graph '" + g.name +
+                    "' has " + std::to_string(g.nodes.size()));
+      in_cluster[n] = true;
+    }
   std::ostringstream out;
   out << "digraph " << dot_quoted(g.name) << " {\n"
       << "  rankdir=TB;\n  node [shape=box, fontname=\"DejaVu Sans\", fontsize=10];\n"
       << "  edge [fontname=\"DejaVu Sans\", fontsize=8];\n";
   for (size_t k = 0; k < g.inputs.size(); ++k)
     out << "  in" << k << " [shape=ellipse, label=" << dot_quoted(g.value(g.inputs[k]).name) << "];\n";
-  const bool clustered = fusion && fusion->group_of_node.size() == g.nodes.size();
-  if (clustered) {
-    for (const FusionGroup& grp : fusion->groups) {
-      out << "  subgraph cluster_" << grp.id << " {\n    label=" << dot_quoted(grp.kernel_name)
-          << "; style=rounded; color=\"#5b8def\";\n";
-      for (NodeId n : grp.nodes) write_node(out, g, n, "    ");
-      out << "  }\n";
-    }
-  } else {
-    for (NodeId n = 0; n < static_cast<NodeId>(g.nodes.size()); ++n) write_node(out, g, n, "  ");
+  for (size_t k = 0; k < clusters.size(); ++k) {
+    out << "  subgraph cluster_" << k << " {\n    label=" << dot_quoted(clusters[k].label)
+        << "; style=rounded; color=\"#5b8def\";\n";
+    for (NodeId n : clusters[k].nodes) write_node(out, g, n, "    ");
+    out << "  }\n";
   }
+  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes.size()); ++n)
+    if (!in_cluster[n]) write_node(out, g, n, "  ");
   for (size_t k = 0; k < g.outputs.size(); ++k)
     out << "  out" << k << " [shape=ellipse, label=" << dot_quoted(g.value(g.outputs[k]).name) << "];\n";
 

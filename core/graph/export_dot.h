@@ -8,15 +8,24 @@
 //   └───────────────────────────────┘
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/graph/graph.h"
-#include "core/graph/passes/fusion_result.h"
 
 namespace tessel {
 
-// `fusion` may be null (no clusters). Constants are left out (weights would drown the picture);
-// the nodes reading them say how many they read.
-std::string graph_to_dot(const Graph& g, const FusionResult* fusion = nullptr);
+// A labelled box around some nodes. Fusion groups are made in core/graph/passes, a layer above
+// this one, so they arrive as clusters: fusion_clusters (core/graph/passes/fusion_result.h) makes
+// one per kernel.
+struct DotCluster {
+  std::string label;
+  std::vector<NodeId> nodes;
+};
+
+// Nodes in no cluster are drawn outside them all. Constants are left out (weights would drown the
+// picture); the nodes reading them say how many they read. Throws Error when a cluster names a
+// node `g` does not have.
+std::string graph_to_dot(const Graph& g, const std::vector<DotCluster>& clusters = {});
 
 // Lays out `dot` with the dot engine and returns SVG text. Throws Error when Graphviz rejects it.
 std::string render_svg(const std::string& dot);

@@ -33,7 +33,7 @@ namespace te {
 struct OperationNode;
 using Tensor = std::shared_ptr<const OperationNode>;  // as in core/te/tensor.h
 }  // namespace te
-namespace compile::te_builder {
+namespace ops::te_builder {
 struct BuildContext;  // core/graph/ops/te/builder_support.h
 }
 
@@ -125,8 +125,8 @@ struct OpTypes {
   std::vector<TensorType> outputs;
 };
 
-// Turns one node into compute stages over its inputs' tensors (core/graph/ops/te/builders.h).
-using TeBuilder = std::vector<te::Tensor> (*)(compile::te_builder::BuildContext&);
+// Turns one node into compute stages over its inputs' tensors (core/graph/ops/te_builders.h).
+using TeBuilder = std::vector<te::Tensor> (*)(ops::te_builder::BuildContext&);
 
 // Whether an op's nodes compile to kernels: always, for some attributes and types, or never (they
 // run their reference kernel).

@@ -214,12 +214,12 @@ struct RequestEncoder {
 
 // --- replies --------------------------------------------------------------------------------------
 
-json ceilings_or_null(const std::optional<compile::MachineCeilings>& c) {
-  return c ? compile::ceilings_json(*c) : json(nullptr);
+json ceilings_or_null(const std::optional<analysis::MachineCeilings>& c) {
+  return c ? analysis::ceilings_json(*c) : json(nullptr);
 }
 
-// compile::ceilings_json's form, its types checked before ceilings_from_json reads it.
-std::optional<compile::MachineCeilings> ceilings_from(const Fields& f) {
+// analysis::ceilings_json's form, its types checked before ceilings_from_json reads it.
+std::optional<analysis::MachineCeilings> ceilings_from(const Fields& f) {
   auto v = f.optional("ceilings");
   if (!v || v->is_null()) return std::nullopt;
   Fields c = v->object();
@@ -229,10 +229,10 @@ std::optional<compile::MachineCeilings> ceilings_from(const Fields& f) {
   for (const char* table : {"compute_gflops", "bandwidth_gbps"})
     if (auto t = c.optional(table))
       for (const auto& [name, value] : t->object().entries()) value.number();
-  return compile::ceilings_from_json(v->raw());
+  return analysis::ceilings_from_json(v->raw());
 }
 
-// compile::run_times_json's form, checked likewise.
+// analysis::run_times_json's form, checked likewise.
 compile::RunTimes run_times_from(const Value& v) {
   Fields r = v.object();
   if (auto ms = r.optional("kernel_ms"))
@@ -250,22 +250,22 @@ compile::RunTimes run_times_from(const Value& v) {
     }
   r.number_or("total_ms", 0);
   try {  // the rest (copies, device spans, counters and lanes) is checked as it is read
-    return compile::run_times_from_json(v.raw());
+    return analysis::run_times_from_json(v.raw());
   } catch (const std::exception& e) {
     v.fail(std::string("a run's times as run_times_json writes them (") + e.what() + ")");
   }
 }
 
-// compile::profile_json's form (`tessel profile --json`).
-compile::Profile profile_from(const Fields& reply) {
-  compile::Profile p;
+// analysis::profile_json's form (`tessel profile --json`).
+analysis::Profile profile_from(const Fields& reply) {
+  analysis::Profile p;
   Fields f = reply.at("profile").object();
   p.target = f.string_or("target", "");
   p.total_ms = f.number_or("total_ms", 0);
   p.repeats = f.integer_in_or("repeats", 0, INT_MAX, 0);
   for (const Value& kernel : f.at("kernels").array()) {
     Fields k = kernel.object();
-    compile::KernelProfile kp;
+    analysis::KernelProfile kp;
     kp.name = k.string("name");
     kp.compiled = k.boolean_or("compiled", true);
     kp.ms_min = k.number_or("ms_min", 0);
@@ -353,9 +353,9 @@ struct ReplyEncoder {
   void operator()(const ModelProfiled& r) const {
     j["ok"] = true;
     j["reply"] = "profile";
-    j["profile"] = compile::profile_json(r.profile);
+    j["profile"] = analysis::profile_json(r.profile);
     j["threads"] = r.profile.threads;
-    j["last_run"] = compile::run_times_json(r.profile.last_run);
+    j["last_run"] = analysis::run_times_json(r.profile.last_run);
     j["ceilings"] = ceilings_or_null(r.ceilings);
   }
   void operator()(const CeilingsKnown& r) const {

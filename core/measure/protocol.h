@@ -110,13 +110,13 @@ struct KernelMeasured {
 
 // The answer to a profile request.
 struct ModelProfiled {
-  compile::Profile profile;  // with its last run's spans and thread count
-  std::optional<compile::MachineCeilings> ceilings;
+  analysis::Profile profile;  // with its last run's spans and thread count
+  std::optional<analysis::MachineCeilings> ceilings;
 };
 
 // The answer to a ceilings or calibrate request.
 struct CeilingsKnown {
-  std::optional<compile::MachineCeilings> ceilings;  // nullopt: never calibrated for this target
+  std::optional<analysis::MachineCeilings> ceilings;  // nullopt: never calibrated for this target
 };
 
 struct Failed {

@@ -1,8 +1,19 @@
 #include "core/runtime/reference_executor.h"
 
+#include "core/graph/ops/control_flow.h"
+
 namespace tessel {
 
 namespace {
+
+// If, Loop and Scan (core/graph/ops, below this layer) run their bodies with this executor. It is
+// handed down while libtessel_core loads, before any caller can reach a kernel: control_flow.h
+// says why a static initializer here rather than a registration on first use (type inference and
+// constant folding run those kernels without this executor).
+[[maybe_unused]] const bool subgraph_runner_registered = [] {
+  ops::set_subgraph_runner(&run_reference_values);
+  return true;
+}();
 
 Error node_error(const Node& n, const std::string& what) {
   return Error("node '" + n.name + "' (" + n.op->name + "): " + what);

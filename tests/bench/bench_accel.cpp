@@ -2,7 +2,7 @@
 // int8 GEMM the accel-sim target offloads (quantize_for_accelerator: im2col rows × weights, each
 // extent rounded up to the GEMM core), in both of the pass's layouts (gemm_layout: rows, the
 // row-major matrices; tiled, the weights and the result as columns of n×n tiles), compiled with the
-// accelerator's default schedule with 1 and with 2 virtual threads (compile::run_on_accelerator,
+// accelerator's default schedule with 1 and with 2 virtual threads (analysis::run_on_accelerator,
 // as the studio's accelerator roofline measures them), run on the simulator: cycles,
 // compute-unit utilization (compute busy ÷ total cycles), load-unit utilization and the speed-up
 // of the second virtual thread. The whole network's figure is the sum over its layers (each layer
@@ -114,8 +114,8 @@ int main(int argc, char** argv) {
         Tensor a = random_int8({m, k}, 1);
         Tensor b = tiled ? random_int8({cols / n, k, n}, 2) : random_int8({k, cols}, 2);
         Tensor c(DataType::kInt32, tiled ? Shape{cols / n, m, n} : Shape{m, cols});
-        const compile::AcceleratorRun one = compile::run_on_accelerator(dag, target, 1, {&a, &b, &c}),
-                                      two = compile::run_on_accelerator(dag, target, 2, {&a, &b, &c});
+        const analysis::AcceleratorRun one = analysis::run_on_accelerator(dag, target, 1, {&a, &b, &c}),
+                                       two = analysis::run_on_accelerator(dag, target, 2, {&a, &b, &c});
         total[tiled][0] += one.cycles * l.count, total[tiled][1] += two.cycles * l.count;
         std::printf("%-28s %5lld %5lld %5lld %3d %-6s %12.0f %6.1f%% %6.1f%% %12.0f %6.1f%% %6.1f%% %7.2fx\n",
                     tiled ? "" : l.name, static_cast<long long>(m), static_cast<long long>(cols),

@@ -309,9 +309,9 @@ int main(int argc, char** argv) {
     Target target = Target::parse("llvm -num_threads=" + std::to_string(threads));
     ThreadPool::set_global_threads(threads);
     openblas_set_num_threads(threads);
-    compile::CalibrateOptions copt;
+    analysis::CalibrateOptions copt;
     copt.quick = true;
-    compile::MachineCeilings ceilings = compile::calibrate(target, copt);
+    analysis::MachineCeilings ceilings = analysis::calibrate(target, copt);
     ThreadPool::set_global_threads(threads);
     const double peak = ceilings.peak_gflops();
     std::printf("\n== %d thread(s): peak %.1f GFLOP/s (%s), DRAM %.1f GB/s (measured now)\n", threads, peak,

@@ -80,9 +80,9 @@ void bench_model(const std::string& label, GraphPtr graph, int rounds, int calls
   for (int threads : {1, 2}) {
     const Target target = Target::parse("llvm -num_threads=" + std::to_string(threads));
     auto model = compile::CompiledModel::compile(graph, target);
-    const std::string name = compile::c_identifier(label);
+    const std::string name = aot::c_identifier(label);
     const std::string so = (dir.path() / (name + std::to_string(threads) + ".so")).string();
-    compile::build_model_library(*model, so, {.name = name});
+    aot::build_model_library(*model, so, {.name = name});
     Library lib;
     load(lib, so, name);
     lib.set_threads(threads);

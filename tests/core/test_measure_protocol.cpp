@@ -11,8 +11,8 @@ using json = nlohmann::json;
 
 namespace {
 
-compile::MachineCeilings sample_ceilings() {
-  compile::MachineCeilings c;
+analysis::MachineCeilings sample_ceilings() {
+  analysis::MachineCeilings c;
   c.machine = "Test CPU @ 3 GHz";
   c.target = "llvm -num_threads=2";
   c.threads = 2;
@@ -21,16 +21,16 @@ compile::MachineCeilings sample_ceilings() {
   return c;
 }
 
-compile::Profile sample_profile() {
-  compile::Profile p;
+analysis::Profile sample_profile() {
+  analysis::Profile p;
   p.target = "llvm -num_threads=2";
   p.total_ms = 1.5;
   p.threads = 2;
-  compile::KernelProfile a;
+  analysis::KernelProfile a;
   a.name = "fused_conv2d_relu_1";
   a.ms_min = 0.5, a.ms_median = 0.6, a.flops = 1000000, a.bytes = 4096, a.gflops = 2, a.gbps = 8, a.intensity = 0.25;
   a.bound = "memory (dram)", a.attainable_gflops = 10;
-  compile::KernelProfile b;
+  analysis::KernelProfile b;
   b.name = "softmax_2", b.compiled = false, b.ms_min = 0.1, b.ms_median = 0.2;
   p.kernels = {a, b};
   p.last_run.kernel_ms = {0.5, 0.1};

@@ -47,9 +47,9 @@ class TestOpCompilation : public QObject {
           QVERIFY2(!c.builder && !why.empty(), op.name.c_str());  // and why there is no builder
           break;
       }
-      QCOMPARE(compile::has_te_builder(op.name), c.builder != nullptr);
+      QCOMPARE(ops::has_te_builder(op.name), c.builder != nullptr);
     }
-    QVERIFY(!compile::has_te_builder("relu"));  // names are exact
+    QVERIFY(!ops::has_te_builder("relu"));  // names are exact
     QCOMPARE(std::string(compiles_name(Compiles::kPartial)), std::string("partial"));
   }
 
@@ -61,7 +61,7 @@ class TestOpCompilation : public QObject {
   void a_supported_node_builds() {
     OneNode n("Relu", TensorType{DataType::kFloat32, {2, 3}});
     std::string why;
-    auto dag = compile::build_group_dag(n.g, n.group, &why);
+    auto dag = ops::build_group_dag(n.g, n.group, &why);
     QVERIFY2(dag.has_value(), why.c_str());
     QCOMPARE(dag->outputs.size(), size_t{1});
   }
@@ -71,7 +71,7 @@ class TestOpCompilation : public QObject {
     QCOMPARE(get_op("Relu").compilation.compiles, Compiles::kPartial);
     OneNode n("Relu", TensorType{DataType::kInt32, {2, 3}});
     std::string why;
-    QVERIFY(!compile::build_group_dag(n.g, n.group, &why).has_value());
+    QVERIFY(!ops::build_group_dag(n.g, n.group, &why).has_value());
     QVERIFY2(why.find("Relu: ") == 0 && why.find(" inputs") != std::string::npos, why.c_str());
   }
 };

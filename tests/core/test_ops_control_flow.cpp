@@ -179,6 +179,25 @@ class TestOpsControlFlow : public QObject {
     }
   }
 
+  void inference_runs_a_loop_of_constants_through_the_handed_down_executor() {
+    // Every input known: type inference computes the outputs with the reference kernel, whose body
+    // runs through the slot the reference executor fills when libtessel_core loads. A program that
+    // only imports a model reaches this before it runs any graph.
+    const std::vector<TensorType> types = {{DataType::kInt64, {}}, kAbsent, {DataType::kFloat32, {2}}};
+    const std::vector<Tensor> known = {Tensor::scalar<int64_t>(4), Tensor(), f32({2}, {0, 10})};
+    const Graph g = control_flow_graph("Loop", {{"body", accumulate_body()}}, types, known, 2);
+    const Tensor& final_acc = g.value(g.outputs[0]).value;
+    QVERIFY(final_acc.defined());
+    QCOMPARE(final_acc.get_double(0), 6.0);  // 0+1+2+3
+    QCOMPARE(final_acc.get_double(1), 16.0);
+
+    // With the slot empty the kernel says what is missing instead of crashing.
+    ops::set_subgraph_runner(nullptr);
+    expect_error([&] { control_flow_graph("Loop", {{"body", accumulate_body()}}, types, known, 2); },
+                 {"body 'accumulate'", "no executor to run it"});
+    ops::set_subgraph_runner(&run_reference_values);
+  }
+
   void loop_stops_when_the_body_says_so() {
     // M = 100, the body counts while count + 1 < limit, limit read from the enclosing graph.
     const Graph g = control_flow_graph(

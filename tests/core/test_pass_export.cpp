@@ -36,20 +36,25 @@ class TestPassExport : public QObject {
   void dot_shows_clusters_layouts_and_transforms() {
     GraphPipelineResult r = optimized();
     QVERIFY(r.ok());
-    const QString dot = QString::fromStdString(graph_to_dot(*r.graph, r.fusion.get()));
+    const QString dot = QString::fromStdString(graph_to_dot(*r.graph, fusion_clusters(*r.graph, r.fusion.get())));
     QVERIFY(dot.startsWith("digraph \"net\" {"));
     QVERIFY2(dot.contains("label=\"fused_conv2d_nchwc_add_relu_1\""), qPrintable(dot));
     QCOMPARE(dot.count("subgraph cluster_"), static_cast<int>(r.fusion->groups.size()));
     QVERIFY(dot.contains("f32[1,1,4,4,16] NCHW16c"));
     QVERIFY2(dot.contains("[label=\"conv2d_nchwc\\nc\\n(+1 const)\""), qPrintable(dot));  // DOT line breaks
     QVERIFY(dot.contains("fillcolor=\"#ffd27f\""));  // the inserted layout_transform
-    const QString plain = QString::fromStdString(graph_to_dot(*r.graph, nullptr));
+    const QString plain = QString::fromStdString(graph_to_dot(*r.graph));
     QVERIFY(!plain.contains("subgraph"));
+    // A fusion made for another graph (a snapshot before fusion ran) gives no clusters; a cluster
+    // naming a node the graph lacks is an error, not a silently smaller picture.
+    QVERIFY(fusion_clusters(*r.graph, nullptr).empty());
+    const std::vector<DotCluster> stale = {{"stale", {static_cast<NodeId>(r.graph->nodes.size())}}};
+    QVERIFY_THROWS_EXCEPTION(Error, graph_to_dot(*r.graph, stale));
   }
 
   void svg_renders_and_is_safe_from_many_threads() {
     GraphPipelineResult r = optimized();
-    const std::string dot = graph_to_dot(*r.graph, r.fusion.get());
+    const std::string dot = graph_to_dot(*r.graph, fusion_clusters(*r.graph, r.fusion.get()));
     std::vector<std::string> svgs(4);
     std::vector<std::thread> threads;
     for (size_t i = 0; i < svgs.size(); ++i) threads.emplace_back([&, i] { svgs[i] = render_svg(dot); });

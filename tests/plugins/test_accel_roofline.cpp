@@ -39,17 +39,17 @@ class TestAccelRoofline : public QObject {
 
   void roofs_come_from_the_target_options() {
     // 16×16 core: 256 MACs, 512 ops a cycle; at 200 MHz 102.4 GOP/s. 8 B/cycle at 200 MHz: 1.6 GB/s.
-    compile::AccelRoofline r = compile::accel_roofs(Target::parse("accel-sim"));
+    analysis::AccelRoofline r = analysis::accel_roofs(Target::parse("accel-sim"));
     QCOMPARE(r.compute_gops, 102.4);
     QCOMPARE(r.memory_gbps, 1.6);
-    r = compile::accel_roofs(Target::parse("accel-sim -gemm=8 -dram_bytes_per_cycle=32 -clock_mhz=1000"));
+    r = analysis::accel_roofs(Target::parse("accel-sim -gemm=8 -dram_bytes_per_cycle=32 -clock_mhz=1000"));
     QCOMPARE(r.compute_gops, 128.0);
     QCOMPARE(r.memory_gbps, 32.0);
-    const compile::MachineCeilings c = r.ceilings();
+    const analysis::MachineCeilings c = r.ceilings();
     QCOMPARE(c.peak_gflops(), 128.0);
     QCOMPARE(c.dram_gbps(), 32.0);
     QCOMPARE(c.compute.front().name, std::string("gemm 8x8"));
-    QVERIFY_THROWS_EXCEPTION(Error, compile::accel_roofs(Target::parse("ref")));
+    QVERIFY_THROWS_EXCEPTION(Error, analysis::accel_roofs(Target::parse("ref")));
   }
 
   void every_offloaded_layer_has_two_points_under_the_roof_data() {
@@ -69,10 +69,10 @@ class TestAccelRoofline : public QObject {
     auto graph = std::make_shared<const Graph>(load_model(model.toStdString()));
     const GraphPipelineResult p = run_graph_pipeline(graph, target);
     QVERIFY2(p.ok(), p.error.c_str());
-    const compile::AccelRoofline r = compile::accel_roofline(*p.graph, *p.fusion, target);
+    const analysis::AccelRoofline r = analysis::accel_roofline(*p.graph, *p.fusion, target);
     QVERIFY(!r.layers.empty());
     QVERIFY(!r.on_host.empty());  // the quantizers, im2col, requantization
-    for (const compile::AccelRooflineLayer& l : r.layers) {
+    for (const analysis::AccelRooflineLayer& l : r.layers) {
       const QByteArray name = QByteArray::fromStdString(l.kernel);
       QCOMPARE(l.one.vthreads, int64_t{1});
       QCOMPARE(l.two.vthreads, int64_t{2});
@@ -80,7 +80,7 @@ class TestAccelRoofline : public QObject {
       QCOMPARE(l.one.macs, l.two.macs);
       QVERIFY2(l.one.macs > 0 && l.one.dram_bytes > 0, name.constData());
       QVERIFY2(l.speedup() >= least_speedup, name.constData());
-      for (const compile::AcceleratorRun* run : {&l.one, &l.two}) {
+      for (const analysis::AcceleratorRun* run : {&l.one, &l.two}) {
         const double roof = std::min(r.compute_gops, run->intensity() * r.memory_gbps);
         QVERIFY2(run->gops(r.clock_mhz) <= roof * (1 + 1e-9), name.constData());
         QVERIFY2(run->gops(r.clock_mhz) > 0.3 * roof, name.constData());

@@ -154,8 +154,8 @@ class TestAccelTimeline : public QObject {
     const std::string dir = std::string(TESSEL_SOURCE_DIR) + "/resources/models/resnet_block";
     auto graph = std::make_shared<const Graph>(import_onnx(dir + ".onnx"));
     auto compiled = compile::CompiledModel::compile(graph, Target::parse("accel-sim"));
-    const compile::Profile p =
-        compile::profile_model(*compiled, compile::random_inputs(compiled->graph()), 0, 1, std::nullopt);
+    const analysis::Profile p =
+        analysis::profile_model(*compiled, analysis::random_inputs(compiled->graph()), 0, 1, std::nullopt);
     size_t offloaded = 0, intervals = 0;
     for (size_t k = 0; k < p.kernels.size(); ++k) {
       const compile::CompiledKernel& kernel = compiled->kernels()[k];
@@ -171,10 +171,10 @@ class TestAccelTimeline : public QObject {
     QCOMPARE(p.last_run.device_lanes.size(), offloaded);
 
     // run_times_json: counters and lanes, and back.
-    const nlohmann::json run = compile::run_times_json(p.last_run);
+    const nlohmann::json run = analysis::run_times_json(p.last_run);
     QCOMPARE(run.at("device_lanes").size(), offloaded);
     QCOMPARE(run.at("device_counters").size(), offloaded);
-    const compile::RunTimes back = compile::run_times_from_json(run);
+    const compile::RunTimes back = analysis::run_times_from_json(run);
     QCOMPARE(back.device_counters.size(), offloaded);
     QCOMPARE(back.device_counters[0].values, p.last_run.device_counters[0].values);
     const DeviceLanes &sent = *p.last_run.device_lanes[0].lanes, &got = *back.device_lanes[0].lanes;
@@ -187,7 +187,7 @@ class TestAccelTimeline : public QObject {
     QCOMPARE(got.summary.overlap_cycles, sent.summary.overlap_cycles);
 
     // profile_json (tessel profile --json): per offloaded kernel.
-    const nlohmann::json j = compile::profile_json(p);
+    const nlohmann::json j = analysis::profile_json(p);
     size_t with_lanes = 0;
     for (const nlohmann::json& k : j.at("kernels"))
       if (k.contains("device_lanes")) {
@@ -200,7 +200,7 @@ class TestAccelTimeline : public QObject {
 
     // The Chrome trace: the device's process, a track per unit, every interval on its track,
     // inside its kernel's span on the device (cycles at 200 MHz).
-    const nlohmann::json trace = nlohmann::json::parse(compile::chrome_trace(p));
+    const nlohmann::json trace = nlohmann::json::parse(analysis::chrome_trace(p));
     std::map<int, std::string> tracks;
     bool device_process = false;
     for (const nlohmann::json& e : trace.at("traceEvents"))

@@ -118,7 +118,7 @@ class TestCuda : public QObject {
     QVERIFY2(failure.isEmpty(), qPrintable(failure));
     const auto model = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse("cuda"));
     QCOMPARE(model->device().type, DeviceType::kCUDA);
-    const compile::Profile profile = compile::profile_model(*model, {x}, 1, 3, std::nullopt);
+    const analysis::Profile profile = analysis::profile_model(*model, {x}, 1, 3, std::nullopt);
     for (const auto& k : profile.kernels) QVERIFY2(k.device_clock, "a kernel without CUDA event times");
     compile::RunTimes times;
     model->run({x}, &times);

@@ -364,16 +364,16 @@ class TestOpenCl : public QObject {
     QCOMPARE(times.device_spans.size(), static_cast<size_t>(model->compiled_count()));
     for (const compile::RunTimes::DeviceSpan& d : times.device_spans)
       QVERIFY(d.kernel != det && d.end_ms >= d.begin_ms && d.begin_ms >= times.kernel_spans_ms[d.kernel].first);
-    const compile::Profile profile = compile::profile_model(*model, {x}, 1, 3, std::nullopt);
+    const analysis::Profile profile = analysis::profile_model(*model, {x}, 1, 3, std::nullopt);
     for (size_t k = 0; k < profile.kernels.size(); ++k)
       QCOMPARE(profile.kernels[k].device_clock, static_cast<int>(k) != det);
-    const nlohmann::json j = compile::profile_json(profile);
+    const nlohmann::json j = analysis::profile_json(profile);
     QCOMPARE(j.at("copies").size(), size_t{4});
     QCOMPARE(j.at("kernels").at(det).at("clock").get<std::string>(), std::string("host"));
-    const std::string trace = compile::chrome_trace(profile);
+    const std::string trace = analysis::chrome_trace(profile);
     QVERIFY(trace.find("\"device kernel\"") != std::string::npos &&
             trace.find("host<->device copies") != std::string::npos);
-    const compile::RunTimes back = compile::run_times_from_json(compile::run_times_json(profile.last_run));
+    const compile::RunTimes back = analysis::run_times_from_json(analysis::run_times_json(profile.last_run));
     QCOMPARE(back.copies.size(), profile.last_run.copies.size());
     QCOMPARE(back.device_spans.size(), profile.last_run.device_spans.size());
   }
@@ -382,7 +382,7 @@ class TestOpenCl : public QObject {
   // host copies in the time), kept under the device's name.
   void calibrate_measures_the_device() {
     const Target target = Target::parse("opencl");
-    const compile::MachineCeilings c = compile::calibrate(target, {.quick = true});
+    const analysis::MachineCeilings c = analysis::calibrate(target, {.quick = true});
     const DeviceAttrValue name = api_->attribute(0, DeviceAttr::kName);
     QVERIFY(std::holds_alternative<std::string>(name));
     QCOMPARE(c.machine, std::get<std::string>(name));

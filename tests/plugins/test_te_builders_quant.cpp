@@ -143,7 +143,7 @@ class TestTeBuildersQuant : public QObject {
     QFETCH(int, index);
     QFETCH(QString, target);
     const Case& k = cases()[static_cast<size_t>(index)];
-    QVERIFY(compile::has_te_builder(k.op));
+    QVERIFY(ops::has_te_builder(k.op));
 
     std::vector<Tensor> values;
     for (size_t i = 0; i < k.inputs.size(); ++i) values.push_back(random_tensor(k.inputs[i], 31 + i));

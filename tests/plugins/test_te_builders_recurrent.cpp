@@ -149,7 +149,7 @@ class TestTeBuildersRecurrent : public QObject {
     QFETCH(int, index);
     QFETCH(QString, target);
     const Case& k = cases()[static_cast<size_t>(index)];
-    QVERIFY(compile::has_te_builder(k.op));
+    QVERIFY(ops::has_te_builder(k.op));
     std::vector<Tensor> values;
     const Graph g = case_graph(k, values);
     const QString failure = testing::compiled_vs_reference(g, values, target, testing::kFloat32Rounding);

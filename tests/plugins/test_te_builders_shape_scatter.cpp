@@ -37,7 +37,7 @@ ValueId add(Graph& g, const std::string& op, AttrMap attrs, std::vector<ValueId>
 // reference executor within atol + rtol·|want|.
 void check_compiled(Graph g, const std::string& op, const std::vector<Tensor>& inputs, double rtol, double atol,
                     const std::string& target = "llvm") {
-  QVERIFY2(compile::has_te_builder(op), op.c_str());
+  QVERIFY2(ops::has_te_builder(op), op.c_str());
   infer_types(g);
   const std::vector<Tensor> want = run_reference(g, inputs);
   compile::CompileOptions options;

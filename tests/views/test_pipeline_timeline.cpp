@@ -44,7 +44,7 @@ ModelProfilePtr profile_with_lanes() {
   auto m = std::make_shared<ModelProfile>();
   m->profile.target = "accel-sim";
   for (const char* name : {"conv_on_device", "pool_on_cpu"}) {
-    compile::KernelProfile k;
+    analysis::KernelProfile k;
     k.name = name;
     k.ms_min = k.ms_median = 0.25;
     m->profile.kernels.push_back(k);
@@ -52,7 +52,7 @@ ModelProfilePtr profile_with_lanes() {
   m->profile.last_run.kernel_spans_ms = {{0, 0.25}, {0.25, 0.5}};
   m->profile.last_run.kernel_ms = {0.25, 0.25};
   m->profile.last_run.device_lanes.push_back({0, std::make_shared<const DeviceLanes>(hand_made())});
-  m->profile.last_run = compile::run_times_from_json(compile::run_times_json(m->profile.last_run));
+  m->profile.last_run = analysis::run_times_from_json(analysis::run_times_json(m->profile.last_run));
   return m;
 }
 
@@ -170,7 +170,7 @@ class TestPipelineTimeline : public QObject {
     pane.set_profile(p);
     QCOMPARE(pane.views()->currentWidget(), static_cast<QWidget*>(pane.pipeline()));
     int with_lanes = 0, without = 0;
-    for (const compile::KernelProfile& k : p->profile.kernels) {
+    for (const analysis::KernelProfile& k : p->profile.kernels) {
       pane.set_selected_kernel(QString::fromStdString(k.name));
       const QString text = pane.pipeline()->summary_text();
       if (device_lanes_of(p->profile, k.name)) {

@@ -25,16 +25,16 @@ using namespace tessel::views;
 
 namespace {
 
-compile::MachineCeilings fixture_ceilings() {
-  compile::MachineCeilings c;
+analysis::MachineCeilings fixture_ceilings() {
+  analysis::MachineCeilings c;
   c.machine = "fixture";
   c.compute = {{"fma_512", 200}, {"fma_256", 100}};
   c.bandwidth = {{"l2", 150}, {"dram", 25}};
   return c;
 }
 
-compile::KernelProfile kernel(const std::string& name, double ms, int64_t flops, int64_t bytes) {
-  compile::KernelProfile k;
+analysis::KernelProfile kernel(const std::string& name, double ms, int64_t flops, int64_t bytes) {
+  analysis::KernelProfile k;
   k.name = name;
   k.ms_min = ms;
   k.ms_median = ms * 1.1;
@@ -84,7 +84,7 @@ class RooflineProfileTest : public QObject {
   }
 
   void ceilings_are_horizontal_roofs_and_unit_slopes() {
-    const compile::MachineCeilings c = fixture_ceilings();
+    const analysis::MachineCeilings c = fixture_ceilings();
     const AxisRange range{0.01, 1000, 0.1, 1000};
     std::vector<CeilingSegment> segments = ceiling_segments(c, range);
     QCOMPARE(segments.size(), size_t{4});
@@ -204,7 +204,7 @@ class RooflineProfileTest : public QObject {
     auto m = std::make_shared<ModelProfile>(*fixture_profile(false));
     const auto [begin, end] = m->profile.last_run.kernel_spans_ms[1];
     m->profile.last_run.thread_spans = {{1, 0, begin, end - 0.1}, {1, 1, begin + 0.01, end}};
-    m->profile.last_run = compile::run_times_from_json(compile::run_times_json(m->profile.last_run));
+    m->profile.last_run = analysis::run_times_from_json(analysis::run_times_json(m->profile.last_run));
     std::vector<TimelineLane> lanes = timeline_lanes(m->profile);
     QCOMPARE(lanes.size(), size_t{2});
     QCOMPARE(lanes[0].name, std::string("kernels"));
@@ -212,7 +212,7 @@ class RooflineProfileTest : public QObject {
     QCOMPARE(lanes[1].name, std::string("thread 1"));
     QCOMPARE(lanes[1].boxes.size(), size_t{1});
     QCOMPARE(lanes[1].boxes[0].kernel, std::string("conv_1"));
-    nlohmann::json trace = nlohmann::json::parse(compile::chrome_trace(m->profile));
+    nlohmann::json trace = nlohmann::json::parse(analysis::chrome_trace(m->profile));
     int on_worker = 0;
     for (const auto& e : trace["traceEvents"])
       if (e["ph"] == "X" && e["tid"] == 2) on_worker += e["name"] == "conv_1" ? 1 : 100;
@@ -281,7 +281,7 @@ class RooflineProfileTest : public QObject {
     AccelRooflineRunner runner;
     QObject::connect(&runner, &AccelRooflineRunner::started, [&] { pane.set_accelerator_pending(); });
     QObject::connect(&runner, &AccelRooflineRunner::ready,
-                     [&](const compile::AccelRooflinePtr& r) { pane.set_accelerator_roofline(r); });
+                     [&](const analysis::AccelRooflinePtr& r) { pane.set_accelerator_roofline(r); });
     QSignalSpy ready(&runner, &AccelRooflineRunner::ready);
     QSignalSpy failed(&runner, &AccelRooflineRunner::failed);
     QVERIFY(!runner.start(host));
@@ -291,7 +291,7 @@ class RooflineProfileTest : public QObject {
     QVERIFY(runner.wait_until_idle(120000));
     QCOMPARE(failed.count(), 0);
     QCOMPARE(ready.count(), 1);
-    const auto roofline = ready.takeFirst().at(0).value<compile::AccelRooflinePtr>();
+    const auto roofline = ready.takeFirst().at(0).value<analysis::AccelRooflinePtr>();
     QVERIFY(roofline);
     QCOMPARE(roofline->layers.size(), size_t{2});
 
@@ -304,7 +304,7 @@ class RooflineProfileTest : public QObject {
     QVERIFY(pane.legend()->text().contains("2&nbsp;virtual&nbsp;threads"));
     const QStringList labels = pane.point_labels();
     QCOMPARE(labels.size(), 2);
-    for (const compile::AccelRooflineLayer& l : roofline->layers) {
+    for (const analysis::AccelRooflineLayer& l : roofline->layers) {
       const QString kernel = QString::fromStdString(l.kernel);
       QVERIFY2(labels.filter(kernel).size() == 1, qPrintable(labels.join(", ")));
       QVERIFY(l.two.gops(roofline->clock_mhz) > l.one.gops(roofline->clock_mhz));  // up, toward the roof

@@ -100,7 +100,7 @@ class StudioNumbersTest : public QObject {
     auto profile = std::make_shared<ModelProfile>();
     profile->profile.target = m->target;
     profile->profile.repeats = m->repeats;
-    compile::KernelProfile k;
+    analysis::KernelProfile k;
     k.name = m->kernel;
     k.ms_min = m->ms_min;
     k.ms_median = m->ms_median;
@@ -131,7 +131,7 @@ class StudioNumbersTest : public QObject {
     ModelProfilePtr real = pane->profile();
     QVERIFY(real && real->error.empty() && !real->profile.kernels.empty());
     for (int row = 0; row < pane->model()->rowCount(); ++row) {
-      const compile::KernelProfile& kp = real->profile.kernels[static_cast<size_t>(row)];
+      const analysis::KernelProfile& kp = real->profile.kernels[static_cast<size_t>(row)];
       const QString time = cell(pane, row, ProfileTableModel::kTime);
       QCOMPARE(time, QString::fromStdString(kernel_time(kp, real->profile).time_text()));
       if (kp.flops == 0) continue;

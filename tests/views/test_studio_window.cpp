@@ -355,7 +355,7 @@ class StudioWindowTest : public QObject {
       QVERIFY2(w->pane_by_name("roofline")->width() >= 460, qPrintable(at));
       // The roofline's legend, with a machine's worth of ceilings: every entry whole (nothing
       // elided) and its text inside its box.
-      compile::MachineCeilings ceilings;
+      analysis::MachineCeilings ceilings;
       ceilings.machine = "fixture";
       ceilings.compute = {{"fma_512", 1480}, {"fma_256", 760}, {"scalar_fma", 98}};
       ceilings.bandwidth = {{"l2", 410}, {"dram", 38}};

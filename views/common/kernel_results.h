@@ -64,8 +64,8 @@ using KernelMeasurementPtr = std::shared_ptr<const KernelMeasurement>;
 
 // A whole-model profile from the measuring process.
 struct ModelProfile {
-  compile::Profile profile;
-  std::optional<compile::MachineCeilings> ceilings;
+  analysis::Profile profile;
+  std::optional<analysis::MachineCeilings> ceilings;
   std::string error;
 };
 using ModelProfilePtr = std::shared_ptr<const ModelProfile>;

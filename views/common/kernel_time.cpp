@@ -50,7 +50,7 @@ KernelTime kernel_time(const KernelMeasurement& m) {
   return {m.ms_median, spread_of(m.ms_median, m.ms_q1, m.ms_q3), m.repeats, m.flops, m.bytes, m.target};
 }
 
-KernelTime kernel_time(const compile::KernelProfile& k, const compile::Profile& p) {
+KernelTime kernel_time(const analysis::KernelProfile& k, const analysis::Profile& p) {
   return {k.ms_median, spread_of(k.ms_median, k.ms_q1, k.ms_q3), p.repeats, k.flops, k.bytes, p.target};
 }
 

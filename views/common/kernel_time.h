@@ -33,7 +33,7 @@ struct KernelTime {
 
 KernelTime kernel_time(const KernelMeasurement& m);
 // A kernel of a model profile: `p` gives the target and the number of runs.
-KernelTime kernel_time(const compile::KernelProfile& k, const compile::Profile& p);
+KernelTime kernel_time(const analysis::KernelProfile& k, const analysis::Profile& p);
 
 // Milliseconds to three significant digits, fixed point: "0.652 ms", "12.3 ms", "0.0123 ms".
 std::string format_ms(double ms);

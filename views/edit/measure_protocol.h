@@ -18,7 +18,7 @@ namespace tessel::views {
 
 // What the measuring process knows of the machine: the cached (or just measured) ceilings.
 struct CeilingsResult {
-  std::optional<compile::MachineCeilings> ceilings;  // nullopt: never calibrated for this target
+  std::optional<analysis::MachineCeilings> ceilings;  // nullopt: never calibrated for this target
   std::string error;                                 // the calibration failed
 };
 using CeilingsResultPtr = std::shared_ptr<const CeilingsResult>;

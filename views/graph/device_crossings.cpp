@@ -36,7 +36,7 @@ std::string DeviceCrossing::text() const {
   return s + (to_device ? ", the run's input" : ", the run's output");
 }
 
-std::vector<DeviceCrossing> device_crossings(const compile::Profile& profile) {
+std::vector<DeviceCrossing> device_crossings(const analysis::Profile& profile) {
   std::vector<DeviceCrossing> out;
   for (const compile::RunTimes::Copy& c : profile.last_run.copies) {
     DeviceCrossing d;

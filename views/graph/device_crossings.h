@@ -31,7 +31,7 @@ struct DeviceCrossing {
 };
 
 // The copies of the profile's last run; empty for a target whose kernels use host memory.
-std::vector<DeviceCrossing> device_crossings(const compile::Profile& profile);
+std::vector<DeviceCrossing> device_crossings(const analysis::Profile& profile);
 
 // Edge index in `g` → the crossings drawn on it.
 std::map<int, std::vector<DeviceCrossing>> crossing_edges(const DisplayGraph& g,

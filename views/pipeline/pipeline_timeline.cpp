@@ -53,7 +53,7 @@ QString percent(int64_t part, int64_t whole) {
 }
 }  // namespace
 
-std::shared_ptr<const DeviceLanes> device_lanes_of(const compile::Profile& p, const std::string& kernel) {
+std::shared_ptr<const DeviceLanes> device_lanes_of(const analysis::Profile& p, const std::string& kernel) {
   for (size_t k = 0; k < p.kernels.size(); ++k) {
     if (p.kernels[k].name != kernel) continue;
     if (p.kernels[k].device_lanes) return p.kernels[k].device_lanes;
@@ -251,7 +251,7 @@ PipelinePane::PipelinePane(QWidget* parent) : QWidget(parent) {
   show_kernel(nullptr, {});
 }
 
-void PipelinePane::show_kernel(const compile::Profile* profile, const QString& kernel) {
+void PipelinePane::show_kernel(const analysis::Profile* profile, const QString& kernel) {
   std::shared_ptr<const DeviceLanes> lanes;
   if (!profile) {
     summary_->setText(tr("No profile yet: profile the model on an accelerator target to see its units' pipeline."));

@@ -13,7 +13,7 @@
 // Wheel: zoom on the cycle axis around the pointer; drag: pan; double-click: the whole call.
 // Hover: the instruction (index, kind, cycles, tokens). Boxes wide enough carry the dependence
 // tokens as notches: top left, it waited for one; top right, it gave one. The data are the profile's values
-// (compile::Profile::last_run.device_lanes, made by the measuring process); this only paints.
+// (analysis::Profile::last_run.device_lanes, made by the measuring process); this only paints.
 #include <QLabel>
 #include <QWidget>
 #include <memory>
@@ -26,7 +26,7 @@ namespace tessel::views {
 
 // The device lanes of `kernel` in a profile: the kernel's own, else its last run's; null when it
 // has none (it ran on the host, or the profile came from a CPU target).
-std::shared_ptr<const DeviceLanes> device_lanes_of(const compile::Profile& p, const std::string& kernel);
+std::shared_ptr<const DeviceLanes> device_lanes_of(const analysis::Profile& p, const std::string& kernel);
 
 // "5120 cycles · load 62% · compute 48% · store 9% · overlap 2900 cycles (57%)", from the lanes'
 // summary (taken before any merging, so exact).
@@ -78,7 +78,7 @@ class PipelinePane : public QWidget {
  public:
   explicit PipelinePane(QWidget* parent = nullptr);
   // Shows `kernel` of the profile (null profile or empty kernel: a prompt).
-  void show_kernel(const compile::Profile* profile, const QString& kernel);
+  void show_kernel(const analysis::Profile* profile, const QString& kernel);
   QString summary_text() const { return summary_->text(); }
   PipelineTimelineWidget* timeline() const { return timeline_; }
 

@@ -127,7 +127,7 @@ void ProfilePane::set_profile(ModelProfilePtr profile) {
     // Calibrated since the measuring process sent it: the roofline columns follow the ceilings.
     auto with = std::make_shared<ModelProfile>(*profile);
     with->ceilings = ceilings_;
-    for (compile::KernelProfile& k : with->profile.kernels)
+    for (analysis::KernelProfile& k : with->profile.kernels)
       if (k.intensity > 0) k.attainable_gflops = ceilings_->attainable(k.intensity, &k.bound);
     profile = std::move(with);
   }
@@ -154,7 +154,7 @@ void ProfilePane::set_profile(ModelProfilePtr profile) {
   if (!selected_.isEmpty()) select_row_of(selected_);
 }
 
-void ProfilePane::set_ceilings(const std::optional<compile::MachineCeilings>& ceilings) {
+void ProfilePane::set_ceilings(const std::optional<analysis::MachineCeilings>& ceilings) {
   ceilings_ = ceilings;
   ModelProfilePtr shown = model_->profile();
   if (!shown || !ceilings) return;
@@ -194,7 +194,7 @@ QString ProfilePane::kernel_at_view_row(int row) const {
 
 bool ProfilePane::export_chrome_trace(const QString& path, QString* error) const {
   if (!profile()) return error && (*error = tr("nothing to export: profile the model first"), false);
-  return write_file(path, compile::chrome_trace(profile()->profile), error);
+  return write_file(path, analysis::chrome_trace(profile()->profile), error);
 }
 
 bool ProfilePane::export_csv(const QString& path, QString* error) const {

@@ -37,7 +37,7 @@ class ProfilePane : public QWidget {
   void set_profile(ModelProfilePtr profile);  // a profile with `error` shows the error
   // Ceilings measured after the profile (Calibrate): the attainable and bound columns and the
   // header take them; a later profile without ceilings gets them too.
-  void set_ceilings(const std::optional<compile::MachineCeilings>& ceilings);
+  void set_ceilings(const std::optional<analysis::MachineCeilings>& ceilings);
   void set_profiling();  // a profile was requested: "Profiling…"
   void set_selected_kernel(const QString& kernel);
   void clear();
@@ -74,7 +74,7 @@ class ProfilePane : public QWidget {
   QLabel* status_ = nullptr;
   QPushButton* profile_button_ = nullptr;
   QString selected_;
-  std::optional<compile::MachineCeilings> ceilings_;
+  std::optional<analysis::MachineCeilings> ceilings_;
   bool selecting_ = false;  // set_selected_kernel in progress: do not call back
 };
 

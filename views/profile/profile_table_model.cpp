@@ -38,7 +38,7 @@ int ProfileTableModel::columnCount(const QModelIndex& parent) const { return par
 
 QVariant ProfileTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const compile::KernelProfile& k = profile_->profile.kernels[static_cast<size_t>(index.row())];
+  const analysis::KernelProfile& k = profile_->profile.kernels[static_cast<size_t>(index.row())];
   const KernelTime t = kernel_time(k, profile_->profile);
   const double percent = sum_ms_ > 0 ? 100 * k.ms_median / sum_ms_ : 0;
   if (role == Qt::UserRole) {  // the sort key
@@ -120,7 +120,7 @@ QVariant ProfileTableModel::headerData(int section, Qt::Orientation orientation,
   return {};
 }
 
-std::string profile_csv(const compile::Profile& p) {
+std::string profile_csv(const analysis::Profile& p) {
   double sum = 0;
   for (const auto& k : p.kernels) sum += k.ms_median;
   // GFLOP/s and GB/s at the median time, as the table shows them (views/common/kernel_time.h).

@@ -34,6 +34,6 @@ class ProfileTableModel : public QAbstractTableModel {
 };
 
 // kernel,ms_median,ms_min,percent,gflops,gbps,intensity,attainable_gflops,bound,compiled
-std::string profile_csv(const compile::Profile& p);
+std::string profile_csv(const analysis::Profile& p);
 
 }  // namespace tessel::views

@@ -28,7 +28,7 @@ double tick_step(double range, int count) {
 }
 }  // namespace
 
-std::vector<TimelineLane> timeline_lanes(const compile::Profile& p) {
+std::vector<TimelineLane> timeline_lanes(const analysis::Profile& p) {
   TimelineLane lane;
   lane.name = "kernels";  // the calling thread runs the kernels one after another
   for (size_t k = 0; k < p.kernels.size() && k < p.last_run.kernel_spans_ms.size(); ++k)

@@ -27,7 +27,7 @@ struct TimelineLane {
   std::vector<TimelineBox> boxes;
 };
 // The lanes of a profile's last run.
-std::vector<TimelineLane> timeline_lanes(const compile::Profile& p);
+std::vector<TimelineLane> timeline_lanes(const analysis::Profile& p);
 
 class TimelineWidget : public QWidget {
  public:

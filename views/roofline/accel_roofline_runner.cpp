@@ -48,8 +48,8 @@ bool AccelRooflineRunner::start(const StudioSnapshotPtr& snapshot) {
   watcher_->setFuture(QtConcurrent::run(&pool_, [snapshot]() -> Outcome {
     try {
       const Target target = Target::parse(snapshot->target);
-      return {std::make_shared<const compile::AccelRoofline>(
-                  compile::accel_roofline(*snapshot->optimized, *snapshot->fusion, target)),
+      return {std::make_shared<const analysis::AccelRoofline>(
+                  analysis::accel_roofline(*snapshot->optimized, *snapshot->fusion, target)),
               {}};
     } catch (const std::exception& e) {
       return {nullptr, e.what()};

@@ -1,5 +1,5 @@
 #pragma once
-// Computes an accelerator's roofline (compile::accel_roofline) for a snapshot on a worker thread:
+// Computes an accelerator's roofline (analysis::accel_roofline) for a snapshot on a worker thread:
 // every kernel the accelerator takes, compiled and simulated with 1 and with 2 virtual threads.
 // The UI thread only starts it and receives the result; a newer start (or cancel) makes an older
 // result stale, and a stale result is dropped.
@@ -38,12 +38,12 @@ class AccelRooflineRunner : public QObject {
 
  Q_SIGNALS:
   void started();
-  void ready(const tessel::compile::AccelRooflinePtr& roofline);
+  void ready(const tessel::analysis::AccelRooflinePtr& roofline);
   void failed(const QString& error);
 
  private:
   struct Outcome {
-    compile::AccelRooflinePtr roofline;
+    analysis::AccelRooflinePtr roofline;
     std::string error;
   };
   QThreadPool pool_;  // own pool: the destructor waits for a stale worker too
@@ -54,4 +54,4 @@ class AccelRooflineRunner : public QObject {
 
 }  // namespace tessel::views
 
-Q_DECLARE_METATYPE(tessel::compile::AccelRooflinePtr)
+Q_DECLARE_METATYPE(tessel::analysis::AccelRooflinePtr)

@@ -10,7 +10,7 @@ namespace tessel::views {
 
 namespace {
 
-void complete(RooflinePoint& p, const std::optional<compile::MachineCeilings>& ceilings) {
+void complete(RooflinePoint& p, const std::optional<analysis::MachineCeilings>& ceilings) {
   if (p.attainable_gflops <= 0 && ceilings && p.intensity > 0)
     p.attainable_gflops = ceilings->attainable(p.intensity, &p.bound);
 }
@@ -29,15 +29,15 @@ double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v)));
 
 }  // namespace
 
-RooflinePoint roofline_point(const compile::KernelProfile& k, const compile::Profile& profile,
-                             const std::optional<compile::MachineCeilings>& ceilings) {
+RooflinePoint roofline_point(const analysis::KernelProfile& k, const analysis::Profile& profile,
+                             const std::optional<analysis::MachineCeilings>& ceilings) {
   const KernelTime t = kernel_time(k, profile);
   RooflinePoint p{k.name, k.intensity, t.gflops(), k.attainable_gflops, k.bound, t.text()};
   complete(p, ceilings);
   return p;
 }
 
-RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<compile::MachineCeilings>& ceilings) {
+RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<analysis::MachineCeilings>& ceilings) {
   const KernelTime t = kernel_time(m);
   RooflinePoint p{m.kernel, m.intensity, t.gflops(), m.attainable_gflops, m.bound, t.text()};
   complete(p, ceilings);
@@ -46,11 +46,11 @@ RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<com
 
 bool is_plottable(const RooflinePoint& p) { return p.intensity > 0 && p.gflops > 0 && std::isfinite(p.gflops); }
 
-RooflineData roofline_from_profile(const compile::Profile& profile,
-                                   const std::optional<compile::MachineCeilings>& ceilings) {
+RooflineData roofline_from_profile(const analysis::Profile& profile,
+                                   const std::optional<analysis::MachineCeilings>& ceilings) {
   RooflineData d;
   d.ceilings = ceilings;
-  for (const compile::KernelProfile& k : profile.kernels) {
+  for (const analysis::KernelProfile& k : profile.kernels) {
     RooflinePoint p = roofline_point(k, profile, ceilings);
     if (is_plottable(p))
       d.points.push_back(std::move(p));
@@ -60,17 +60,17 @@ RooflineData roofline_from_profile(const compile::Profile& profile,
   return d;
 }
 
-std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& r,
+std::vector<CeilingSegment> ceiling_segments(const analysis::MachineCeilings& c, const AxisRange& r,
                                              const std::string& compute_unit) {
   std::vector<CeilingSegment> out;
   const double best_bw = c.bandwidth.empty() ? 0 : c.bandwidth.front().value;
-  for (const compile::Ceiling& k : c.compute) {
+  for (const analysis::Ceiling& k : c.compute) {
     if (k.value <= 0) continue;
     const double start = best_bw > 0 ? std::clamp(k.value / best_bw, r.x_min, r.x_max) : r.x_min;
     out.push_back({k.name + " " + roof_value(k.value) + " " + compute_unit, true, start, k.value, r.x_max, k.value});
   }
   const double peak = c.peak_gflops();
-  for (const compile::Ceiling& b : c.bandwidth) {
+  for (const analysis::Ceiling& b : c.bandwidth) {
     if (b.value <= 0) continue;
     // y = bw · x from the left edge to where it reaches the peak (or the right edge).
     double x_end = peak > 0 ? std::min(peak / b.value, r.x_max) : r.x_max;
@@ -81,7 +81,7 @@ std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, 
   return out;
 }
 
-AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::optional<compile::MachineCeilings>& c) {
+AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::optional<analysis::MachineCeilings>& c) {
   double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
   auto include = [&](double x, double y) {
     if (x > 0) x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
@@ -90,7 +90,7 @@ AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::option
   for (const RooflinePoint& p : points)
     if (is_plottable(p)) include(p.intensity, p.gflops);
   if (c) {
-    for (const compile::Ceiling& k : c->compute) include(0, k.value);
+    for (const analysis::Ceiling& k : c->compute) include(0, k.value);
     if (c->dram_gbps() > 0 && c->peak_gflops() > 0) include(c->peak_gflops() / c->dram_gbps(), 0);
   }
   AxisRange r;
@@ -110,10 +110,10 @@ std::string point_tooltip(const RooflinePoint& p) {
   return s;
 }
 
-AcceleratorRooflineData accelerator_roofline_data(const compile::AccelRoofline& r) {
+AcceleratorRooflineData accelerator_roofline_data(const analysis::AccelRoofline& r) {
   AcceleratorRooflineData d;
   d.ceilings = r.ceilings();
-  auto point = [&](const std::string& kernel, const compile::AcceleratorRun& run) {
+  auto point = [&](const std::string& kernel, const analysis::AcceleratorRun& run) {
     RooflinePoint p;
     p.kernel = kernel;
     p.intensity = run.intensity();
@@ -123,7 +123,7 @@ AcceleratorRooflineData accelerator_roofline_data(const compile::AccelRoofline& 
              std::to_string(run.vthreads) + (run.vthreads == 1 ? " virtual thread" : " virtual threads");
     return p;
   };
-  for (const compile::AccelRooflineLayer& l : r.layers)
+  for (const analysis::AccelRooflineLayer& l : r.layers)
     d.layers.push_back({point(l.kernel, l.one), point(l.kernel, l.two), l.speedup()});
   for (const std::string& k : r.on_host) d.not_shown.push_back(k.substr(0, k.find(':')));
   return d;

@@ -47,26 +47,27 @@ struct AxisRange {
 struct RooflineData {
   std::vector<RooflinePoint> points;   // kernels with FLOPs and a time
   std::vector<std::string> not_shown;  // kernels without FLOPs (or not timed)
-  std::optional<compile::MachineCeilings> ceilings;
+  std::optional<analysis::MachineCeilings> ceilings;
 };
 
 // Fills attainable/bound from `ceilings` when the source did not (it had no cached ceilings).
-RooflinePoint roofline_point(const compile::KernelProfile& k, const compile::Profile& p,
-                             const std::optional<compile::MachineCeilings>& ceilings);
-RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<compile::MachineCeilings>& ceilings);
+RooflinePoint roofline_point(const analysis::KernelProfile& k, const analysis::Profile& p,
+                             const std::optional<analysis::MachineCeilings>& ceilings);
+RooflinePoint roofline_point(const KernelMeasurement& m, const std::optional<analysis::MachineCeilings>& ceilings);
 bool is_plottable(const RooflinePoint& p);
-RooflineData roofline_from_profile(const compile::Profile& p, const std::optional<compile::MachineCeilings>& ceilings);
+RooflineData roofline_from_profile(const analysis::Profile& p,
+                                   const std::optional<analysis::MachineCeilings>& ceilings);
 
 // Segments over [range.x_min, range.x_max]; compute ceilings start where the best bandwidth meets them.
 // Compute ceilings are labelled in `compute_unit` ("GFLOP/s"; an int8 accelerator's "GOP/s").
-std::vector<CeilingSegment> ceiling_segments(const compile::MachineCeilings& c, const AxisRange& range,
+std::vector<CeilingSegment> ceiling_segments(const analysis::MachineCeilings& c, const AxisRange& range,
                                              const std::string& compute_unit = "GFLOP/s");
 // Decades that contain every point, the ridge points and the peak, with a margin.
-AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::optional<compile::MachineCeilings>& c);
+AxisRange axis_range(const std::vector<RooflinePoint>& points, const std::optional<analysis::MachineCeilings>& c);
 // The hover text: name, GFLOP/s, intensity, % of attainable, and the binding ceiling.
 std::string point_tooltip(const RooflinePoint& p);
 
-// An accelerator's roofline (compile::accel_roofline) as chart data: per offloaded layer its point
+// An accelerator's roofline (analysis::accel_roofline) as chart data: per offloaded layer its point
 // with 1 and with 2 virtual threads (op/byte and GOP/s: the simulator's counters and cycles; the
 // fields named gflops hold GOP/s), and the machine model's two roofs as ceilings.
 struct AcceleratorLayerPoints {
@@ -75,10 +76,10 @@ struct AcceleratorLayerPoints {
 };
 struct AcceleratorRooflineData {
   std::vector<AcceleratorLayerPoints> layers;
-  compile::MachineCeilings ceilings;
+  analysis::MachineCeilings ceilings;
   std::vector<std::string> not_shown;  // kernels that run on the host
 };
-AcceleratorRooflineData accelerator_roofline_data(const compile::AccelRoofline& r);
+AcceleratorRooflineData accelerator_roofline_data(const analysis::AccelRoofline& r);
 // "layer\n1 virtual thread: 21.9 GOP/s, 42,880 cycles\nintensity 15.5 op/byte\n86% of the roof (memory (dram))"
 std::string accelerator_point_tooltip(const RooflinePoint& p);
 

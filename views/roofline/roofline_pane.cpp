@@ -158,7 +158,7 @@ void RooflinePane::clear() {
   rebuild();
 }
 
-void RooflinePane::set_accelerator_roofline(compile::AccelRooflinePtr roofline) {
+void RooflinePane::set_accelerator_roofline(analysis::AccelRooflinePtr roofline) {
   accelerator_ = std::move(roofline);
   accelerator_note_.clear();
   if (accelerator_) accelerator_data_ = accelerator_roofline_data(*accelerator_);
@@ -227,7 +227,7 @@ void RooflinePane::set_measurement(KernelMeasurementPtr m) {
   rebuild();
 }
 
-void RooflinePane::set_ceilings(const std::optional<compile::MachineCeilings>& ceilings) {
+void RooflinePane::set_ceilings(const std::optional<analysis::MachineCeilings>& ceilings) {
   ceilings_ = ceilings;
   calibrate_->setEnabled(true);
   // Points measured without ceilings learn what bounds them now.
@@ -364,7 +364,7 @@ void RooflinePane::rebuild_accelerator() {
   y_axis_->setTitleText(tr("GOP/s (int8)"));
   std::vector<RooflinePoint> all;
   for (const AcceleratorLayerPoints& l : accelerator_data_.layers) all.push_back(l.one), all.push_back(l.two);
-  std::optional<compile::MachineCeilings> ceilings;
+  std::optional<analysis::MachineCeilings> ceilings;
   if (accelerator_) ceilings = accelerator_data_.ceilings;
   const AxisRange range = axis_range(accelerator_ ? all : std::vector<RooflinePoint>{}, ceilings);
   x_axis_->setRange(range.x_min, range.x_max);

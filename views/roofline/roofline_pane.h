@@ -47,14 +47,14 @@ class RooflinePane : public QWidget {
   // One kernel measured after an edit: moves (or adds) its point; the old position gets an arrow.
   // Only kCorrect measurements move points (a failed or wrong kernel's time means nothing).
   void set_measurement(KernelMeasurementPtr m);
-  void set_ceilings(const std::optional<compile::MachineCeilings>& ceilings);
+  void set_ceilings(const std::optional<analysis::MachineCeilings>& ceilings);
   void set_calibration_error(const QString& error);  // shown in the message bar
   void set_calibration_canceled();                   // the offer to calibrate comes back
   void set_selected_kernel(const QString& kernel);
   void clear();  // a new model
 
   // The accelerator's roofline (see above); null: back to kernel points.
-  void set_accelerator_roofline(compile::AccelRooflinePtr roofline);
+  void set_accelerator_roofline(analysis::AccelRooflinePtr roofline);
   void set_accelerator_pending();  // "simulating ..." until the roofline arrives
   void set_accelerator_error(const QString& error);
 
@@ -88,10 +88,10 @@ class RooflinePane : public QWidget {
 
   std::map<QString, RooflinePoint> points_;
   std::vector<std::string> not_shown_;
-  std::optional<compile::MachineCeilings> ceilings_;
+  std::optional<analysis::MachineCeilings> ceilings_;
   std::optional<RooflinePoint> previous_;  // the selected kernel's position before its last edit
   QString selected_;
-  compile::AccelRooflinePtr accelerator_;
+  analysis::AccelRooflinePtr accelerator_;
   AcceleratorRooflineData accelerator_data_;
   QString accelerator_note_;  // pending or error text while there is no accelerator roofline
   std::vector<QGraphicsPolygonItem*> layer_heads_;

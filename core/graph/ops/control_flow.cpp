@@ -2,15 +2,27 @@
 // body with the reference executor (control_flow.h has the design).
 #include "core/graph/ops/control_flow.h"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <optional>
 
-#include "core/runtime/reference_executor.h"
-
 namespace tessel::ops {
 
 namespace {
+
+// Filled by core/runtime/reference_executor.cpp when libtessel_core loads (control_flow.h says
+// why). Zero before any dynamic initializer runs (constant initialization), so the order in which
+// the library's files are initialized does not matter.
+constinit std::atomic<SubgraphRunner> subgraph_runner{nullptr};
+
+std::vector<RuntimeValue> run_subgraph(const Graph& body, const std::vector<RuntimeValue>& inputs) {
+  const SubgraphRunner run = subgraph_runner.load(std::memory_order_acquire);
+  if (!run)
+    throw Error("body '" + body.name + "': no executor to run it (core/runtime/reference_executor.cpp " +
+                "registers one when libtessel_core loads; is it linked in?)");
+  return run(body, inputs);
+}
 
 std::string s(int64_t v) { return std::to_string(v); }
 
@@ -190,7 +202,7 @@ class BodyRunner {
       types_ = std::move(types);
       small_ = std::move(small);
     }
-    return run_reference_values(*typed_, inputs);
+    return run_subgraph(*typed_, inputs);
   }
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) {
     std::vector<RuntimeValue> values;
@@ -263,6 +275,8 @@ Graph typed_body(const Graph& body, const std::vector<TensorType>& input_types,
 std::vector<Tensor> run_body(const Graph& body, const std::vector<Tensor>& inputs) {
   return BodyRunner(body).run(inputs);
 }
+
+void set_subgraph_runner(SubgraphRunner runner) { subgraph_runner.store(runner, std::memory_order_release); }
 
 // ----- If -----
 

@@ -174,4 +174,17 @@ Graph typed_body(const Graph& body, const std::vector<TensorType>& input_types,
 // Runs `body` on `inputs` with the reference executor, typing it for them first.
 std::vector<Tensor> run_body(const Graph& body, const std::vector<Tensor>& inputs);
 
+// What runs a typed body: the reference executor. It lives in core/runtime, a layer above the ops
+// (docs/architecture.md, "Layers and dependency rules"), so the ops do not include it; the runtime
+// hands it down instead:
+//
+//   core/runtime/reference_executor.cpp ──set_subgraph_runner(run_reference_values)──▶ slot here
+//   If / Loop / Scan reference kernels ──▶ slot ──▶ run_reference_values(body, inputs)
+//
+// The reference executor fills the slot from a static initializer of libtessel_core itself, so it
+// is set before any program or plugin can call a kernel, including the kernels that type
+// inference and constant folding run; with the slot empty the kernels throw an Error saying so.
+using SubgraphRunner = std::vector<RuntimeValue> (*)(const Graph& body, const std::vector<RuntimeValue>& inputs);
+void set_subgraph_runner(SubgraphRunner runner);
+
 }  // namespace tessel::ops

@@ -7,6 +7,8 @@
 #include <queue>
 #include <set>
 
+#include "core/graph/export_dot.h"
+
 namespace tessel {
 
 std::string_view fusion_block_name(FusionBlock b) {
@@ -47,6 +49,13 @@ std::string_view fusion_block_reason(FusionBlock b) {
     case FusionBlock::kTupleIntoTuple: return "two intermediate tuples never fuse";
   }
   return "?";
+}
+
+std::vector<DotCluster> fusion_clusters(const Graph& g, const FusionResult* fusion) {
+  std::vector<DotCluster> clusters;
+  if (!fusion || fusion->group_of_node.size() != g.nodes.size()) return clusters;
+  for (const FusionGroup& group : fusion->groups) clusters.push_back({group.kernel_name, group.nodes});
+  return clusters;
 }
 
 std::string kernel_op_word(const Graph& g, const Node& n) {

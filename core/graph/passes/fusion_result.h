@@ -56,4 +56,9 @@ struct FusionResult {
 };
 using FusionResultPtr = std::shared_ptr<const FusionResult>;
 
+struct DotCluster;  // core/graph/export_dot.h
+// One cluster per kernel, labelled with its name, for graph_to_dot; none when `fusion` is null or
+// was made for another graph than `g` (a pass's snapshot before fusion ran).
+std::vector<DotCluster> fusion_clusters(const Graph& g, const FusionResult* fusion);
+
 }  // namespace tessel

@@ -1,6 +1,7 @@
 #pragma once
-// What the tensor-expression builders share (builders.h lists them; the op table names each op's
-// builder). A builder turns one graph node into tensor expressions over its inputs' tensors:
+// What the tensor-expression builders share (core/graph/ops/te_builders.h lists them; the op
+// table names each op's builder). A builder turns one graph node into tensor expressions over its
+// inputs' tensors:
 //
 //   BuildContext{node Floor, in = {p0}, out = {f32[2,3]}}  ──floor builder──▶  {floor_7 = compute(...)}
 //
@@ -13,7 +14,7 @@
 #include "core/support/error.h"
 #include "core/te/tensor.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 using loopir::Expr;
 using loopir::IterVar;
@@ -95,4 +96,4 @@ Expr ceil_of(const Expr& x);
 Expr round_half_even(const Expr& x);
 Expr sign_of(const Expr& x);
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

@@ -7,9 +7,9 @@
 #include "core/graph/ops/layout_ops.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 // out[i] = x[i mod in_shape]: Tile reads its source cyclically along every axis.
 std::vector<te::Tensor> tile(BuildContext& c) {
@@ -392,4 +392,4 @@ std::vector<te::Tensor> expand(BuildContext& c) {
       te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& idx) { return broadcast_read(c.input(0), idx); })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

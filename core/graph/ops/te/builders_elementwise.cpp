@@ -8,9 +8,9 @@
 #include "core/graph/ops/elementwise.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -370,4 +370,4 @@ Stages where(BuildContext& c) {
   })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

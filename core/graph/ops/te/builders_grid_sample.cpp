@@ -5,9 +5,9 @@
 //   where (x, y) = denormalize(grid[n, i, j, 0..1]), pixel = 0 (zeros) or clamped (border) outside
 #include "core/graph/ops/nn_grid_sample.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 Stages grid_sample(BuildContext& c) {
   const auto& a = c.attrs<ops::GridSampleAttrs>();
@@ -60,4 +60,4 @@ Stages grid_sample(BuildContext& c) {
   })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

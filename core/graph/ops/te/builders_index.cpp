@@ -7,9 +7,9 @@
 //                                         values[o] = sum(select(rank[r] == o, x[r], 0))
 #include "core/graph/ops/index_ops.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -263,4 +263,4 @@ Stages reverse_sequence(BuildContext& c) {
   })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

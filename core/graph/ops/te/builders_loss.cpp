@@ -8,9 +8,9 @@
 
 #include "core/graph/ops/nn_loss.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -157,4 +157,4 @@ Stages max_unpool(BuildContext& c) {
   })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

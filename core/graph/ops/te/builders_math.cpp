@@ -7,9 +7,9 @@
 
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 Stages einsum(BuildContext& c) {
   const DataType t = float_operand(c);
@@ -104,4 +104,4 @@ Stages dft(BuildContext& c) {
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& o) { return convert(t, te::at(sum, o)); })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

@@ -8,9 +8,9 @@
 #include "core/graph/ops/nn_pool.h"
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -181,4 +181,4 @@ std::vector<te::Tensor> global_lp_pool(BuildContext& c) {
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& i) { return lp_root(te::at(sum, i), p); })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

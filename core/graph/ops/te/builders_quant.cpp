@@ -10,10 +10,10 @@
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/quant_ops.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 #include "core/te/int8_dot_product.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -54,7 +54,7 @@ te::Tensor integer_product(BuildContext& c, size_t a_in, size_t a_zp, size_t b_i
   const DataType acc = DataType::kInt32;
   const te::Tensor &a = c.input(a_in), &b = c.input(b_in);
   // Two matrices: the VNNI form (packed weights, dot steps; exact on every target, scheduled onto
-  // the dot instruction where the target has it, compile::default_schedule). Except int8 × int8
+  // the dot instruction where the target has it, schedule::int8_vnni_schedule). Except int8 × int8
   // without zero points: the product an accelerator's GEMM core takes as it is (what
   // quantize_for_accelerator makes; builders do not know the target), kept in the plain form below.
   const bool accelerator_gemm =
@@ -223,4 +223,4 @@ Stages qlinear_conv(BuildContext& c) {
   })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

@@ -16,9 +16,9 @@
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/recurrent.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -247,4 +247,4 @@ Stages rnn(BuildContext& c) { return Unroller(c, RecurrentCell::kRnn, c.attrs<op
 Stages gru(BuildContext& c) { return Unroller(c, RecurrentCell::kGru, c.attrs<ops::GruAttrs>()).build(); }
 Stages lstm(BuildContext& c) { return Unroller(c, RecurrentCell::kLstm, c.attrs<ops::LstmAttrs>()).build(); }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

@@ -7,9 +7,9 @@
 // With sampling_ratio 0 the grid's size depends on each roi's values: declined.
 #include "core/graph/ops/nn_roi_align.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 Stages roi_align(BuildContext& c) {
   const auto& a = c.attrs<ops::RoiAlignAttrs>();
@@ -68,4 +68,4 @@ Stages roi_align(BuildContext& c) {
       te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& o) { return te::at(pooled, o) / num(t, count); })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

@@ -5,9 +5,9 @@
 #include "core/graph/ops/nn_softmax.h"
 #include "core/graph/ops/reduce.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 // Rounding without a rounding intrinsic, exact for every float: truncation through int64 (the
 // loop IR's float→int cast truncates), corrected by one. Values at or above 2^mantissa are
@@ -187,4 +187,4 @@ std::vector<te::Tensor> hardmax(BuildContext& c) {
   })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

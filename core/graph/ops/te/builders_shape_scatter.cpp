@@ -7,9 +7,9 @@
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/shape_ops.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -272,4 +272,4 @@ std::vector<te::Tensor> conv_transpose(BuildContext& c) {
                       [&](const std::vector<Expr>& i) { return te::at(conv, i) + te::at(c.in[2], {i[1]}); })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

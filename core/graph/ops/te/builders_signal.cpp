@@ -8,9 +8,9 @@
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/signal_ops.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 Stages stft(BuildContext& c) {
   const DataType t = float_operand(c);
@@ -47,4 +47,4 @@ Stages stft(BuildContext& c) {
   return {te::compute(c.stage(), c.shape(), [&](const std::vector<Expr>& o) { return convert(t, te::at(sum, o)); })};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

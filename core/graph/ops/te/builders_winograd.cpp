@@ -7,10 +7,10 @@
 //
 // The selects depend on the outer loops only; the vectorized channel loop inside sees constants.
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 #include "core/graph/ops/winograd_ops.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 namespace {
 
@@ -130,4 +130,4 @@ Stages winograd_output_transform(BuildContext& c) {
   }, {"n", "f", "y", "x", "fb"})};
 }
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

@@ -13,9 +13,9 @@
 #include "core/graph/ops/nn_spatial.h"
 #include "core/graph/ops/reduce.h"
 #include "core/graph/ops/te/builder_support.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/te_builders.h"
 
-namespace tessel::compile {
+namespace tessel::ops {
 
 // The shared helpers, declared in builder_support.h.
 namespace te_builder {
@@ -544,4 +544,4 @@ std::vector<ValueId> bind_kernel_params(const loopir::Func& f, const FusionGroup
   return params;
 }
 
-}  // namespace tessel::compile
+}  // namespace tessel::ops

@@ -16,7 +16,7 @@
 #include "core/loopir/ir.h"
 #include "core/te/tensor.h"
 
-namespace tessel::compile {
+namespace tessel::ops {
 
 // nullopt, with `why` set, when some member op has no builder for its attributes or types (the
 // executor then runs that group with the reference kernels and says so). Throws Error when a node
@@ -31,4 +31,4 @@ std::vector<ValueId> bind_kernel_params(const loopir::Func& f, const FusionGroup
 // Whether `op` has a tensor-expression builder at all (its OpDef's compilation, for tests).
 bool has_te_builder(const std::string& op);
 
-}  // namespace tessel::compile
+}  // namespace tessel::ops

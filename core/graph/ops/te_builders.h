@@ -1,14 +1,17 @@
 #pragma once
 // Every tensor-expression builder, by name: the op table (core/graph/ops/*.def) names each op's
 // builder, and a name missing here does not compile. A builder turns one node into compute stages
-// (builder_support.h) and declines, with Unsupported, what it cannot express; the table says what
-// that is (`tessel ops`, column "compiles").
+// (te/builder_support.h) and declines, with Unsupported, what it cannot express; the table says
+// what that is (`tessel ops`, column "compiles").
+//
+// The builders are defined in te/, which sits above this folder (it reads the ops' attributes and
+// builds on core/te). Only their names are declared here, against the tensor type op.h
+// forward-declares, so the op table can name them without the ops depending on te/ or core/te.
 #include <vector>
 
 #include "core/graph/op.h"
-#include "core/te/tensor.h"
 
-namespace tessel::compile::te_builder {
+namespace tessel::ops::te_builder {
 
 using Stages = std::vector<te::Tensor>;
 
@@ -188,4 +191,4 @@ Stages rnn(BuildContext& c);
 Stages gru(BuildContext& c);
 Stages lstm(BuildContext& c);
 
-}  // namespace tessel::compile::te_builder
+}  // namespace tessel::ops::te_builder

@@ -7,25 +7,25 @@
 #include "core/graph/ops/elementwise.h"
 #include "core/graph/ops/index_ops.h"
 #include "core/graph/ops/layout_ops.h"
-#include "core/graph/ops/winograd_ops.h"
 #include "core/graph/ops/math_ops.h"
 #include "core/graph/ops/nn.h"
 #include "core/graph/ops/quant_ops.h"
 #include "core/graph/ops/random_ops.h"
 #include "core/graph/ops/recurrent.h"
 #include "core/graph/ops/sequence_ops.h"
-#include "core/graph/ops/signal_ops.h"
 #include "core/graph/ops/shape_ops.h"
-#include "core/graph/ops/te/builders.h"
+#include "core/graph/ops/signal_ops.h"
+#include "core/graph/ops/te_builders.h"
 #include "core/graph/ops/text_ops.h"
 #include "core/graph/ops/training_ops.h"
+#include "core/graph/ops/winograd_ops.h"
 
-namespace tessel {
+namespace tessel::ops {
 
 namespace {
 
 // The third column of a .def line, how the op compiles: yes(builder), partial(builder, "what it
-// declines") or no("why it has no builder"). A builder is a function named in te/builders.h, not a
+// declines") or no("why it has no builder"). A builder is a function named in te_builders.h, not a
 // string looked up later, so a misspelt or missing one does not compile.
 OpCompilation yes(TeBuilder builder) { return {builder, Compiles::kYes, ""}; }
 OpCompilation partial(TeBuilder builder, const char* declines) { return {builder, Compiles::kPartial, declines}; }
@@ -33,7 +33,7 @@ OpCompilation partial(TeBuilder builder, const char* declines) { return {builder
 
 #define TESSEL_OP(NAME, CLASS, COMPILATION) make_op_def<CLASS>(NAME, COMPILATION),
 std::vector<OpDef> build_table() {
-  using namespace compile::te_builder;
+  using namespace ops::te_builder;
   return {
 #include "core/graph/ops/elementwise.def"
 #include "core/graph/ops/nn.def"
@@ -52,8 +52,8 @@ std::vector<OpDef> build_table() {
 #undef TESSEL_OP
 
 const std::vector<OpDef>& table() {
-  static const std::vector<OpDef> ops = build_table();
-  return ops;
+  static const std::vector<OpDef> rows = build_table();
+  return rows;
 }
 
 const std::unordered_map<std::string_view, const OpDef*>& index() {
@@ -67,17 +67,21 @@ const std::unordered_map<std::string_view, const OpDef*>& index() {
 
 }  // namespace
 
-std::span<const OpDef> all_ops() { return table(); }
+}  // namespace tessel::ops
 
-const OpDef* find_op(std::string_view name) {
-  auto it = index().find(name);
-  return it == index().end() ? nullptr : it->second;
+// The table's interface belongs to core/graph (op_table.h, namespace tessel): every layer finds
+// ops through it, and only this file, which sits above the ops, lists them all.
+std::span<const tessel::OpDef> tessel::all_ops() { return ops::table(); }
+
+const tessel::OpDef* tessel::find_op(std::string_view name) {
+  auto it = ops::index().find(name);
+  return it == ops::index().end() ? nullptr : it->second;
 }
 
-const OpDef& get_op(std::string_view name) {
+const tessel::OpDef& tessel::get_op(std::string_view name) {
   if (const OpDef* op = find_op(name)) return *op;
   std::string close;
-  for (const OpDef& op : table()) {
+  for (const OpDef& op : ops::table()) {
     std::string a(op.name), b(name);
     std::transform(a.begin(), a.end(), a.begin(), ::tolower);
     std::transform(b.begin(), b.end(), b.begin(), ::tolower);
@@ -85,5 +89,3 @@ const OpDef& get_op(std::string_view name) {
   }
   throw Error("unknown op '" + std::string(name) + "'" + (close.empty() ? "" : " (did you mean: " + close + "?)"));
 }
-
-}  // namespace tessel
