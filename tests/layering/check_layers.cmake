@@ -46,7 +46,7 @@
 cmake_minimum_required(VERSION 3.16)  # IN_LIST, list(POP_FRONT)
 
 set(folders "")
-# layer(FOLDER NAMESPACE SITS_ON...): a rule for the files of core/FOLDER, not of its subfolders,
+# layer(FOLDER NAMESPACE SITS_ON...): a rule for the files of core/<folder>, not of its subfolders,
 # which have rules of their own.
 macro(layer folder namespace)
   list(APPEND folders "${folder}")
