@@ -3,12 +3,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/plugin/plugin_api.h"
+#include "core/plugin/plugin_probe.h"
 #include "core/support/error.h"
 
 namespace fs = std::filesystem;
@@ -50,6 +52,22 @@ std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s.empty() ? "nothing" : s;
+}
+
+// A status is one line of `tessel targets`: a control character from the description (a library
+// name holding a newline) is shown escaped rather than breaking the listing.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+      out += c;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+      out += escaped;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -149,8 +167,8 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
       if (other.loaded && other.name == st.name)
         throw Error("a plugin named '" + st.name + "' is already loaded from " + other.description_path);
 
-    st.library_path = (fs::path(description_path).parent_path() / required_string(j, "library")).string();
-    if (!fs::is_regular_file(st.library_path, ec)) throw Error("library " + st.library_path + " not found");
+    st.library_path = plugin_library_inside_folder(description_path, required_string(j, "library"));
+    probe_plugin_registration(st.name, st.library_path, plugin_probe_time_limit());
     void* handle = dlopen(st.library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw Error(std::string("cannot load library: ") + dlerror());
     auto entry = reinterpret_cast<TesselPluginRegisterFn>(dlsym(handle, "tessel_plugin_register"));
@@ -192,9 +210,9 @@ PluginStatus PluginManager::load_one(const std::string& description_path) {
     for (auto& d : ctx.device_apis_) DeviceAPIRegistry::global().add(std::move(d), st.name);
     st.loaded = true;  // the handle stays open: registered code lives in it
   } catch (const Error& e) {
-    st.error = e.what();
+    st.error = one_line(e.what());
   } catch (const std::exception& e) {  // the file system or the JSON library: still only this plugin
-    st.error = e.what();
+    st.error = one_line(e.what());
   }
   return st;
 }

@@ -2,7 +2,9 @@
 // Finds, checks and loads backend plugins. Search order: every folder in TESSEL_PLUGIN_PATH
 // (colon-separated), then the build tree's plugins/ folder, then the install's lib/tessel/plugins.
 // A missing, incompatible or broken plugin (bad JSON, missing library or entry point, failing
-// registration, a name already taken) is reported and skipped; the others still load.
+// registration, a name already taken) is reported and skipped; the others still load. So is one
+// whose library lies outside its folder, or whose registration crashes or hangs in a probe process
+// (plugin_probe.h).
 #include <string>
 #include <vector>
 
