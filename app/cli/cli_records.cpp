@@ -10,7 +10,17 @@ namespace tessel::cli {
 void use_tuning_records(const Args& args, const Target& target, compile::CompileOptions& options) {
   const std::optional<std::string> log = args.value("--records");
   if (!log) return;
-  auto best = std::make_shared<const tune::BestRecords>(tune::BestRecords::from_log(*log));
+  const tune::RecordLog read = tune::read_record_log(*log);
+  // A damaged record costs only itself: each is named (file:line and why), then counted.
+  constexpr size_t kNamed = 5;
+  for (size_t i = 0; i < read.skipped.size() && i < kNamed; ++i)
+    std::fprintf(stderr, "tessel: warning: skipped a tuning record: %s\n", read.skipped[i].c_str());
+  if (read.skipped.size() > kNamed)
+    std::fprintf(stderr, "tessel: warning: ... and %zu more damaged records skipped\n", read.skipped.size() - kNamed);
+  if (!read.skipped.empty())
+    std::fprintf(stderr, "tessel: %zu of %zu records of %s skipped as damaged\n", read.skipped.size(),
+                 read.skipped.size() + read.records.size(), log->c_str());
+  auto best = std::make_shared<const tune::BestRecords>(read.records);
   options.tuned_schedule = [best, spec = target.str()](const te::ComputeDag& dag) {
     return best->schedule_for(dag, spec);
   };

@@ -7,8 +7,9 @@
 
 namespace tessel::cli {
 
-// Reads the log named by --records, if given (a damaged line is an Error naming file and line),
-// and points options.tuned_schedule at its best records for `target`.
+// Reads the log named by --records, if given, and points options.tuned_schedule at its best records
+// for `target`. A damaged line is skipped with a warning naming file and line; a log that is not a
+// regular file is an Error.
 void use_tuning_records(const Args& args, const Target& target, compile::CompileOptions& options);
 
 // "tessel: 3 of 7 kernels use tuned schedules from LOG" on stderr, when --records was given.

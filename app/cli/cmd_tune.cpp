@@ -254,6 +254,12 @@ int run_tune_command(std::span<const std::string> argv) {
       cache_condition_for(args.value("--cache"), target, traits, model_footprint_bytes(graph, *pipeline.fusion));
   const measure::CacheCondition cache = condition.first;
 
+  // Before anything is measured: a log whose last line a killed tune cut off is ended with a newline,
+  // so the first new record is not glued to the fragment (which stays a skipped line of its own).
+  if (tune::repair_torn_tail(log))
+    std::fprintf(stderr, "tessel: %s: its last line was cut off (a tune killed while writing it); "
+                         "it is kept on a line of its own and skipped when the log is read\n", log.c_str());
+
   std::signal(SIGINT, on_interrupt);
   options.stop = [] { return g_interrupted.load(); };
   const measure::ModelRef ref{model, target.str(), nlohmann::json::object(), import.input_shapes};

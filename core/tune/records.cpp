@@ -1,7 +1,13 @@
 #include "core/tune/records.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -82,25 +88,129 @@ TuningRecord parse_record_line(const std::string& line, const std::string& where
   return r;
 }
 
+namespace {
+
+constexpr size_t kMaxLineBytes = size_t(16) << 20;
+
+// A log must be a regular file before anything opens it: opening a FIFO blocks until a writer
+// comes, and /dev/zero never ends.
+void require_regular_file(const std::filesystem::path& log) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(log, ec);
+  if (status.type() == std::filesystem::file_type::not_found)
+    throw Error(log.string() + ": cannot read the tuning log: no such file");
+  if (ec) throw Error(log.string() + ": cannot read the tuning log: " + ec.message());
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(log.string() + ": not a regular file (a tuning log is a file of JSON lines)");
+}
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+bool write_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Whether the file's last byte is something other than a newline.
+bool ends_torn(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size == 0) return false;
+  char last = '\n';
+  return ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
+}
+
+// Calls `line(number, text, ended)` for every line, reading in blocks: a line longer than
+// kMaxLineBytes is passed on cut at that length (its reader then reports it), never held whole.
+template <class LineFn>
+void for_each_line(const std::filesystem::path& log, LineFn&& line) {
+  std::ifstream in(log, std::ios::binary);
+  if (!in) throw Error(log.string() + ": cannot read the tuning log");
+  std::string current;
+  bool too_long = false;
+  int number = 1;
+  char block[65536];
+  while (in.read(block, sizeof block) || in.gcount() > 0) {
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) {
+      if (block[i] == '\n') {
+        line(number++, current, true, too_long);
+        current.clear();
+        too_long = false;
+      } else if (current.size() < kMaxLineBytes) {
+        current += block[i];
+      } else {
+        too_long = true;
+      }
+    }
+  }
+  if (!current.empty() || too_long) line(number, current, false, too_long);
+}
+
+}  // namespace
+
+bool repair_torn_tail(const std::filesystem::path& log) {
+  std::error_code ec;
+  if (!std::filesystem::exists(log, ec)) return false;
+  require_regular_file(log);
+  Fd out{::open(log.c_str(), O_RDWR | O_APPEND | O_CLOEXEC)};
+  if (out.fd < 0) throw Error(log.string() + ": cannot open the tuning log for appending: " + std::strerror(errno));
+  if (!ends_torn(out.fd)) return false;
+  if (!write_all(out.fd, "\n")) throw Error(log.string() + ": cannot write the tuning log: " + std::strerror(errno));
+  return true;
+}
+
 void append_record(const std::filesystem::path& log, const TuningRecord& r) {
-  std::ofstream out(log, std::ios::app);
-  if (!out) throw Error(log.string() + ": cannot open the tuning log for appending");
-  out << record_line(r) << '\n';
-  out.flush();
-  if (!out) throw Error(log.string() + ": cannot write the tuning log");
+  std::error_code ec;
+  if (std::filesystem::exists(log, ec)) require_regular_file(log);
+  Fd out{::open(log.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644)};
+  if (out.fd < 0) throw Error(log.string() + ": cannot open the tuning log for appending: " + std::strerror(errno));
+  const std::string line = (ends_torn(out.fd) ? "\n" : "") + record_line(r) + '\n';
+  if (!write_all(out.fd, line)) throw Error(log.string() + ": cannot write the tuning log: " + std::strerror(errno));
+}
+
+RecordLog read_record_log(const std::filesystem::path& log) {
+  require_regular_file(log);
+  RecordLog result;
+  for_each_line(log, [&](int number, const std::string& text, bool ended, bool too_long) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos && !too_long) return;
+    const std::string where = log.string() + ":" + std::to_string(number);
+    try {
+      if (too_long) throw Error(where + ": line longer than 16 MiB");
+      TuningRecord r = parse_record_line(text, where);
+      try {
+        schedule::parse_schedule(r.schedule);
+      } catch (const Error& e) {
+        throw Error(where + ": field 'schedule': " + e.what());
+      }
+      result.records.push_back(std::move(r));
+    } catch (const Error& e) {
+      result.skipped.push_back(std::string(e.what()) +
+                               (ended ? "" : " (the last line is cut off: a tune killed while writing it?)"));
+    }
+  });
+  return result;
 }
 
 std::vector<TuningRecord> read_records(const std::filesystem::path& log) {
-  std::ifstream in(log);
-  if (!in) throw Error(log.string() + ": cannot read the tuning log");
+  require_regular_file(log);
   std::vector<TuningRecord> records;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (line.size() > (16u << 20))
-      throw Error(log.string() + ":" + std::to_string(number) + ": line longer than 16 MiB");
-    records.push_back(parse_record_line(line, log.string() + ":" + std::to_string(number)));
-  }
+  for_each_line(log, [&](int number, const std::string& text, bool, bool too_long) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos && !too_long) return;
+    const std::string where = log.string() + ":" + std::to_string(number);
+    if (too_long) throw Error(where + ": line longer than 16 MiB");
+    records.push_back(parse_record_line(text, where));
+  });
   return records;
 }
 

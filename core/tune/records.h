@@ -49,10 +49,27 @@ std::string record_line(const TuningRecord& r);
 // Throws Error "WHERE: field 'ms_min': expected a number, got \"x\"" (WHERE names file and line).
 TuningRecord parse_record_line(const std::string& line, const std::string& where);
 
-// Appends one line and flushes it; throws Error naming the file when it cannot.
+// Appends one whole line with a single write to the end of the file (O_APPEND), so a line is never
+// interleaved with another writer's. A log whose last line was cut off (a tune killed while writing)
+// gets a newline first: the fragment stays a damaged line of its own, and the new record is whole.
+// Throws Error naming the file when it cannot.
 void append_record(const std::filesystem::path& log, const TuningRecord& r);
-// Every record of the log; a damaged line is an Error naming the file and line (a log is data a
-// person may have edited: it is never half read silently). Blank lines are skipped.
+// Ends a torn last line with a newline (see append_record). Returns true when it did; false when the
+// log is missing, empty or whole. Throws Error naming the file when it is not a regular file.
+bool repair_torn_tail(const std::filesystem::path& log);
+
+// A log as `run/build/profile --records` read it: logs are shared between machines and people, so a
+// damaged line costs only itself. Every line is a record or skipped with "LOG:LINE: why" (bad JSON,
+// a missing field, a schedule that does not parse, a cut-off last line).
+struct RecordLog {
+  std::vector<TuningRecord> records;
+  std::vector<std::string> skipped;
+};
+// Throws Error naming the path when it is not a regular file (a folder, a FIFO, /dev/zero: nothing
+// is opened that could block or never end) or cannot be read.
+RecordLog read_record_log(const std::filesystem::path& log);
+// Every record of the log; a damaged line is an Error naming the file and line: the strict reading,
+// for logs this process wrote (tests, the studio's own tune). Blank lines are skipped.
 std::vector<TuningRecord> read_records(const std::filesystem::path& log);
 
 // The fastest correct record per (kernel key, target), of the cold records where there are any, and
@@ -61,7 +78,6 @@ class BestRecords {
  public:
   BestRecords() = default;
   explicit BestRecords(const std::vector<TuningRecord>& records);
-  static BestRecords from_log(const std::filesystem::path& log) { return BestRecords(read_records(log)); }
 
   const TuningRecord* best(const std::string& kernel_key, const std::string& target) const;
   // The best record's schedule for the DAG on `target`, parsed; nullopt when there is none.

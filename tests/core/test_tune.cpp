@@ -189,6 +189,52 @@ class TestTune : public QObject {
     QVERIFY(error_of([&] { read_records(log); }).find(":1: not a JSON object") != std::string::npos);
   }
 
+  // A log is untrusted input (issue 40): a damaged line costs only itself and is named, a cut-off
+  // last line is never glued to the next record, and nothing but a regular file is opened.
+  void record_log_skips_damaged_lines_and_survives_a_torn_tail() {
+    QTemporaryDir dir;
+    const std::string log = dir.filePath("shared.jsonl").toStdString();
+    append_record(log, record("00aa", "llvm", 0.5));
+    TuningRecord bad_schedule = record("00bb", "llvm", 0.4);
+    bad_schedule.schedule = "split(C.i,\n";  // does not parse
+    append_record(log, bad_schedule);
+    std::ofstream(log, std::ios::app) << "not json\n";
+    append_record(log, record("00cc", "llvm", 0.3));
+    const std::string whole = record_line(record("00dd", "llvm", 0.2));
+    std::ofstream(log, std::ios::app) << whole.substr(0, whole.size() / 2);  // killed mid-write
+    RecordLog read = read_record_log(log);
+    QCOMPARE(read.records.size(), size_t(2));
+    QCOMPARE(read.records[0].kernel_key, std::string("00aa"));
+    QCOMPARE(read.records[1].kernel_key, std::string("00cc"));
+    QCOMPARE(read.skipped.size(), size_t(3));
+    QVERIFY2(read.skipped[0].find(log + ":2: field 'schedule'") == 0, read.skipped[0].c_str());
+    QVERIFY2(read.skipped[1].find(log + ":3: not a JSON object") == 0, read.skipped[1].c_str());
+    QVERIFY2(read.skipped[2].find(log + ":5:") == 0 && read.skipped[2].find("cut off") != std::string::npos,
+             read.skipped[2].c_str());
+    // The strict reading still stops at the first damaged line, naming it.
+    QVERIFY(error_of([&] { read_records(log); }).find(log + ":3: not a JSON object") == 0);
+
+    // Resuming: the torn line is ended first, so the next record is whole and nothing is lost.
+    QVERIFY(repair_torn_tail(log));
+    QVERIFY(!repair_torn_tail(log));  // whole now
+    append_record(log, record("00ee", "llvm", 0.1));
+    std::ofstream(log, std::ios::app) << whole.substr(0, 10);
+    append_record(log, record("00ff", "llvm", 0.05));  // append_record ends a torn line by itself too
+    read = read_record_log(log);
+    QCOMPARE(read.records.size(), size_t(4));
+    QCOMPARE(read.records[2].kernel_key, std::string("00ee"));
+    QCOMPARE(read.records[3].kernel_key, std::string("00ff"));
+    QCOMPARE(read.skipped.size(), size_t(4));
+
+    // Not a regular file: refused by name before anything is opened (a FIFO would block).
+    QVERIFY(error_of([&] { read_record_log(dir.path().toStdString()); }).find("not a regular file") != std::string::npos);
+    QVERIFY(error_of([&] { read_record_log("/dev/zero"); }).find("/dev/zero: not a regular file") == 0);
+    QVERIFY(error_of([&] { append_record(dir.path().toStdString(), record("1", "llvm", 1)); })
+                .find("not a regular file") != std::string::npos);
+    QVERIFY(error_of([&] { read_record_log(dir.filePath("missing.jsonl").toStdString()); })
+                .find("cannot read the tuning log") != std::string::npos);
+  }
+
   // The log says in which cache condition each time was taken; a log written before the field
   // existed reads as warm; where a kernel has both, the cold records are the ones that count.
   void records_say_their_cache_condition_and_cold_ones_count_first() {

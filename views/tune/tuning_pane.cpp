@@ -193,20 +193,26 @@ void TuningPane::set_records_path(const QString& path) {
 
 bool TuningPane::load_records(const QString& path) {
   if (running_) return false;
-  std::vector<tune::TuningRecord> records;
+  tune::RecordLog log;
   try {
-    records = tune::read_records(path.toStdString());
+    log = tune::read_record_log(path.toStdString());
   } catch (const std::exception& e) {
     show_error(QString::fromStdString(e.what()));
     return false;
   }
+  const std::vector<tune::TuningRecord>& records = log.records;
   show_records(records);
   const QString shown = records_path();
   if (shown != path) set_records_path(path);
-  status_->setText(tr("%1: %2 trials of %n kernel(s) from %3.", nullptr, static_cast<int>(curves_.size()))
+  QString status = tr("%1: %2 trials of %n kernel(s) from %3.", nullptr, static_cast<int>(curves_.size()))
                        .arg(QFileInfo(path).fileName())
                        .arg(records.size())
-                       .arg(path));
+                       .arg(path);
+  // A damaged line costs only itself, and says so: the first one named, the rest counted.
+  if (!log.skipped.empty())
+    status += tr(" %n damaged line(s) skipped; the first: %1", nullptr, static_cast<int>(log.skipped.size()))
+                  .arg(QString::fromStdString(log.skipped.front()));
+  status_->setText(status);
   return true;
 }
 
