@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/support/memory_budget.h"
+#include "core/support/run_limits.h"
 
 namespace tessel::cli {
 
@@ -87,6 +88,21 @@ int64_t memory_limit_option(const Args& args) {
   } catch (const Error& e) {
     throw UsageError(std::string("--memory-limit: ") + e.what());
   }
+}
+
+void apply_loop_limit_option(const Args& args) {
+  const std::optional<std::string> text = args.value("--max-loop-iterations");
+  if (!text) return;
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(*text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text->size() || n < 1)
+    throw UsageError("--max-loop-iterations expects a whole number of at least 1, got '" + *text + "'");
+  set_max_loop_iterations(n);
 }
 
 std::map<std::string, Shape> parse_shape_options(const std::vector<std::string>& values) {

@@ -55,6 +55,10 @@ std::map<std::string, Shape> parse_shape_options(const std::vector<std::string>&
 // (the default limit). UsageError when it is not a size.
 int64_t memory_limit_option(const Args& args);
 
+// --max-loop-iterations N, when given, sets the process's Loop limit (core/support/run_limits.h);
+// UsageError when N is not a whole number of at least 1.
+void apply_loop_limit_option(const Args& args);
+
 // Prints "usage: ..." with the spec's usage line; the command's own help text follows.
 void print_usage(const ArgSpec& spec, const char* details);
 

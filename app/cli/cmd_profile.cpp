@@ -27,8 +27,9 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel profile MODEL [--target SPEC] [--repeat N] [--warmup N] [--inputs DIR] [--trace FILE] [--json] "
-        "[--roofline] [--shape NAME=DIMS]... [--memory-limit SIZE] [--records LOG]",
-    .value_options = {"--target", "--repeat", "--warmup", "--inputs", "--trace", "--memory-limit", "--records"},
+        "[--roofline] [--shape NAME=DIMS]... [--memory-limit SIZE] [--records LOG] [--max-loop-iterations N]",
+    .value_options = {"--target", "--repeat", "--warmup", "--inputs", "--trace", "--memory-limit", "--records",
+                      "--max-loop-iterations"},
     .repeatable_options = {"--shape"},
     .flags = {"--json", "--roofline"},
     .min_positional = 1,
@@ -56,13 +57,16 @@ int run_profile_command(std::span<const std::string> argv) {
                "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
                "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
                "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
-               "                        tuned on this target (the others keep their default schedules)\n"),
+               "                        tuned on this target (the others keep their default schedules)\n"
+               "  --max-loop-iterations N  stop a Loop node that would run more than N iterations, with an error\n"
+               "                        (default 1000000: a model's trip count is untrusted input)\n"),
            0;
   const std::string model = args.positional()[0];
   Target target = resolve_code_generating_target(args.value("--target"), "profile");
   OnnxModelFile file(model);
   compile::CompileOptions compile_options;
   compile_options.memory_limit = memory_limit_option(args);
+  apply_loop_limit_option(args);
   use_tuning_records(args, target, compile_options);
   ImportOptions options;
   options.input_shapes = parse_shape_options(args.values("--shape"));

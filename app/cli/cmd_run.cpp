@@ -34,8 +34,9 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel run MODEL --inputs DIR --out-dir DIR [--target SPEC] [--shape NAME=DIMS]... [--no-passes] [--report] "
-        "[--memory-limit SIZE] [--records LOG]",
-    .value_options = {"--inputs", "--out-dir", "--target", "--memory-limit", "--records"},
+        "[--memory-limit SIZE] [--records LOG] [--max-loop-iterations N]",
+    .value_options = {"--inputs", "--out-dir", "--target", "--memory-limit", "--records",
+                      "--max-loop-iterations"},
     .repeatable_options = {"--shape"},
     .flags = {"--no-passes", "--report"},
     .min_positional = 1,
@@ -59,7 +60,9 @@ constexpr const char* kDetails =
     "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
     "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
     "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
-    "                        tuned on this target (the others keep their default schedules)\n";
+    "                        tuned on this target (the others keep their default schedules)\n"
+    "  --max-loop-iterations N  stop a Loop node that would run more than N iterations, with an error\n"
+    "                        (default 1000000: a model's trip count is untrusted input)\n";
 
 // Every graph pass but those the executor needs: types, kernels (fusion) and their storage.
 std::set<std::string> optimizing_passes() {
@@ -186,6 +189,7 @@ int run_run_command(std::span<const std::string> argv) {
   const Target target = resolve_target(args.value("--target"));
   compile::CompileOptions compile_options;
   compile_options.memory_limit = memory_limit_option(args);
+  apply_loop_limit_option(args);
   use_tuning_records(args, target, compile_options);
 
   OnnxModelFile file(model);  // parsed once: its inputs tell which input files bind shape operands

@@ -1,6 +1,7 @@
 #include "core/frontend/onnx_model_loader.h"
 
 #include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/stubs/logging.h>
 #include <onnx/checker.h>
@@ -164,6 +165,31 @@ void check_tensor_sizes(const onnx::GraphProto& graph) {
 
 }  // namespace
 
+namespace {
+
+// Protobuf's default nesting limit, 100 messages, stops a model at about 32 levels of subgraphs
+// (each If/Loop/Scan level is three messages: NodeProto, AttributeProto, GraphProto), and its
+// failure reads as "corrupted". Tessel takes 256 levels; deeper is refused by name: a file that
+// parses only with a limit eight times higher (2048 levels, still a small stack for the parser
+// alone) was nested too deeply, not damaged. Every pass over bodies is
+// linear in the depth, but each level costs stack (typing, then running, a body recurses): about
+// 3 KB per level in a Release build and several times that under AddressSanitizer, so 256 levels
+// stay well inside a thread's 8 MiB where 1000 did not (measured: 2-4 MiB in Release).
+constexpr int kMaxSubgraphLevels = 256;
+constexpr int kProtoLevelsPerSubgraph = 3;
+constexpr int kProtoRecursionLimit = kMaxSubgraphLevels * kProtoLevelsPerSubgraph + 16;
+
+bool parse_with_limit(int fd, google::protobuf::MessageLite& message, int recursion_limit, int* read_errno) {
+  google::protobuf::io::FileInputStream in(fd);
+  google::protobuf::io::CodedInputStream coded(&in);
+  coded.SetRecursionLimit(recursion_limit);
+  const bool parsed = message.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  *read_errno = in.GetErrno();
+  return parsed;
+}
+
+}  // namespace
+
 void parse_proto_file(const std::string& path, google::protobuf::MessageLite& message, const char* what) {
   const int fd = open_regular_file(path, what);  // a FIFO or device would never end
   // Protobuf refuses messages of 2 GiB or more; say so instead of calling such a file corrupt.
@@ -174,22 +200,24 @@ void parse_proto_file(const std::string& path, google::protobuf::MessageLite& me
                 what + " file (store the weights as external data)");
   }
   bool parsed = false;
-  bool empty = false;
-  {
+  bool too_deep = false;
+  const bool empty = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+  int read_errno = 0;
+  if (!empty) {
     google::protobuf::LogSilencer quiet;  // protobuf would log invalid UTF-8 to stderr; we report ourselves
-    google::protobuf::io::FileInputStream in(fd);
-    const void* first = nullptr;
-    int size = 0;
-    empty = !in.Next(&first, &size);
-    if (!empty) in.BackUp(size);
-    parsed = !empty && message.ParseFromZeroCopyStream(&in);
-    if (in.GetErrno() != 0) {
-      ::close(fd);
-      throw Error(path + ": read error: " + std::strerror(in.GetErrno()));
+    parsed = parse_with_limit(fd, message, kProtoRecursionLimit, &read_errno);
+    if (!parsed && read_errno == 0 && ::lseek(fd, 0, SEEK_SET) == 0) {
+      message.Clear();
+      too_deep = parse_with_limit(fd, message, 8 * kProtoRecursionLimit, &read_errno);
+      message.Clear();
     }
   }
   ::close(fd);
+  if (read_errno != 0) throw Error(path + ": read error: " + std::strerror(read_errno));
   if (empty) throw Error(path + ": the file is empty");
+  if (too_deep)
+    throw Error(path + ": subgraphs (If, Loop and Scan bodies) are nested more than " +
+                std::to_string(kMaxSubgraphLevels) + " levels deep: refused");
   if (!parsed)
     throw Error(path + ": not a valid " + std::string(what) + " file (truncated or corrupted protobuf data)");
 }

@@ -109,6 +109,14 @@ class Upgrader {
         emit(node);
         continue;
       }
+      if (has_bodies(node)) {
+        // If, Loop, Scan: bodies upgraded in place, then the node's own rule (at most a rename,
+        // which cannot fail). No copy to fall back on: a copy holds every body below, and made at
+        // each level of nested bodies it cost depth² time and memory (2 GB at depth 1000, issue 40).
+        upgrade_subgraphs(node, not_upgraded);
+        upgrade(node);
+        continue;
+      }
       const NodeProto original = node;
       const int emitted = graph_.node_size();
       try {
@@ -124,6 +132,12 @@ class Upgrader {
   }
 
  private:
+  static bool has_bodies(const NodeProto& node) {
+    for (const auto& attr : node.attribute())
+      if (attr.has_g() || attr.graphs_size() > 0) return true;
+    return false;
+  }
+
   // Bodies are written in the model's opset too.
   void upgrade_subgraphs(NodeProto& node, std::map<std::string, std::string>& not_upgraded) {
     for (auto& attr : *node.mutable_attribute()) {

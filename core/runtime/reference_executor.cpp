@@ -1,5 +1,7 @@
 #include "core/runtime/reference_executor.h"
 
+#include <cstring>
+
 #include "core/graph/ops/control_flow.h"
 
 namespace tessel {
@@ -21,6 +23,32 @@ Error node_error(const Node& n, const std::string& what) {
 
 bool tensor_has_type(const TensorType& type, const Tensor& t) {
   return t.defined() && t.dtype() == type.dtype && (!type.shape_known || t.shape() == type.shape);
+}
+
+// Inference ran a node whose inputs were all known and kept its outputs' values (infer_types): a
+// control-flow body typed with its small inputs' values (If's captured cond, a Loop's iteration
+// number) arrives here with much of it computed already. Running such a node again is not only
+// waste: a nested If's branch would be evaluated once by inference and once here at every level,
+// 2^depth for a chain of Ifs (issue 40).
+bool outputs_folded(const Graph& g, const Node& n) {
+  if (n.outputs.empty()) return false;
+  for (ValueId v : n.outputs)
+    if (!g.value(v).type.is_static_tensor() || !g.value(v).value.defined()) return false;
+  return true;
+}
+
+// The folded values hold only for the inputs they were computed from: a graph input whose value
+// inference knew (a typed body's small inputs) must arrive with that value.
+bool inputs_match_known_values(const Graph& g, const std::vector<RuntimeValue>& inputs) {
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& known = g.value(g.inputs[k]).value;
+    if (!known.defined()) continue;
+    const RuntimeValue& given = inputs[k];
+    if (!given.is_tensor() || given.tensor.dtype() != known.dtype() || given.tensor.shape() != known.shape() ||
+        std::memcmp(given.tensor.raw_data(), known.raw_data(), known.nbytes()) != 0)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -129,11 +157,16 @@ std::vector<RuntimeValue> run_reference_values(const Graph& g, const std::vector
       if (v != kNoValue) ++uses[v];
   for (ValueId v : g.outputs) ++uses[v];
 
+  const bool folded_values_hold = inputs_match_known_values(g, inputs);
   for (const Node& n : g.nodes) {
-    std::vector<const RuntimeValue*> args;
-    for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &env[v]);
-    std::vector<RuntimeValue> outs = run_node_reference(g, n, args);
-    for (size_t k = 0; k < outs.size(); ++k) env[n.outputs[k]] = std::move(outs[k]);
+    if (folded_values_hold && outputs_folded(g, n)) {
+      for (ValueId v : n.outputs) env[v] = RuntimeValue::of_tensor(g.value(v).value);
+    } else {
+      std::vector<const RuntimeValue*> args;
+      for (ValueId v : n.inputs) args.push_back(v == kNoValue ? nullptr : &env[v]);
+      std::vector<RuntimeValue> outs = run_node_reference(g, n, args);
+      for (size_t k = 0; k < outs.size(); ++k) env[n.outputs[k]] = std::move(outs[k]);
+    }
     for (ValueId v : n.inputs)
       if (v != kNoValue && --uses[v] == 0 && !g.is_constant(v)) env[v] = RuntimeValue();
   }

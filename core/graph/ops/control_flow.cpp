@@ -5,7 +5,12 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "core/support/run_limits.h"
 
 namespace tessel::ops {
 
@@ -246,6 +251,39 @@ std::optional<int64_t> known_trip_count(const InferContext& ctx, const Graph& ty
   return std::nullopt;
 }
 
+// Typed bodies, remembered for the extent of the outermost typed_body call on this thread.
+//
+//   If_1.infer ─▶ typed_body(then_1) ─▶ infer_types ─▶ If_2.infer ─▶ typed_body(then_2) ─▶ …
+//                                                   └▶ If_2 folded (inputs known) ─▶ If_2.reference
+//                                                        └▶ typed_body(then_2)   ◀── the same call again
+//
+// Inference types a branch, and when the branch's inputs are known it also runs the node, which
+// types the same branch with the same inputs once more; at every level of a chain of Ifs that
+// doubles the work below (2^depth, issue 40). The key is the body's address, its input types and
+// its known input values: within the outermost call every body is held by the graph being typed
+// (attributes are shared, never copied), so an address cannot be reused for another body; when
+// that call returns the cache is emptied. It is bounded, since a Loop folded during inference
+// types its body once per iteration.
+struct TypedBodyCache {
+  int depth = 0;
+  std::unordered_map<std::string, std::shared_ptr<const Graph>> typed;
+};
+thread_local TypedBodyCache typed_body_cache;
+constexpr size_t kMaxTypedBodies = 256;
+
+std::string typed_body_key(const Graph& body, const std::vector<TensorType>& types,
+                           const std::vector<const Tensor*>& values) {
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(&body));
+  for (size_t k = 0; k < types.size(); ++k) {
+    key += '|' + type_str(types[k]);
+    const Tensor* v = k < values.size() ? values[k] : nullptr;
+    if (!v) continue;
+    key += '=' + std::string(dtype_name(v->dtype())) + shape_str(v->shape()) + ':';
+    key.append(reinterpret_cast<const char*>(v->raw_data()), v->nbytes());
+  }
+  return key;
+}
+
 }  // namespace
 
 Graph typed_body(const Graph& body, const std::vector<TensorType>& input_types,
@@ -253,6 +291,16 @@ Graph typed_body(const Graph& body, const std::vector<TensorType>& input_types,
   if (input_types.size() != body.inputs.size())
     throw Error("body '" + body.name + "' takes " + s(static_cast<int64_t>(body.inputs.size())) + " inputs, given " +
                 s(static_cast<int64_t>(input_types.size())));
+  TypedBodyCache& cache = typed_body_cache;
+  const std::string key = typed_body_key(body, input_types, input_values);
+  if (auto hit = cache.typed.find(key); hit != cache.typed.end()) return *hit->second;
+  struct Extent {
+    TypedBodyCache& cache;
+    explicit Extent(TypedBodyCache& c) : cache(c) { ++cache.depth; }
+    ~Extent() {
+      if (--cache.depth == 0) cache.typed.clear();
+    }
+  } extent(cache);
   Graph typed = body;
   for (size_t k = 0; k < input_types.size(); ++k) {
     Value& v = typed.value(typed.inputs[k]);
@@ -269,6 +317,8 @@ Graph typed_body(const Graph& body, const std::vector<TensorType>& input_types,
     if (!typed.value(id).type_known())
       throw Error("body '" + body.name + "': output '" + typed.value(id).name +
                   "' has no type: " + typed.value(id).unknown_type);
+  if (cache.typed.size() >= kMaxTypedBodies) cache.typed.clear();
+  cache.typed.emplace(key, std::make_shared<const Graph>(typed));
   return typed;
 }
 
@@ -401,7 +451,12 @@ void LoopOp::reference(const Attrs& a, const KernelArgs& args) {
   BodyRunner runner(body);
   std::vector<std::vector<Tensor>> slices(static_cast<size_t>(l.scanned));
   int64_t iteration = 0;
+  const int64_t limit = max_loop_iterations();
   for (; iteration < m && cond; ++iteration) {
+    if (iteration == limit)
+      throw Error("the loop would run more than " + s(limit) + " iterations" +
+                  (m == std::numeric_limits<int64_t>::max() ? std::string() : " (M = " + s(m) + ")") +
+                  ": stopped at the limit (--max-loop-iterations raises it)");
     std::vector<RuntimeValue> inputs = {RuntimeValue::of_tensor(Tensor::scalar<int64_t>(iteration)),
                                         RuntimeValue::of_tensor(Tensor::scalar<bool>(cond))};
     inputs.insert(inputs.end(), carried.begin(), carried.end());
