@@ -7,12 +7,15 @@
 
 namespace tessel {
 
+// b == -1 is answered without dividing: INT64_MIN / -1 traps (SIGFPE) on x86; its quotient wraps to
+// INT64_MIN, as + - * wrap in the loop IR, and every remainder by -1 is 0.
 inline int64_t floor_div(int64_t a, int64_t b) {
+  if (b == -1) return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a));
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 
-inline int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+inline int64_t floor_mod(int64_t a, int64_t b) { return b == -1 ? 0 : a - floor_div(a, b) * b; }
 
 }  // namespace tessel

@@ -308,13 +308,23 @@ Stages mod(BuildContext& c) {
   // Narrow integers: exact in int64. u64 keeps its type: its remainder is unsigned (and both rules agree).
   if (!dtype_is_float(t) && t != DataType::kInt32 && t != DataType::kUInt64) t = DataType::kInt64;
   const bool fmod = c.attrs<ops::ModAttrs>().fmod != 0;
+  const std::string node = "node '" + (c.node.name.empty() ? c.stage() : c.node.name) + "' (Mod)";
   return {elementwise(c, t, [&](Values v) {
     if (dtype_is_float(t)) return te::intrinsic("fmod", {v[0], v[1]});
-    Expr floored = v[0] % v[1];
+    // Integer % traps (SIGFPE) on a zero divisor and on MIN % -1. A zero divisor fails the kernel's
+    // check, naming the node, as the reference does; -1 divides everything, so its remainder is 0
+    // under both rules, which x % 1 gives without the overflow. The check reads 0 where it fails,
+    // so the divisor is made safe after it, not before.
+    Expr zero = num(t, 0), one = num(t, 1);
+    Expr checked = loopir::make_check(loopir::ne(v[1], zero), v[1], convert(DataType::kInt64, v[1]),
+                                      node + ": integer remainder by zero");
+    Expr unsafe = loopir::eq(checked, zero);
+    if (t != DataType::kUInt64) unsafe = loopir::logical_or(unsafe, loopir::eq(checked, num(t, -1)));
+    Expr divisor = te::if_then_else(unsafe, one, checked);
+    Expr floored = v[0] % divisor;
     if (!fmod) return floored;
-    Expr zero = num(t, 0);
     Expr differs = loopir::ne(loopir::lt(floored, zero), loopir::lt(v[0], zero));
-    return te::if_then_else(loopir::logical_and(loopir::ne(floored, zero), differs), floored - v[1], floored);
+    return te::if_then_else(loopir::logical_and(loopir::ne(floored, zero), differs), floored - divisor, floored);
   })};
 }
 // No shift in the loop IR: x * 2^s or x / 2^s on int64, 2^s chosen from the type's width.
