@@ -238,7 +238,7 @@ void append_device_lane_events(const Profile& p, nlohmann::json& events) {
     const auto k = static_cast<size_t>(set.kernel);
     if (!set.lanes || set.kernel < 0 || k >= p.kernels.size() || k >= p.last_run.kernel_spans_ms.size()) continue;
     const DeviceLanes& d = *set.lanes;
-    if (!named) {  // its placement ("accel_sim:0 (accel-sim)"), unless the profile came without
+    if (!named) {  // its placement ("accel-sim:0 (accel-sim)"), unless the profile came without
       const std::string& where = p.kernels[k].placement;
       events.push_back({{"name", "process_name"},
                         {"ph", "M"},

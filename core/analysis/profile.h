@@ -27,7 +27,7 @@ struct KernelProfile {
   double intensity = 0;          // flops per byte
   std::string bound;             // "compute (avx512_fma)", "memory (dram)", or "" without ceilings
   double attainable_gflops = 0;  // the roofline at this intensity (0 without ceilings)
-  // Where it ran ("accel_sim:0 (accel-sim)", "host (llvm)"; CompiledModel::placement) and, on a
+  // Where it ran ("accel-sim:0 (accel-sim)", "host (llvm)"; CompiledModel::placement) and, on a
   // simulated device, what the device counted in the last run (RunTimes::device_counters).
   std::string placement;
   // The schedule it ran and where, with the reason for any fallback (CompiledModel::schedule_report:

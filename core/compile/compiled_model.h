@@ -163,7 +163,7 @@ class CompiledModel {
   // An accelerator target's host side: the target and module of the kernels that run on the host.
   const std::optional<Target>& host_target() const { return host_target_; }
   const Module* host_module() const { return host_module_.get(); }
-  // Where kernel k runs, for reports: "accel_sim:0 (accel-sim)", "host (llvm)", "host (reference kernels)".
+  // Where kernel k runs, for reports: "accel-sim:0 (accel-sim)", "host (llvm)", "host (reference kernels)".
   std::string placement(const CompiledKernel& k) const;
   // Which schedule kernel k runs and where, with every fallback's reason, for `tessel run --report`,
   // `tessel profile` and the studio: "default schedule, on cpu:0 (llvm)", "plain loops (no default

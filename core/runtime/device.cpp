@@ -11,7 +11,7 @@ struct TypeTable {
   std::mutex mutex;
   std::vector<std::pair<std::string, DeviceType>> entries = {
       {"cpu", DeviceType::kCPU},       {"cuda", DeviceType::kCUDA},   {"opencl", DeviceType::kOpenCL},
-      {"vulkan", DeviceType::kVulkan}, {"metal", DeviceType::kMetal}, {"accel_sim", DeviceType::kAcceleratorSim},
+      {"vulkan", DeviceType::kVulkan}, {"metal", DeviceType::kMetal}, {"accel-sim", DeviceType::kAcceleratorSim},
   };
   int32_t next = static_cast<int32_t>(DeviceType::kFirstExtension);
 };

@@ -28,7 +28,7 @@ namespace tessel {
 struct TargetTraits {
   DeviceClass device_class = DeviceClass::kCpu;
   std::string kind;    // the target kind's name ("llvm")
-  std::string device;  // the device type its code runs on ("cpu", "opencl", "accel_sim")
+  std::string device;  // the device type its code runs on ("cpu", "opencl", "accel-sim")
 
   // A CPU (also what a GPU's or an accelerator's host code would see; the defaults are a common x86 core's).
   int64_t vector_lanes = 1;  // 32-bit floats per vector register (vector_bits / 32; 1: scalar)

@@ -6,8 +6,8 @@ namespace tessel::accel {
 
 void AccelSimDeviceAPI::check(int device_id) const {
   if (device_id != 0)
-    throw Error("accel_sim:" + std::to_string(device_id) +
-                " does not exist (the simulator has one device, accel_sim:0)");
+    throw Error("accel-sim:" + std::to_string(device_id) +
+                " does not exist (the simulator has one device, accel-sim:0)");
 }
 
 DeviceAttrValue AccelSimDeviceAPI::attribute(int device_id, DeviceAttr attr) const {
@@ -38,7 +38,7 @@ DeviceAttrValue AccelSimDeviceAPI::attribute(int device_id, DeviceAttr attr) con
 DataSpace AccelSimDeviceAPI::alloc_data_space(int device_id, size_t nbytes, size_t alignment) {
   check(device_id);
   if (static_cast<int64_t>(dram_.allocated_bytes() + nbytes) > kDramBytes)
-    throw Error("accel_sim:0: out of simulated DRAM: " + std::to_string(nbytes) + " bytes requested, " +
+    throw Error("accel-sim:0: out of simulated DRAM: " + std::to_string(nbytes) + " bytes requested, " +
                 std::to_string(dram_.allocated_bytes()) + " of " + std::to_string(kDramBytes) + " in use");
   return reinterpret_cast<DataSpace>(static_cast<uintptr_t>(dram_.alloc(nbytes, alignment)));
 }

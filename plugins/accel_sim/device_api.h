@@ -1,5 +1,5 @@
 #pragma once
-// The accel-sim DeviceAPI: one simulated accelerator, accel_sim:0.
+// The accel-sim DeviceAPI: one simulated accelerator, accel-sim:0.
 //
 //   DataSpace  an address in the simulated DRAM (accel::Dram), never a host pointer
 //   Stream     none: the accelerator has one command stream, and a kernel call runs its

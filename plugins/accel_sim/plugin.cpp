@@ -2,7 +2,7 @@
 // instruction stream, codegen.h) and the DeviceAPI of the simulated accelerator (device_api.h).
 //
 //   lowered kernels ──generate_program──▶ Program per kernel ──dry run──▶ refused, or a Module
-//   Module::call(NDArrays on accel_sim:0)  their DRAM addresses are the program's buffers
+//   Module::call(NDArrays on accel-sim:0)  their DRAM addresses are the program's buffers
 //   Module::call_host(host tensors)        copied into simulated DRAM, run, outputs copied back
 //
 // Every kernel is simulated once at compile time on scratch DRAM: deadlocks, races and
@@ -228,7 +228,7 @@ TargetKind accel_kind() {
   };
   TargetKind k;
   k.name = "accel-sim";
-  k.device = "accel_sim";
+  k.device = "accel-sim";
   k.device_class = DeviceClass::kAccelerator;
   k.doc =
       "A decoupled access-execute accelerator (load, compute, store units with dependence tokens; an int8 "

@@ -82,7 +82,7 @@ class TestAccelSimTarget : public QObject {
     QCOMPARE(t.get_int("gemm"), int64_t{16});
     QCOMPARE(t.get_int("dram_bytes_per_cycle"), int64_t{4});
     QCOMPARE(t.get_int("inp_bytes"), int64_t{32 * 1024});
-    QCOMPARE(t.kind_info().device, std::string("accel_sim"));
+    QCOMPARE(t.kind_info().device, std::string("accel-sim"));
     try {
       Target::parse("accel-sim -gemm=12");
       QFAIL("gemm=12 was accepted");
@@ -103,9 +103,9 @@ class TestAccelSimTarget : public QObject {
     QVERIFY(std::memcmp(back.raw_data(), x.raw_data(), x.nbytes()) == 0);
     try {
       api.set_device(1);
-      QFAIL("accel_sim:1 was accepted");
+      QFAIL("accel-sim:1 was accepted");
     } catch (const Error& e) {
-      QVERIFY2(std::string(e.what()).find("accel_sim:1 does not exist") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("accel-sim:1 does not exist") != std::string::npos, e.what());
     }
   }
 
