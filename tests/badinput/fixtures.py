@@ -7,6 +7,7 @@ they are exactly the files a stranger could hand us: nothing here goes through T
 import json
 import os
 import shutil
+import subprocess
 
 import numpy as np
 import onnx
@@ -218,11 +219,115 @@ def broken_plugin_folder(work, source_dir):
         f.write("{ this is not json")
 
 
+def _plugin_library(folder, name, c_source):
+    """Compiles c_source into folder/lib<name>.so with the system's cc (an argument vector, no shell)."""
+    os.makedirs(folder, exist_ok=True)
+    source = os.path.join(folder, name + ".c")
+    with open(source, "w") as f:
+        f.write(c_source)
+    library = os.path.join(folder, "lib" + name + ".so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", library, source], check=True)
+    return library
+
+
+def _plugin_description(folder, name, library):
+    with open(os.path.join(folder, name + ".json"), "w") as f:
+        json.dump({"name": name, "version": "0.1.0", "core_version": "0.1", "library": library,
+                   "provides": {"target_kinds": [name], "codegens": [], "device_types": []}}, f)
+
+
+def hostile_plugin_folder(work, source_dir):
+    """Plugins that would run code they must not: a library outside the folder (relative, absolute, and
+    through a link; loading it would create {work}/pwned), a registration that crashes, and one that never returns."""
+    folder = os.path.join(work, "plugins")
+    evil = _plugin_library(os.path.join(work, "elsewhere"), "evil",
+                           '#include <stdio.h>\n'
+                           '__attribute__((constructor)) static void run(void) {\n'
+                           '  FILE* f = fopen("%s", "w"); if (f) fclose(f);\n}\n'
+                           'int tessel_plugin_register(void* context) { (void)context; return 0; }\n'
+                           % os.path.join(work, "pwned"))
+    os.makedirs(folder)
+    _plugin_description(folder, "escape", "../elsewhere/libevil.so")
+    _plugin_description(folder, "absolute", evil)
+    os.symlink(evil, os.path.join(folder, "liblink.so"))  # a link in the folder pointing out of it
+    _plugin_description(folder, "link", "liblink.so")
+    _plugin_library(folder, "crash", 'int tessel_plugin_register(void* context) {\n'
+                                     '  (void)context; return *(volatile int*)0;\n}\n')
+    _plugin_description(folder, "crash", "libcrash.so")
+    _plugin_library(folder, "hang", '#include <unistd.h>\n'
+                                    'int tessel_plugin_register(void* context) {\n'
+                                    '  (void)context; for (;;) sleep(1);\n}\n')
+    _plugin_description(folder, "hang", "libhang.so")
+
+
+def huge_loop(work, source_dir):
+    """A Loop whose trip count is 2^62: y = x + 1 per iteration, forever as far as anyone waits."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.ones([1], np.float32), "one")),
+         helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []), _float_io("v_in", [1])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), _float_io("v_out", [1])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "cond", "x"], ["y"], body=body)], "huge_loop", [_float_io("x", [1])],
+        [_float_io("y", [1])],
+        initializer=[numpy_helper.from_array(np.array(2 ** 62, np.int64), "M"),
+                     numpy_helper.from_array(np.array(True), "cond")])
+    _save(graph, os.path.join(work, "loop.onnx"))
+    os.mkdir(os.path.join(work, "loop_inputs"))
+    _write_pb(np.zeros([1], np.float32), "x", os.path.join(work, "loop_inputs", "input_0.pb"))
+
+
+def _nested_ifs(depth):
+    """y = x + 1 at the bottom of `depth` Ifs on one cond, each nesting in its then branch: a model
+    linear in depth that took 2.5x longer per level before session 20 (issue 40)."""
+    def leaf(name):
+        one = helper.make_node("Constant", [], [name + "_one"],
+                               value=numpy_helper.from_array(np.ones([1], np.float32), name + "_c"))
+        add = helper.make_node("Add", ["x", name + "_one"], [name + "_y"])
+        return helper.make_graph([one, add], name, [], [_float_io(name + "_y", [1])])
+    g = leaf("level0")
+    for level in range(1, depth + 1):
+        name = "level%d" % level
+        node = helper.make_node("If", ["cond"], [name + "_y"], then_branch=g, else_branch=leaf(name + "_else"))
+        g = helper.make_graph([node], name, [], [_float_io(name + "_y", [1])])
+    return helper.make_graph(g.node, "nested_ifs", [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                                                    _float_io("x", [1])], [_float_io(g.output[0].name, [1])])
+
+
+def _save_deep(graph, path):
+    """onnx.save walks the model recursively (Python's recursion limit); the bytes need no walk."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def nested_ifs(work, source_dir):
+    """256 nested Ifs (the most Tessel takes) and 1000 (refused by name), with inputs cond=true, x=2."""
+    _save_deep(_nested_ifs(256), os.path.join(work, "ifs256.onnx"))
+    _save_deep(_nested_ifs(1000), os.path.join(work, "ifs1000.onnx"))
+    os.mkdir(os.path.join(work, "ifs_inputs"))
+    _write_pb(np.array(True), "cond", os.path.join(work, "ifs_inputs", "input_0.pb"))
+    _write_pb(np.array([2], np.float32), "x", os.path.join(work, "ifs_inputs", "input_1.pb"))
+
+
+def damaged_records(work, source_dir):
+    """A shared tuning log: a record whose schedule does not parse, then a line cut off mid-write."""
+    record = {"kernel_key": "0123456789abcdef", "kernel": "fused_mat_mul_0", "target": "llvm",
+              "schedule": "split(C.i,", "ms_min": 0.1, "ms_median": 0.1, "error": ""}
+    with open(os.path.join(work, "records.jsonl"), "w") as f:
+        f.write(json.dumps(record) + "\n")
+        f.write(json.dumps(dict(record, schedule=""))[:40])
+
+
 FIXTURES = {fn.__name__: fn for fn in [
     mlp, earlier_output, truncated_model, gather_index_input, gather_index_constant, gather_elements_index_input,
     scatter_elements_index_input, no_outputs, huge_input, big_plan, bfloat16_cast, fifo, empty_folder,
     binary_schedule, nested_unroll_schedule, shell_session, measure_shell_request, bad_recovery,
-    pending_recovery, broken_plugin_folder]}
+    pending_recovery, broken_plugin_folder, hostile_plugin_folder, damaged_records, huge_loop, nested_ifs]}
 
 
 # ─── Checks of what a case wrote ──────────────────────────────────────────────────────────────────
@@ -253,4 +358,9 @@ def recovery_keeps_the_edit(work):
     return [] if target == "interp" else ["the recovery file now holds target %r, not the recovered 'interp'" % target]
 
 
-CHECKS = {fn.__name__: fn for fn in [bfloat16_values, recovery_keeps_the_edit]}
+def nested_ifs_value(work):
+    y = numpy_helper.to_array(onnx.load_tensor(os.path.join(work, "out", "output_0.pb")))
+    return [] if y.tolist() == [3.0] else ["the 256 nested Ifs gave %r, expected [3.0]" % y.tolist()]
+
+
+CHECKS = {fn.__name__: fn for fn in [bfloat16_values, recovery_keeps_the_edit, nested_ifs_value]}
