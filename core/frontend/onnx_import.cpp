@@ -136,6 +136,7 @@ class GraphBuilder {
       define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
       std::string().swap(*init.mutable_raw_data());  // clear() would keep the capacity
     }
+    add_sparse_initializers();
     collect_onnx_types();
     add_inputs();
     for (const auto& node : proto_.node()) {
@@ -161,6 +162,7 @@ class GraphBuilder {
     g_.name = proto_.name().empty() ? fallback_name : proto_.name();
     for (const auto& init : proto_.initializer())
       define(init.name(), g_.add_constant(init.name(), tensor_from_onnx(init)));
+    add_sparse_initializers();
     collect_onnx_types();
     for (const auto& input : proto_.input()) {
       if (ids_.count(input.name())) continue;
@@ -371,6 +373,16 @@ class GraphBuilder {
     }
     g.inputs = std::move(inputs);
     g.captured_inputs = static_cast<int>(captured.size());
+  }
+
+  // Sparse initializers become dense constants: Tessel's kernels read dense weights, and a graph
+  // pass or a code generator would densify them anyway.
+  void add_sparse_initializers() {
+    for (const auto& sparse : proto_.sparse_initializer()) {
+      const std::string& name = sparse.values().name();
+      if (ids_.count(name)) throw Error("sparse initializer '" + name + "' has the name of another initializer");
+      define(name, g_.add_constant(name, tensor_from_onnx_sparse(sparse)));
+    }
   }
 
   static Attrs opaque_attrs(const onnx::NodeProto& node, const std::string& reason) {

@@ -217,4 +217,48 @@ void tensor_to_onnx(const Tensor& t, const std::string& name, onnx::TensorProto*
   out->set_raw_data(reinterpret_cast<const char*>(t.raw_data()), t.nbytes());
 }
 
+Tensor tensor_from_onnx_sparse(const onnx::SparseTensorProto& proto) {
+  const std::string label = "sparse tensor '" + proto.values().name() + "'";
+  try {
+    Shape dims(proto.dims().begin(), proto.dims().end());
+    for (int64_t d : dims)
+      if (d < 0) throw Error("dims " + shape_str(dims) + " hold a negative size");
+    const Tensor values = tensor_from_onnx(proto.values());
+    const Tensor indices = tensor_from_onnx(proto.indices());
+    if (values.rank() != 1) throw Error("values must be 1-D, got " + shape_str(values.shape()));
+    const int64_t nnz = values.numel(), rank = static_cast<int64_t>(dims.size());
+    if (indices.dtype() != DataType::kInt64) throw Error("indices must be int64");
+    const bool linear = indices.rank() == 1;
+    if (!(linear && indices.numel() == nnz) && !(indices.rank() == 2 && indices.shape() == Shape{nnz, rank}))
+      throw Error("indices " + shape_str(indices.shape()) + " do not fit " + std::to_string(nnz) +
+                  " values of a rank-" + std::to_string(rank) + " tensor ([NNZ] or [NNZ, rank])");
+    Tensor dense(values.dtype(), dims);  // bounded by the tensor allocation limit
+    const int64_t numel = dense.numel();
+    const std::vector<int64_t> at = indices.to_int64s();
+    const size_t element = dtype_size(values.dtype());
+    for (int64_t k = 0; k < nnz; ++k) {
+      int64_t offset = 0;
+      if (linear) {
+        offset = at[static_cast<size_t>(k)];
+      } else {
+        for (int64_t a = 0; a < rank; ++a) {
+          const int64_t i = at[static_cast<size_t>(k * rank + a)];
+          if (i < 0 || i >= dims[static_cast<size_t>(a)])
+            throw Error("index " + std::to_string(i) + " of value " + std::to_string(k) + " is outside axis " +
+                        std::to_string(a) + " of " + shape_str(dims));
+          offset = offset * dims[static_cast<size_t>(a)] + i;
+        }
+      }
+      if (offset < 0 || offset >= numel)
+        throw Error("index " + std::to_string(offset) + " of value " + std::to_string(k) + " is outside " +
+                    shape_str(dims) + " (" + std::to_string(numel) + " elements)");
+      std::memcpy(dense.raw_data() + offset * static_cast<int64_t>(element),
+                  values.raw_data() + k * static_cast<int64_t>(element), element);
+    }
+    return dense;
+  } catch (const Error& e) {
+    rethrow_with_context(e, label);
+  }
+}
+
 }  // namespace tessel

@@ -32,6 +32,11 @@ void check_tensor_data(const onnx::TensorProto& proto);
 // Throws Error "tensor 'NAME': reason" on anything malformed.
 Tensor tensor_from_onnx(const onnx::TensorProto& proto);
 
+// A sparse initializer made dense: zeros, then values[k] at indices[k]. The indices are int64, one
+// linear index per value ([NNZ]) or one coordinate row per value ([NNZ, rank]), each checked to lie
+// inside dims; the dense size is bounded as any tensor's is. Throws Error "sparse tensor 'NAME': ...".
+Tensor tensor_from_onnx_sparse(const onnx::SparseTensorProto& proto);
+
 // Writes `t` as raw_data, the form the ONNX test suite uses.
 void tensor_to_onnx(const Tensor& t, const std::string& name, onnx::TensorProto* out);
 

@@ -26,6 +26,12 @@ std::string plugin_library_inside_folder(const std::string& description_path, co
 // child crashed or did not return within `time_limit`; returns when it returned or threw (the real
 // load reports a throw or a failing return code with the plugin's own message). When no child can
 // be started (fork fails) the check is skipped: the plugin then loads as it did before the check.
+//
+// A probe costs a fork and a second dlopen (10-30 ms a plugin), paid by every `tessel` start, so
+// verdicts are remembered per library file -- its path, size, modification time, inode and the
+// core's version -- in $XDG_CACHE_HOME/tessel/plugin-probes (or ~/.cache/...): a library is probed
+// the first time it is seen and again only after it changes. A pass and a crash are remembered; a
+// timeout is not (a busy machine may cause one). Without a writable cache every start probes.
 void probe_plugin_registration(const std::string& plugin_name, const std::string& library_path,
                                std::chrono::milliseconds time_limit);
 

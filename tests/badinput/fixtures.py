@@ -282,19 +282,33 @@ def huge_loop(work, source_dir):
 
 def _nested_ifs(depth):
     """y = x + 1 at the bottom of `depth` Ifs on one cond, each nesting in its then branch: a model
-    linear in depth that took 2.5x longer per level before session 20 (issue 40)."""
-    def leaf(name):
-        one = helper.make_node("Constant", [], [name + "_one"],
-                               value=numpy_helper.from_array(np.ones([1], np.float32), name + "_c"))
-        add = helper.make_node("Add", ["x", name + "_one"], [name + "_y"])
-        return helper.make_graph([one, add], name, [], [_float_io(name + "_y", [1])])
-    g = leaf("level0")
-    for level in range(1, depth + 1):
-        name = "level%d" % level
-        node = helper.make_node("If", ["cond"], [name + "_y"], then_branch=g, else_branch=leaf(name + "_else"))
-        g = helper.make_graph([node], name, [], [_float_io(name + "_y", [1])])
-    return helper.make_graph(g.node, "nested_ifs", [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
-                                                    _float_io("x", [1])], [_float_io(g.output[0].name, [1])])
+    linear in depth that took 2.5x longer per level before session 20 (issue 40). Built top-down in
+    place: helper.make_graph copies its nodes, bodies included, which is quadratic in depth."""
+    def fill_leaf(g, name):
+        g.name = name
+        g.node.extend([helper.make_node("Constant", [], [name + "_one"],
+                                        value=numpy_helper.from_array(np.ones([1], np.float32), name + "_c")),
+                       helper.make_node("Add", ["x", name + "_one"], [name + "_y"])])
+        g.output.extend([_float_io(name + "_y", [1])])
+
+    top = helper.make_graph([], "nested_ifs", [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                                               _float_io("x", [1])], [_float_io("level%d_y" % depth, [1])])
+    g = top
+    for level in range(depth, 0, -1):
+        node = g.node.add()
+        node.op_type, node.name = "If", "if%d" % level
+        node.input.append("cond")
+        node.output.append("level%d_y" % level)
+        then_attr, else_attr = node.attribute.add(), node.attribute.add()
+        then_attr.name, then_attr.type = "then_branch", onnx.AttributeProto.GRAPH
+        else_attr.name, else_attr.type = "else_branch", onnx.AttributeProto.GRAPH
+        fill_leaf(else_attr.g, "level%d_else" % level)
+        g = then_attr.g
+        g.name = "level%d" % (level - 1)
+        if level > 1:
+            g.output.extend([_float_io("level%d_y" % (level - 1), [1])])
+    fill_leaf(g, "level0")
+    return top
 
 
 def _save_deep(graph, path):
@@ -314,6 +328,26 @@ def nested_ifs(work, source_dir):
     _write_pb(np.array([2], np.float32), "x", os.path.join(work, "ifs_inputs", "input_1.pb"))
 
 
+def _sparse_matmul(path, indices):
+    values = numpy_helper.from_array(np.array([1.5, -2.0, 4.0], np.float32), "w")
+    sparse = helper.make_sparse_tensor(values, numpy_helper.from_array(np.array(indices, np.int64), "w_indices"), [4, 3])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "sparse_weight", [_float_io("x", [1, 4])],
+                              [_float_io("y", [1, 3])], sparse_initializer=[sparse])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    with open(path, "wb") as f:  # onnx.save's checks are the importer's job here
+        f.write(model.SerializeToString())
+
+
+def sparse_weight(work, source_dir):
+    """MatMul by a weight stored as a sparse_initializer (3 of 12 values, linear indices), and the
+    same with an index outside the tensor."""
+    _sparse_matmul(os.path.join(work, "sparse.onnx"), [0, 5, 11])
+    _sparse_matmul(os.path.join(work, "sparse_bad.onnx"), [0, 5, 12])
+    os.mkdir(os.path.join(work, "sparse_inputs"))
+    _write_pb(np.array([[1, 2, 3, 4]], np.float32), "x", os.path.join(work, "sparse_inputs", "input_0.pb"))
+
+
 def damaged_records(work, source_dir):
     """A shared tuning log: a record whose schedule does not parse, then a line cut off mid-write."""
     record = {"kernel_key": "0123456789abcdef", "kernel": "fused_mat_mul_0", "target": "llvm",
@@ -327,7 +361,7 @@ FIXTURES = {fn.__name__: fn for fn in [
     mlp, earlier_output, truncated_model, gather_index_input, gather_index_constant, gather_elements_index_input,
     scatter_elements_index_input, no_outputs, huge_input, big_plan, bfloat16_cast, fifo, empty_folder,
     binary_schedule, nested_unroll_schedule, shell_session, measure_shell_request, bad_recovery,
-    pending_recovery, broken_plugin_folder, hostile_plugin_folder, damaged_records, huge_loop, nested_ifs]}
+    pending_recovery, broken_plugin_folder, hostile_plugin_folder, damaged_records, huge_loop, nested_ifs, sparse_weight]}
 
 
 # ─── Checks of what a case wrote ──────────────────────────────────────────────────────────────────
@@ -363,4 +397,12 @@ def nested_ifs_value(work):
     return [] if y.tolist() == [3.0] else ["the 256 nested Ifs gave %r, expected [3.0]" % y.tolist()]
 
 
-CHECKS = {fn.__name__: fn for fn in [bfloat16_values, recovery_keeps_the_edit, nested_ifs_value]}
+def sparse_weight_value(work):
+    w = np.zeros(12, np.float32)
+    w[[0, 5, 11]] = [1.5, -2.0, 4.0]
+    want = np.array([[1, 2, 3, 4]], np.float32) @ w.reshape(4, 3)
+    y = numpy_helper.to_array(onnx.load_tensor(os.path.join(work, "out", "output_0.pb")))
+    return [] if np.allclose(y, want) else ["the sparse weight gave %r, expected %r" % (y.tolist(), want.tolist())]
+
+
+CHECKS = {fn.__name__: fn for fn in [bfloat16_values, recovery_keeps_the_edit, nested_ifs_value, sparse_weight_value]}

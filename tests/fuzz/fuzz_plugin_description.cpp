@@ -23,6 +23,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   char folder[] = "/tmp/tessel-fuzz-plugin-XXXXXX";
   if (!::mkdtemp(folder)) std::abort();
   g_folder = folder;
+  // Probe verdicts (plugin_probe.h) go to the private folder, not the user's cache.
+  ::setenv("XDG_CACHE_HOME", folder, 1);
   return 0;
 }
 
