@@ -29,37 +29,45 @@ std::string article(std::string_view what) {
   return std::string(vowel ? "an " : "a ") + std::string(what);
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
-}  // namespace
-
-int open_regular_file(const std::string& path, std::string_view what) {
-  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever before fstat could refuse it.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+// O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever before fstat could refuse it.
+int open_checked(const std::string& path, std::string_view what, int flags) {
+  UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644));
   if (fd.get() < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw Error(path + ": cannot read: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(path + ": is " + kind_of(st.st_mode) + ", not " + article(what) + " file");
-  const int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  const int now = ::fcntl(fd.get(), F_GETFL);
+  if (now >= 0) ::fcntl(fd.get(), F_SETFL, now & ~O_NONBLOCK);
   return fd.release();
 }
 
+}  // namespace
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int UniqueFd::release() { return std::exchange(fd_, -1); }
+
+int open_regular_file(const std::string& path, std::string_view what) { return open_checked(path, what, O_RDONLY); }
+
+int open_regular_file_for_append(const std::string& path, std::string_view what) {
+  return open_checked(path, what, O_RDWR | O_APPEND | O_CREAT);
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 std::string read_text_file(const std::string& path, std::string_view what, size_t max_bytes) {
-  Fd fd(open_regular_file(path, what));
+  UniqueFd fd(open_regular_file(path, what));
   const auto too_large = [&] {
     return Error(path + ": larger than the " + std::to_string(max_bytes) + " bytes allowed for " + article(what) +
                  " file");

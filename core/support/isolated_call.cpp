@@ -11,6 +11,8 @@
 #include <exception>
 #include <vector>
 
+#include "core/support/file_io.h"
+
 namespace tessel {
 
 namespace {
@@ -33,17 +35,6 @@ void install_crash_exits() {
   action.sa_flags = SA_ONSTACK;
   sigemptyset(&action.sa_mask);
   for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::sigaction(signal, &action, nullptr);
-}
-
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 [[noreturn]] void run_child(const std::function<std::string()>& work, int result_fd, int err_fd) {

@@ -1,18 +1,18 @@
 #include "core/tune/records.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "core/support/error.h"
+#include "core/support/file_io.h"
 
 namespace tessel::tune {
 
@@ -91,36 +91,7 @@ TuningRecord parse_record_line(const std::string& line, const std::string& where
 namespace {
 
 constexpr size_t kMaxLineBytes = size_t(16) << 20;
-
-// A log must be a regular file before anything opens it: opening a FIFO blocks until a writer
-// comes, and /dev/zero never ends.
-void require_regular_file(const std::filesystem::path& log) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(log, ec);
-  if (status.type() == std::filesystem::file_type::not_found)
-    throw Error(log.string() + ": cannot read the tuning log: no such file");
-  if (ec) throw Error(log.string() + ": cannot read the tuning log: " + ec.message());
-  if (!std::filesystem::is_regular_file(status))
-    throw Error(log.string() + ": not a regular file (a tuning log is a file of JSON lines)");
-}
-
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
+constexpr const char* kWhat = "tuning log";  // for file_io's messages: "PATH: is a FIFO, not a tuning log file"
 
 // Whether the file's last byte is something other than a newline.
 bool ends_torn(int fd) {
@@ -130,31 +101,40 @@ bool ends_torn(int fd) {
   return ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
 }
 
-// Calls `line(number, text, ended)` for every line, reading in blocks: a line longer than
-// kMaxLineBytes is passed on cut at that length (its reader then reports it), never held whole.
+// Calls `line(number, text, ended, too_long)` for every line of a regular file (file_io refuses
+// anything else before reading), in blocks: a line longer than kMaxLineBytes is passed on cut at
+// that length with too_long set, never held whole.
 template <class LineFn>
 void for_each_line(const std::filesystem::path& log, LineFn&& line) {
-  std::ifstream in(log, std::ios::binary);
-  if (!in) throw Error(log.string() + ": cannot read the tuning log");
+  UniqueFd in(open_regular_file(log.string(), kWhat));
   std::string current;
   bool too_long = false;
   int number = 1;
   char block[65536];
-  while (in.read(block, sizeof block) || in.gcount() > 0) {
-    const std::streamsize n = in.gcount();
-    for (std::streamsize i = 0; i < n; ++i) {
-      if (block[i] == '\n') {
+  for (;;) {
+    const ssize_t n = ::read(in.get(), block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(log.string() + ": read error: " + std::strerror(errno));
+    if (n == 0) break;
+    for (const char* p = block; p < block + n;) {
+      const char* end = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(block + n - p)));
+      const char* stop = end ? end : block + n;
+      const size_t room = kMaxLineBytes - current.size();
+      current.append(p, std::min(room, static_cast<size_t>(stop - p)));
+      too_long = too_long || static_cast<size_t>(stop - p) > room;
+      if (end) {
         line(number++, current, true, too_long);
         current.clear();
         too_long = false;
-      } else if (current.size() < kMaxLineBytes) {
-        current += block[i];
-      } else {
-        too_long = true;
       }
+      p = end ? end + 1 : stop;
     }
   }
   if (!current.empty() || too_long) line(number, current, false, too_long);
+}
+
+void write_line(const std::filesystem::path& log, int fd, const std::string& bytes) {
+  if (!write_all(fd, bytes)) throw Error(log.string() + ": cannot write the tuning log: " + std::strerror(errno));
 }
 
 }  // namespace
@@ -162,25 +142,18 @@ void for_each_line(const std::filesystem::path& log, LineFn&& line) {
 bool repair_torn_tail(const std::filesystem::path& log) {
   std::error_code ec;
   if (!std::filesystem::exists(log, ec)) return false;
-  require_regular_file(log);
-  Fd out{::open(log.c_str(), O_RDWR | O_APPEND | O_CLOEXEC)};
-  if (out.fd < 0) throw Error(log.string() + ": cannot open the tuning log for appending: " + std::strerror(errno));
-  if (!ends_torn(out.fd)) return false;
-  if (!write_all(out.fd, "\n")) throw Error(log.string() + ": cannot write the tuning log: " + std::strerror(errno));
+  UniqueFd out(open_regular_file_for_append(log.string(), kWhat));
+  if (!ends_torn(out.get())) return false;
+  write_line(log, out.get(), "\n");
   return true;
 }
 
 void append_record(const std::filesystem::path& log, const TuningRecord& r) {
-  std::error_code ec;
-  if (std::filesystem::exists(log, ec)) require_regular_file(log);
-  Fd out{::open(log.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644)};
-  if (out.fd < 0) throw Error(log.string() + ": cannot open the tuning log for appending: " + std::strerror(errno));
-  const std::string line = (ends_torn(out.fd) ? "\n" : "") + record_line(r) + '\n';
-  if (!write_all(out.fd, line)) throw Error(log.string() + ": cannot write the tuning log: " + std::strerror(errno));
+  UniqueFd out(open_regular_file_for_append(log.string(), kWhat));
+  write_line(log, out.get(), (ends_torn(out.get()) ? "\n" : "") + record_line(r) + '\n');
 }
 
 RecordLog read_record_log(const std::filesystem::path& log) {
-  require_regular_file(log);
   RecordLog result;
   for_each_line(log, [&](int number, const std::string& text, bool ended, bool too_long) {
     if (text.find_first_not_of(" \t\r") == std::string::npos && !too_long) return;
@@ -203,7 +176,6 @@ RecordLog read_record_log(const std::filesystem::path& log) {
 }
 
 std::vector<TuningRecord> read_records(const std::filesystem::path& log) {
-  require_regular_file(log);
   std::vector<TuningRecord> records;
   for_each_line(log, [&](int number, const std::string& text, bool, bool too_long) {
     if (text.find_first_not_of(" \t\r") == std::string::npos && !too_long) return;

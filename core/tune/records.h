@@ -65,8 +65,8 @@ struct RecordLog {
   std::vector<TuningRecord> records;
   std::vector<std::string> skipped;
 };
-// Throws Error naming the path when it is not a regular file (a folder, a FIFO, /dev/zero: nothing
-// is opened that could block or never end) or cannot be read.
+// Throws Error naming the path when it is not a regular file ("LOG: is a FIFO, not a tuning log
+// file"; nothing is read that could block or never end, core/support/file_io.h) or cannot be read.
 RecordLog read_record_log(const std::filesystem::path& log);
 // Every record of the log; a damaged line is an Error naming the file and line: the strict reading,
 // for logs this process wrote (tests, the studio's own tune). Blank lines are skipped.

@@ -242,7 +242,7 @@ class TuningPaneTest : public QObject {
     QCOMPARE(pane.trials("fused_dense_2"), 1);
     // Not a regular file: refused, and what was shown stays.
     QVERIFY(!pane.load_records(home_.path()));
-    QVERIFY2(pane.status_text().contains("not a regular file"), qPrintable(pane.status_text()));
+    QVERIFY2(pane.status_text().contains("is a folder, not a tuning log file"), qPrintable(pane.status_text()));
     QCOMPARE(pane.trials("fused_dense_2"), 1);
 
     // A search running: its curves stay.
