@@ -10,8 +10,10 @@
 #include "core/te/op_builders.h"
 #include "core/te/op_spec.h"
 #include "core/te/tensor.h"
+#include "tests/error_of.h"
 
 using namespace tessel;
+using tessel::testing::error_of;
 using te::at;
 using te::compute;
 using te::ComputeDag;
@@ -23,17 +25,6 @@ using te::make_dag;
 using te::placeholder;
 using te::reduce;
 using te::Reducer;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return {};
-}
-}  // namespace
 
 class TestTe : public QObject {
   Q_OBJECT

@@ -19,8 +19,10 @@
 #include "core/tune/search.h"
 #include "core/tune/task_scheduler.h"
 #include "core/tune/verify.h"
+#include "tests/error_of.h"
 
 using namespace tessel;
+using tessel::testing::error_of;
 using namespace tessel::tune;
 
 namespace {
@@ -28,15 +30,6 @@ namespace {
 TuningRecord record(const std::string& key, const std::string& target, double ms, const std::string& error = "") {
   return {key, "fused_mat_mul_0", target, "split(C.i, " + std::to_string(static_cast<int>(ms * 10) + 1) + ")\n",
           ms,  ms * 1.1,          error};
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return {};
 }
 
 // Times from a formula of the register tile: fastest at 3 rows, worse the further away.

@@ -19,8 +19,10 @@
 #include "core/te/tensor.h"
 #include "plugins/accel_sim/codegen.h"
 #include "plugins/accel_sim/simulator.h"
+#include "tests/error_of.h"
 
 using namespace tessel;
+using tessel::testing::error_of;
 using namespace tessel::accel;
 
 namespace {
@@ -220,15 +222,6 @@ Instruction load(int64_t offset, int64_t rows, int64_t cols, int64_t stride) {
 
 loopir::Func lower_matmul(int64_t m, int64_t n, int64_t k, const std::string& schedule) {
   return lower::lower(int8_matmul(m, n, k), schedule::parse_schedule(schedule)).func;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

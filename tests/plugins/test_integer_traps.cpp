@@ -14,9 +14,11 @@
 #include "core/plugin/plugin_manager.h"
 #include "core/runtime/reference_executor.h"
 #include "core/support/error.h"
+#include "tests/error_of.h"
 #include "tests/plugins/compiled_vs_reference.h"
 
 using namespace tessel;
+using tessel::testing::error_of;
 
 namespace {
 
@@ -45,15 +47,6 @@ Tensor operand(DataType dtype, bool divisor, uint64_t seed) {
     }
   });
   return t;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return {};
 }
 
 }  // namespace
