@@ -527,12 +527,14 @@ void apply_pragma(ScheduleState& st, const StepArgs& a) {
 void apply_prefetch(ScheduleState& st, const StepArgs& a) {
   AxisRef r = leaf_axis(st, a.name(0, "axis"));
   const std::string& tensor = a.name(1, "tensor");
-  std::string read;  // what it does read, for the message
-  bool reads = false;
-  for (const te::Tensor& in : r.stage->op->inputs) {
-    reads = reads || in->name == tensor;
-    read += (read.empty() ? "" : ", ") + in->name;
-  }
+  // What it does read, for the message, sorted: op->inputs lists tensors in the order the body's
+  // reads were evaluated, which C++ leaves to the compiler for `A(i) * B(j)` (GCC: B first).
+  std::vector<std::string> names;
+  for (const te::Tensor& in : r.stage->op->inputs) names.push_back(in->name);
+  std::sort(names.begin(), names.end());
+  const bool reads = std::find(names.begin(), names.end(), tensor) != names.end();
+  std::string read;
+  for (const std::string& n : names) read += (read.empty() ? "" : ", ") + n;
   if (!reads)
     throw Error("argument 2: " + r.stage->name + " does not read '" + tensor + "' (it reads " +
                 (read.empty() ? std::string("no tensor") : read) + ")");

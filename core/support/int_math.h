@@ -16,6 +16,12 @@ inline int64_t floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-inline int64_t floor_mod(int64_t a, int64_t b) { return b == -1 ? 0 : a - floor_div(a, b) * b; }
+// From C++'s remainder, which cannot overflow once b == -1 is out of the way; a - floor_div(a, b) * b
+// overflows for a = INT64_MAX, b = -2 (UndefinedBehaviorSanitizer found it, test_integer_traps).
+inline int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  const int64_t r = a % b;
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
 
 }  // namespace tessel

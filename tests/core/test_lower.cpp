@@ -479,7 +479,7 @@ class TestLower : public QObject {
   void prefetch_says_what_is_wrong() {
     auto error = [](const std::string& text) { return lowering_error("matmul M=8 N=4 K=8", text); };
     std::string err = error("prefetch(C.k, D, C.i, 1)");
-    QVERIFY2(err.find("C does not read 'D' (it reads B, A)") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("C does not read 'D' (it reads A, B)") != std::string::npos, err.c_str());
     err = error("prefetch(C.k, A, C.i, 0)");
     QVERIFY2(err.find("offset must be in [1, 4096], got 0") != std::string::npos, err.c_str());
     err = error("reorder(C.k, C.i, C.j)\nprefetch(C.j, A, C.i, 1)\nreorder(C.j, C.k, C.i)");
