@@ -51,7 +51,7 @@ constexpr const char* kDetails =
     "  --target SPEC         'llvm' (default) or 'c'; e.g. 'llvm -mcpu=znver4 -num_threads=4'\n"
     "  --shape NAME=DIMS     binds symbolic input dims, e.g. --shape input=1x3x224x224\n"
     "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
-    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
+    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of the memory available)\n"
     "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
     "                        tuned on this target (the others keep their default schedules)\n";
 

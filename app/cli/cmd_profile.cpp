@@ -55,7 +55,7 @@ int run_profile_command(std::span<const std::string> argv) {
                kSpec,
                "Profiles every kernel of a compiled model.\n\n"
                "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
-               "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
+               "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of the memory available)\n"
                "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
                "                        tuned on this target (the others keep their default schedules)\n"
                "  --max-loop-iterations N  stop a Loop node that would run more than N iterations, with an error\n"

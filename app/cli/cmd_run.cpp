@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <new>
 #include <set>
 #include <span>
 #include <utility>
@@ -58,7 +59,7 @@ constexpr const char* kDetails =
     "                        reason for any fallback, and where it ran (on an accelerator, why a kernel\n"
     "                        was not offloaded); then the host<->device copies\n"
     "  --memory-limit SIZE   refuse a model whose memory plan (arena, constants, inputs, outputs) needs\n"
-    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of physical memory)\n"
+    "                        more than SIZE, e.g. 32G or 512M (default: 3/4 of the memory available)\n"
     "  --records LOG         use the fastest schedule `tessel tune` logged in LOG for each kernel it\n"
     "                        tuned on this target (the others keep their default schedules)\n"
     "  --max-loop-iterations N  stop a Loop node that would run more than N iterations, with an error\n"
@@ -209,6 +210,9 @@ int run_run_command(std::span<const std::string> argv) {
     compiled = compile::CompiledModel::compile(imported, target, compile_options);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
+  } catch (const std::bad_alloc&) {  // the plan passed the limit; something else took the memory
+    throw Error(model + ": out of memory while compiling, although its memory plan is within the limit "
+                        "(--memory-limit SIZE sets the limit the plan is checked against)");
   }
   report_tuned_kernels(args, *compiled);
   check_input_types(compiled->graph(), inputs, model);
@@ -219,6 +223,9 @@ int run_run_command(std::span<const std::string> argv) {
     outputs = compiled->run(inputs.tensors, args.flag("--report") ? &times : nullptr);
   } catch (const Error& e) {
     rethrow_with_context(e, model);
+  } catch (const std::bad_alloc&) {
+    throw Error(model + ": out of memory while running, although its memory plan is within the limit "
+                        "(--memory-limit SIZE sets the limit the plan is checked against)");
   }
 
   if (args.flag("--report")) {

@@ -40,7 +40,8 @@ MemoryNeed memory_need(const Graph& g, const MemoryPlan& plan) {
 
 void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit, const KernelScratch* scratch) {
   const bool given = limit > 0;
-  if (!given) limit = default_memory_limit();
+  std::string basis;
+  if (!given) limit = default_memory_limit(&basis);
   const MemoryNeed need = memory_need(g, plan);
   const int64_t scratch_bytes = scratch ? scratch->need.bytes : 0;
   int64_t total = 0;
@@ -61,7 +62,7 @@ void check_memory_limit(const Graph& g, const MemoryPlan& plan, int64_t limit, c
               ", inputs and outputs " + byte_size_text(need.inputs_outputs) +
               (scratch_bytes > 0 ? ", kernel scratch " + byte_size_text(scratch_bytes) : std::string()) + ")" +
               largest + "; that is more than the memory limit of " + byte_size_text(limit) +
-              (given ? "" : " (3/4 of physical memory)") + "; raise it with --memory-limit SIZE (e.g. --memory-limit " +
+              (given ? "" : " (" + basis + ")") + "; raise it with --memory-limit SIZE (e.g. --memory-limit " +
               std::to_string((total >> 30) + 1) + "G)");
 }
 

@@ -68,7 +68,7 @@ struct CompileOptions {
   // version) is passed over for the default schedule.
   std::function<std::optional<schedule::Schedule>(const te::ComputeDag&)> tuned_schedule;
   // The most memory a run may plan to use (arena + constants + inputs + outputs), in bytes; 0: the
-  // default, 3/4 of physical memory (core/support/memory_budget.h). The CLI's --memory-limit.
+  // default, 3/4 of the memory available (core/support/memory_budget.h). The CLI's --memory-limit.
   int64_t memory_limit = 0;
 };
 

@@ -1,10 +1,12 @@
 #include "core/support/memory_budget.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "core/support/error.h"
@@ -17,9 +19,48 @@ int64_t physical_memory_bytes() {
   return static_cast<int64_t>(pages) * static_cast<int64_t>(page);
 }
 
-int64_t default_memory_limit() {
-  const int64_t physical = physical_memory_bytes();
-  return physical > 0 ? physical / 4 * 3 : int64_t{16} << 30;
+namespace {
+
+// A byte count from a cgroup file: "max" (no limit) or absent gives 0.
+int64_t cgroup_limit(const char* path) {
+  std::FILE* f = std::fopen(path, "r");
+  if (!f) return 0;
+  char text[64] = {};
+  const bool read = std::fgets(text, sizeof text, f) != nullptr;
+  std::fclose(f);
+  if (!read) return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || v == 0 || v >= (1ull << 62)) return 0;  // "max", or v1's "no limit" (2^63 - page)
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+int64_t available_memory_bytes(std::string* basis) {
+  int64_t available = physical_memory_bytes();
+  std::string why = "physical memory";
+  auto lower_to = [&](int64_t limit, const char* what) {
+    if (limit > 0 && (available <= 0 || limit < available)) available = limit, why = what;
+  };
+  lower_to(cgroup_limit("/sys/fs/cgroup/memory.max"), "the container's memory limit");
+  lower_to(cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes"), "the container's memory limit");
+  struct rlimit as {};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && as.rlim_cur < (rlim_t{1} << 62))
+    lower_to(static_cast<int64_t>(as.rlim_cur), "the address-space limit (ulimit -v)");
+  if (basis) *basis = why;
+  return available;
+}
+
+int64_t default_memory_limit(std::string* why) {
+  std::string basis;
+  const int64_t available = available_memory_bytes(&basis);
+  if (available <= 0) {
+    if (why) *why = "16 GiB: the machine's memory is unknown";
+    return int64_t{16} << 30;
+  }
+  if (why) *why = "3/4 of " + basis;
+  return available / 4 * 3;
 }
 
 int64_t parse_byte_size(std::string_view text) {

@@ -13,9 +13,16 @@ namespace tessel {
 
 // Physical memory of this machine (sysconf); 0 when unknown.
 int64_t physical_memory_bytes();
-// The default limit: 3/4 of physical memory (the rest is the system's and other programs'), or
-// 16 GiB when physical memory is unknown.
-int64_t default_memory_limit();
+// What this process may use: physical memory, or less where a container's memory limit (cgroup v2
+// memory.max, v1 memory.limit_in_bytes) or the address-space limit (ulimit -v) says so. `basis`
+// gets what set it ("physical memory", "the container's memory limit", "the address-space limit
+// (ulimit -v)"). 0 when nothing is known.
+int64_t available_memory_bytes(std::string* basis = nullptr);
+// The default limit: 3/4 of the available memory (the rest is the system's and other programs'),
+// or 16 GiB when it is unknown; `why` gets "3/4 of physical memory" or the like, for messages.
+// A plan that passed a limit of physical memory inside a smaller container used to fail only when
+// allocating, as "out of memory" with no model named (issue 40).
+int64_t default_memory_limit(std::string* why = nullptr);
 // "8G", "512M", "1.5GiB", "64k", "1000000" (bytes; K/M/G/T are powers of 1024, an optional "iB" or
 // "B" follows). Throws Error quoting the text when it is not a positive size.
 int64_t parse_byte_size(std::string_view text);

@@ -121,16 +121,21 @@ def huge_input(work, source_dir):
     _save(graph, os.path.join(work, "huge.onnx"))
 
 
-def big_plan(work, source_dir):
+def big_plan(work, source_dir, rows=2**31, name="big_plan"):
     """Expand of a scalar to f32[2^31, 4] (32 GiB) then a reduction: the plan cannot fit."""
-    shape = numpy_helper.from_array(np.array([2**31, 4], dtype=np.int64), "shape")
+    shape = numpy_helper.from_array(np.array([rows, 4], dtype=np.int64), "shape")
     graph = helper.make_graph(
         [helper.make_node("Expand", ["x", "shape"], ["big"], name="expand"),
          helper.make_node("ReduceSum", ["big"], ["y"], name="sum", keepdims=0)],
-        "big_plan", [_float_io("x", [1])], [_float_io("y", [])], [shape])
-    _save(graph, os.path.join(work, "big_plan.onnx"))
-    os.mkdir(os.path.join(work, "big_plan_inputs"))
-    _write_pb(np.ones(1, dtype=np.float32), "x", os.path.join(work, "big_plan_inputs", "input_0.pb"))
+        name, [_float_io("x", [1])], [_float_io("y", [])], [shape])
+    _save(graph, os.path.join(work, name + ".onnx"))
+    os.mkdir(os.path.join(work, name + "_inputs"))
+    _write_pb(np.ones(1, dtype=np.float32), "x", os.path.join(work, name + "_inputs", "input_0.pb"))
+
+
+def mid_plan(work, source_dir):
+    """The same at f32[2^28, 4] (4 GiB): fits the machine, not a process limited to 4 GiB."""
+    big_plan(work, source_dir, rows=2**28, name="mid_plan")
 
 
 def bfloat16_cast(work, source_dir):
@@ -361,7 +366,7 @@ FIXTURES = {fn.__name__: fn for fn in [
     mlp, earlier_output, truncated_model, gather_index_input, gather_index_constant, gather_elements_index_input,
     scatter_elements_index_input, no_outputs, huge_input, big_plan, bfloat16_cast, fifo, empty_folder,
     binary_schedule, nested_unroll_schedule, shell_session, measure_shell_request, bad_recovery,
-    pending_recovery, broken_plugin_folder, hostile_plugin_folder, damaged_records, huge_loop, nested_ifs, sparse_weight]}
+    pending_recovery, broken_plugin_folder, hostile_plugin_folder, damaged_records, huge_loop, nested_ifs, sparse_weight, mid_plan]}
 
 
 # ─── Checks of what a case wrote ──────────────────────────────────────────────────────────────────
