@@ -189,12 +189,17 @@ class Emitter {
     return buf;
   }
 
-  std::string cast(const std::string& e, DataType from, DataType to) {
+  // `in_range`: a float value that is neither NaN nor outside `to` (loopir::float_cast_is_in_range)
+  // converts with a plain cast; any other float goes through the prelude's saturating rule.
+  std::string cast(const std::string& e, DataType from, DataType to, bool in_range = false) {
     if (from == to) return e;
     if (from == DataType::kBFloat16) return cast("tessel_bf16_to_float(" + e + ")", DataType::kFloat32, to);
     if (to == DataType::kBFloat16) return "tessel_float_to_bf16(" + cast(e, from, DataType::kFloat32) + ")";
     if (to == DataType::kFloat16) return "tessel_round_half((float)(" + e + "))";
     if (to == DataType::kBool) return "((uchar)((" + e + ") != 0))";
+    if (dtype_is_float(from) && !dtype_is_float(to) && !in_range)
+      return to == DataType::kUInt64 ? "tessel_float_to_uint64(" + e + ")"
+                                     : "((" + std::string(value_type(to)) + ")tessel_float_to_int64(" + e + "))";
     return "((" + std::string(value_type(to)) + ")(" + e + "))";
   }
 
@@ -214,7 +219,8 @@ class Emitter {
     if (auto* n = ir::as<ir::Select>(e))
       return "((" + expr(n->cond) + ") ? " + cast(expr(n->true_value), n->true_value->dtype, n->dtype) + " : " +
              cast(expr(n->false_value), n->false_value->dtype, n->dtype) + ")";
-    if (auto* n = ir::as<ir::Cast>(e)) return cast(expr(n->value), n->value->dtype, n->dtype);
+    if (auto* n = ir::as<ir::Cast>(e))
+      return cast(expr(n->value), n->value->dtype, n->dtype, ir::float_cast_is_in_range(n->value, n->dtype));
     if (auto* n = ir::as<ir::Load>(e)) return load(n->buffer, n->indices);
     if (auto* n = ir::as<ir::Call>(e)) return call(*n);
     if (auto* n = ir::as<ir::Check>(e)) {

@@ -62,7 +62,8 @@ namespace tessel::codegen {
 
 // What one C-family GPU language spells differently. The prelude must define: the types uchar,
 // ushort, uint, ulong, half (as storage); tessel_floordiv, tessel_floormod, tessel_fmod_floor,
-// tessel_round_half, tessel_bf16_to_float, tessel_float_to_bf16, vload_half(i, p),
+// tessel_round_half, tessel_bf16_to_float, tessel_float_to_bf16, tessel_float_to_int64 and
+// tessel_float_to_uint64 (core/support/dtype.h's float_to_int64 rule), vload_half(i, p),
 // vstore_half_rte(v, i, p), NAN, INFINITY, the struct tessel_check_record {int claimed; int check;
 // long value;} and tessel_check_failed(record, check, value), which returns 0.
 struct GpuDialect {

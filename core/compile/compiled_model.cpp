@@ -99,13 +99,17 @@ LoweredKernel lower_as_asked(const FusionGroup& group, const te::ComputeDag& dag
     try {
       return lower_given(*tuned, ScheduleSource::kTuned);
     } catch (const Error& e) {
-      // A record the core no longer takes (a log from another version): the default, and why.
-      passed_over = std::string("the tuning record's schedule was passed over: ") + e.what();
+      // A record the core no longer takes (a log from another version) or refuses (a shared log's
+      // schedule past the limits, issue 40): the default, and why.
+      passed_over = e.what();
     }
   }
   LoweredKernel k = lower_kernel(group, dag, target);
-  if (!passed_over.empty())
-    k.fallback_reason = passed_over + (k.fallback_reason.empty() ? "" : "; " + k.fallback_reason);
+  if (!passed_over.empty()) {
+    k.record_passed_over = passed_over;
+    k.fallback_reason = "the tuning record's schedule was passed over: " + passed_over +
+                        (k.fallback_reason.empty() ? "" : "; " + k.fallback_reason);
+  }
   return k;
 }
 
@@ -167,6 +171,7 @@ std::shared_ptr<const CompiledModel> CompiledModel::compile(GraphPtr graph, cons
       if (lowered) {
         k.schedule_source = lowered->source;
         k.schedule_note = lowered->fallback_reason;
+        k.record_passed_over = lowered->record_passed_over;
         k.on_host = lowered->host.has_value();
         k.host_reason = lowered->host_reason;
         if (k.on_host && !host_codegen) {

@@ -52,6 +52,7 @@ struct CompiledKernel {
   // default did not apply; a tuning record that did not lower: why it was passed over).
   ScheduleSource schedule_source = ScheduleSource::kDefault;
   std::string schedule_note;
+  std::string record_passed_over;  // a tuning record offered that did not lower: why; else empty
   std::string tensor_expression;  // te::to_string of its DAG
   std::string loop_program;       // the lowered program
   int64_t flops = 0;

@@ -108,6 +108,8 @@ struct LoweredKernel {
   // Why the kernel is not compiled as asked: kPlainLoops, why the default did not apply or lower;
   // kDefault after a tuning record was passed over, why that record did not lower.
   std::string fallback_reason;
+  // A tuning record was offered and did not lower: why (also in fallback_reason); empty otherwise.
+  std::string record_passed_over;
   // An accelerator's kernel that runs on the host instead: the target `func` is lowered for, and why
   // the accelerator does not take it.
   std::optional<Target> host;

@@ -37,7 +37,7 @@ struct Value {
   int64_t i = 0;
   bool is_float = false;
   double as_double() const { return is_float ? f : static_cast<double>(i); }
-  int64_t as_int() const { return is_float ? static_cast<int64_t>(f) : i; }
+  int64_t as_int() const { return is_float ? float_to_int64(f) : i; }
 };
 
 Value int_value(int64_t v) { return Value{0, v, false}; }
@@ -65,14 +65,16 @@ void store_integer(Tensor& t, int64_t flat, int64_t v) {
       data[flat] = from_double<T>(static_cast<double>(v));
   });
 }
-double unsigned_as_double(int64_t bits) { return static_cast<double>(static_cast<uint64_t>(bits)); }
-
-// A float converted to u64: values from 2^63 on do not fit int64 but do fit the same bits.
-int64_t float_to_uint64_bits(double f) {
-  if (!(f >= 0)) return static_cast<int64_t>(f > -9223372036854775808.0 ? f : 0);
-  if (f >= 18446744073709551616.0) return -1;
-  return static_cast<int64_t>(static_cast<uint64_t>(f));
+// An integer converted to a narrower type keeps its low bits, as compiled code's truncation does.
+int64_t narrowed_to(DataType t, int64_t v) {
+  return dispatch_dtype(t, [&]<class T>() -> int64_t {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return static_cast<int64_t>(static_cast<T>(v));
+    else
+      return v;
+  });
 }
+double unsigned_as_double(int64_t bits) { return static_cast<double>(static_cast<uint64_t>(bits)); }
 
 double round_to(DataType t, double v) {
   switch (t) {
@@ -189,8 +191,8 @@ class Interpreter {
         if (dtype_is_float(n->dtype))
           return float_value(round_to(n->dtype, from_u64 ? unsigned_as_double(v.i) : v.as_double()));
         if (n->dtype == DataType::kBool) return int_value(v.is_float ? v.f != 0 : v.i != 0);
-        if (v.is_float && n->dtype == DataType::kUInt64) return int_value(float_to_uint64_bits(std::trunc(v.f)));
-        return int_value(v.is_float ? static_cast<int64_t>(std::trunc(v.f)) : v.i);
+        if (v.is_float && n->dtype == DataType::kUInt64) return int_value(static_cast<int64_t>(float_to_uint64(v.f)));
+        return int_value(narrowed_to(n->dtype, v.is_float ? float_to_int64(v.f) : v.i));
       }
       case NodeKind::kLoad: {
         auto* n = as<Load>(e);
@@ -283,10 +285,12 @@ class Interpreter {
           return float_value(round_to(n.dtype, x / y));
         case BinaryOp::kMod:
           return float_value(round_to(n.dtype, x - std::floor(x / y) * y));
+        // Float min/max drop a NaN operand, as compiled code's minnum/fmin do (std::min would keep
+        // whichever operand comes first).
         case BinaryOp::kMin:
-          return float_value(std::min(x, y));
+          return float_value(std::fmin(x, y));
         case BinaryOp::kMax:
-          return float_value(std::max(x, y));
+          return float_value(std::fmax(x, y));
         default:
           break;
       }

@@ -363,4 +363,11 @@ Expr operator%(Expr a, int64_t b);
 bool is_const_int(const Expr& e, int64_t* value = nullptr);
 bool is_const_int_value(const Expr& e, int64_t value);
 
+// True when a float → integer Cast of `value` can meet neither NaN nor a number outside `to`'s
+// range: `value` is min(max(x, lo), hi) (either nesting) with immediate bounds inside that range,
+// and float min/max return the other operand for NaN on every backend. Code generators then
+// convert directly instead of through the saturating rule (float_to_int64, core/support/dtype.h),
+// which costs a few instructions per element in QuantizeLinear's inner loop.
+bool float_cast_is_in_range(const Expr& value, DataType to);
+
 }  // namespace tessel::loopir

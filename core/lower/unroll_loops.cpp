@@ -11,8 +11,14 @@ namespace {
 
 constexpr int64_t kMaxExplicitUnroll = 256;
 // Nested unrolls multiply: unroll(i), unroll(j), unroll(k) of 256 each would copy the body 16.7
-// million times. Past this many statements in one unrolled nest, lowering stops with an error.
-constexpr int64_t kMaxUnrolledStatements = 1 << 16;
+// million times. Past this many statements in one unrolled nest, lowering stops with an error --
+// for a typed schedule, a tuning record and the tuner's own candidates alike, since a record is
+// untrusted input (issue 40). The bound is set by what LLVM does with one long basic block: its
+// alias queries grow with the square of the stores. Measured on mlp's 4x128x128 kernel, `tessel
+// run --records` with a record unrolling 4096 / 8192 / 16384 / 32768 statements took 3.7 / 12 /
+// 35 / 77 s (0.7 GB at 16384); this keeps a hostile record to a few seconds, while the largest
+// unroll a default schedule or the search space makes is a few hundred statements.
+constexpr int64_t kMaxUnrolledStatements = 4096;
 
 // Statements in a body (what each copy of an unrolled loop repeats).
 class CountStatements : public IRVisitor {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace tessel {
 
@@ -77,10 +78,36 @@ template <class T> double to_double(T v) {
   if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return to_float(v);
   else return static_cast<double>(v);
 }
+// Float → integer, with one meaning on every backend (ONNX leaves NaN and out-of-range values
+// undefined; C and LLVM call them undefined behaviour): truncate toward zero, NaN → 0, beyond
+// int64's range saturate to it; a narrower type then keeps the low bits (two's complement), as
+// an integer narrowing does. uint64 keeps [2^63, 2^64) exactly and saturates above.
+//
+//      NaN → 0      -1.5 → -1      3e9 → int32: 3000000000 mod 2^32 = -1294967296
+//      1e30 → int64: INT64_MAX      1e30 → int32: low bits of INT64_MAX = -1
+//      -1.0 → uint8: 255            2^63 → uint64: 2^63      1e30 → uint64: UINT64_MAX
+//
+// The LLVM backend emits llvm.fptosi.sat.i64 then a truncation, the C and GPU printers call
+// tessel_float_to_int64/uint64 from their preludes written to this rule, and the reference and the
+// loop interpreter call these two functions.
+inline int64_t float_to_int64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return INT64_MAX;
+  if (v < -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+inline uint64_t float_to_uint64(double v) {
+  if (v >= 18446744073709551616.0) return UINT64_MAX;
+  if (v >= 9223372036854775808.0) return static_cast<uint64_t>(v);
+  return static_cast<uint64_t>(float_to_int64(v));
+}
+
 template <class T> T from_double(double v) {
   if constexpr (std::is_same_v<T, Float16>) return to_float16(static_cast<float>(v));
   else if constexpr (std::is_same_v<T, BFloat16>) return to_bfloat16(static_cast<float>(v));
   else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
+  else if constexpr (std::is_same_v<T, uint64_t>) return float_to_uint64(v);
+  else if constexpr (std::is_integral_v<T>) return static_cast<T>(float_to_int64(v));
   else return static_cast<T>(v);
 }
 

@@ -29,6 +29,21 @@ static inline int64_t tessel_min_i(int64_t a, int64_t b) { return a < b ? a : b;
 static inline int64_t tessel_max_i(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline double tessel_fmod_floor(double a, double b) { return a - floor(a / b) * b; }
 
+/* Float -> integer, the rule of every Tessel backend (a bare C cast is undefined for NaN and out of
+   range): truncate, NaN -> 0, saturate at int64, then the cast to a narrower type keeps the low
+   bits; uint64 keeps [2^63, 2^64) exactly and saturates above. */
+static inline int64_t tessel_float_to_int64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return INT64_MAX;
+  if (v < -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)v;
+}
+static inline uint64_t tessel_float_to_uint64(double v) {
+  if (v >= 18446744073709551616.0) return UINT64_MAX;
+  if (v >= 9223372036854775808.0) return (uint64_t)v;
+  return (uint64_t)tessel_float_to_int64(v);
+}
+
 /* bfloat16 values are their raw bits (uint16_t); arithmetic goes through float, rounding to nearest
    even and keeping NaNs quiet, as core/support's to_bfloat16 does. */
 static inline float tessel_bf16_to_float(uint16_t h) { union { uint32_t u; float f; } x; x.u = (uint32_t)h << 16; return x.f; }
@@ -142,11 +157,16 @@ class Emitter {
     return buf;
   }
 
-  std::string cast(const std::string& e, DataType from, DataType to) {
+  // `in_range`: a float value that is neither NaN nor outside `to` (loopir::float_cast_is_in_range)
+  // converts with a plain cast; any other float goes through the prelude's saturating rule.
+  std::string cast(const std::string& e, DataType from, DataType to, bool in_range = false) {
     if (from == to) return e;
     if (from == DataType::kBFloat16) return cast("tessel_bf16_to_float(" + e + ")", DataType::kFloat32, to);
     if (to == DataType::kBFloat16) return "tessel_float_to_bf16(" + cast(e, from, DataType::kFloat32) + ")";
     if (to == DataType::kBool) return "((uint8_t)((" + e + ") != 0))";
+    if (dtype_is_float(from) && !dtype_is_float(to) && !in_range)
+      return to == DataType::kUInt64 ? "tessel_float_to_uint64(" + e + ")"
+                                     : "((" + std::string(type(to)) + ")tessel_float_to_int64(" + e + "))";
     return "((" + std::string(type(to)) + ")(" + e + "))";
   }
 
@@ -159,7 +179,8 @@ class Emitter {
     if (auto* n = ir::as<ir::Select>(e))
       return "((" + expr(n->cond) + ") ? " + cast(expr(n->true_value), n->true_value->dtype, n->dtype) + " : " +
              cast(expr(n->false_value), n->false_value->dtype, n->dtype) + ")";
-    if (auto* n = ir::as<ir::Cast>(e)) return cast(expr(n->value), n->value->dtype, n->dtype);
+    if (auto* n = ir::as<ir::Cast>(e))
+      return cast(expr(n->value), n->value->dtype, n->dtype, ir::float_cast_is_in_range(n->value, n->dtype));
     if (auto* n = ir::as<ir::Load>(e)) {
       std::string v = buffer_name(n->buffer->name) + "[" + flat_index(n->buffer, n->indices) + "]";
       return n->buffer->dtype == DataType::kBool ? "(" + v + " != 0)" : v;

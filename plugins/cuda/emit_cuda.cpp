@@ -29,6 +29,21 @@ __device__ inline long tessel_floordiv(long a, long b) { long q = a / b; return 
 __device__ inline long tessel_floormod(long a, long b) { long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 __device__ inline double tessel_fmod_floor(double a, double b) { return a - floor(a / b) * b; }
 
+/* Float -> integer, the rule of every Tessel backend (a bare cast is undefined for NaN and out of
+   range): truncate, NaN -> 0, saturate at int64, then a cast to a narrower type keeps the low bits;
+   ulong keeps [2^63, 2^64) exactly and saturates above. */
+__device__ inline long tessel_float_to_int64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775808.0) return 9223372036854775807L;
+  if (v < -9223372036854775808.0) return -9223372036854775807L - 1;
+  return (long)v;
+}
+__device__ inline ulong tessel_float_to_uint64(double v) {
+  if (v >= 18446744073709551616.0) return 18446744073709551615UL;
+  if (v >= 9223372036854775808.0) return (ulong)v;
+  return (ulong)tessel_float_to_int64(v);
+}
+
 /* f16 values are computed in float; a store rounds to nearest even (PTX cvt.rn). */
 __device__ inline float vload_half(long i, const half* p) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i])); return f; }
 __device__ inline void vstore_half_rte(float f, long i, half* p) { ushort h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); p[i] = h; }

@@ -61,7 +61,10 @@ class KernelEmitter {
   llvm::Type* with_lanes(llvm::Type* scalar, llvm::Value* like);
   static bool is_vector(llvm::Value* v) { return v->getType()->isVectorTy(); }
   llvm::Value* splat_to(llvm::Value* v, llvm::Value* like);
-  llvm::Value* convert(llvm::Value* v, DataType from, DataType to);
+  // Float → integer follows float_to_int64 (core/support/dtype.h) unless `in_range` says the
+  // value can be neither NaN nor outside `to` (loopir::float_cast_is_in_range).
+  llvm::Value* convert(llvm::Value* v, DataType from, DataType to, bool in_range = false);
+  llvm::Value* float_to_integer(llvm::Value* v, DataType to);
   llvm::Value* bfloat16_to_float(llvm::Value* v);
   llvm::Value* float_to_bfloat16(llvm::Value* v);
   // Expressions.

@@ -90,7 +90,7 @@ llvm::Value* KernelEmitter::splat_to(llvm::Value* v, llvm::Value* like) {
   return b_.CreateVectorSplat(llvm::cast<llvm::FixedVectorType>(like->getType())->getNumElements(), v);
 }
 
-llvm::Value* KernelEmitter::convert(llvm::Value* v, DataType from, DataType to) {
+llvm::Value* KernelEmitter::convert(llvm::Value* v, DataType from, DataType to, bool in_range) {
   if (from == to) return v;
   // bfloat16 goes through float32 with integer ops (LLVM 15 would call compiler-rt's
   // __truncsfbf2, which the JIT does not have), rounding as core/support's to_bfloat16 does.
@@ -104,9 +104,27 @@ llvm::Value* KernelEmitter::convert(llvm::Value* v, DataType from, DataType to) 
     return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
   }
   if (from_float && to_float) return b_.CreateFPCast(v, dst);
+  if (from_float && !in_range) return float_to_integer(v, to);
   if (from_float) return dtype_is_unsigned(to) ? b_.CreateFPToUI(v, dst) : b_.CreateFPToSI(v, dst);
   if (to_float) return from_unsigned ? b_.CreateUIToFP(v, dst) : b_.CreateSIToFP(v, dst);
   return b_.CreateIntCast(v, dst, !from_unsigned);
+}
+
+// fptosi/fptoui give poison for NaN and out-of-range values; the rule every backend shares is
+// saturate to int64 (NaN → 0), then keep the low bits; uint64 keeps [2^63, 2^64) exactly.
+//
+//   v ──fptosi.sat.i64──► wide ──trunc──► i8/i16/i32/i64
+//   v ──fptoui.sat.i64──► high ─┐
+//   v >= 2^63 ? high : wide ────┴──► u64
+llvm::Value* KernelEmitter::float_to_integer(llvm::Value* v, DataType to) {
+  llvm::Type* i64 = with_lanes(b_.getInt64Ty(), v);
+  llvm::Value* wide = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {i64, v->getType()}, {v});
+  if (to == DataType::kUInt64) {
+    llvm::Value* high = b_.CreateIntrinsic(llvm::Intrinsic::fptoui_sat, {i64, v->getType()}, {v});
+    llvm::Value* two_to_63 = llvm::ConstantFP::get(v->getType(), 9223372036854775808.0);
+    return b_.CreateSelect(b_.CreateFCmpOGE(v, two_to_63), high, wide);
+  }
+  return b_.CreateTrunc(wide, with_lanes(scalar_type(to), v));
 }
 
 // bfloat16 is the upper half of a float32: widening shifts its bits up.
@@ -153,7 +171,7 @@ llvm::Value* KernelEmitter::expr(const ir::Expr& e) {
     case ir::NodeKind::kSelect: return select(*ir::as<ir::Select>(e));
     case ir::NodeKind::kCast: {
       auto* n = ir::as<ir::Cast>(e);
-      return convert(expr(n->value), n->value->dtype, n->dtype);
+      return convert(expr(n->value), n->value->dtype, n->dtype, ir::float_cast_is_in_range(n->value, n->dtype));
     }
     case ir::NodeKind::kLoad: return load(*ir::as<ir::Load>(e));
     case ir::NodeKind::kCall: return call(*ir::as<ir::Call>(e));

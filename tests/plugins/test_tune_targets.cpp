@@ -4,6 +4,8 @@
 // applied by `tessel run --records`. The opencl case runs only in the test labelled opencl
 // (TESSEL_TUNE_OPENCL=1), which needs an OpenCL device (CI: PoCL).
 #include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -195,6 +197,91 @@ class TestTuneTargets : public QObject {
   // the host kernels are named as not tuned; the products are exact, so the tuned run's outputs
   // are the untuned run's.
   void tune_on_accel_sim_applies_with_run_records() { tune_and_apply("accel-sim", /*exact=*/true); }
+
+  // A shared log's record whose schedule unrolls 64 x 4 x 128 statements (LLVM would spend over a
+  // minute and gigabytes on the one basic block) is held to the limit a typed schedule has: the
+  // kernel takes its default schedule, the run succeeds in seconds, and the warning names the
+  // kernel, the log and the limit (issue 40).
+  void record_past_the_schedule_limits_is_passed_over_naming_why() {
+    const QString model = models_ + "/mlp.onnx", log = path("unrolled.jsonl");
+    Result r = tessel_cli({"tune", model, "--records", log, "--kernel", "fused_matmul_packed_add_relu_1", "--trials",
+                           "1", "--min-time-ms", "1", "--target", "llvm"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+    std::vector<tune::TuningRecord> records = tune::read_records(log.toStdString());
+    QCOMPARE(records.size(), size_t(1));
+    tune::TuningRecord hostile = records.front();
+    hostile.schedule =
+        "split(matmul_packed_3.i1, 64)\n"
+        "reorder(matmul_packed_3.i1.outer, matmul_packed_3.i0, matmul_packed_3.i1.inner, matmul_packed_3.k)\n"
+        "unroll(matmul_packed_3.i1.inner)\nunroll(matmul_packed_3.i0)\nunroll(matmul_packed_3.k)";
+    hostile.ms_min = hostile.ms_median = 1e-9;  // claims to be the fastest, so it is the one chosen
+    tune::append_record(log.toStdString(), hostile);
+    QElapsedTimer took;
+    took.start();
+    r = tessel_cli({"run", model, "--inputs", models_ + "/mlp", "--out-dir", path("unrolled"), "--records", log});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(took.elapsed() < 20000, qPrintable(QString("took %1 ms").arg(took.elapsed())));
+    QVERIFY2(r.err.contains("kernel 'fused_matmul_packed_add_relu_1': the tuning record from " + log +
+                            " was passed over for the default schedule") &&
+                 r.err.contains("more than 4096"),
+             qPrintable(r.err));
+    QVERIFY2(r.err.contains("0 of 3 compiled kernels use tuned schedules"), qPrintable(r.err));
+  }
+
+  // A tune killed for real (SIGKILL, while it is writing records), its log then cut inside the last
+  // line as a kill inside write() or a full disk leaves it, and a second tune on the same log: every
+  // byte written before the kill is still there, the fragment stays a line of its own (named and
+  // skipped, never glued to a new record), the second tune adds its records, and `run --records`
+  // reads the whole log, saying what it skipped (issue 40).
+  void tune_killed_mid_write_loses_no_record_and_resumes() {
+    const QString model = models_ + "/mlp.onnx", log = path("killed.jsonl");
+    QProcess tune;
+    tune.start(TESSEL_BINARY_DIR "/app/cli/tessel", {"tune", model, "--records", log, "--trials", "100000", "--batch",
+                                                     "2", "--min-time-ms", "1", "--target", "accel-sim"});
+    QVERIFY2(tune.waitForStarted(), qPrintable(tune.errorString()));
+    auto whole_lines = [&] {
+      QFile f(log);
+      return f.open(QIODevice::ReadOnly) ? f.readAll().count('\n') : 0;
+    };
+    QElapsedTimer waited;
+    waited.start();
+    while (whole_lines() < 4 && tune.state() == QProcess::Running && waited.elapsed() < 300000) QTest::qWait(20);
+    QVERIFY2(whole_lines() >= 4, qPrintable("the tune wrote no records: " + tune.readAllStandardError()));
+    tune.kill();
+    QVERIFY(tune.waitForFinished());
+    QCOMPARE(tune.exitStatus(), QProcess::CrashExit);
+
+    QFile file(log);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    QByteArray before = file.readAll();
+    if (!before.endsWith('\n')) before.truncate(before.lastIndexOf('\n') + 1);  // the kill's own cut
+    const int last_start = before.lastIndexOf('\n', before.size() - 2) + 1;
+    const QByteArray fragment = before.mid(last_start, (before.size() - last_start) / 2);
+    QVERIFY(file.resize(0));
+    QVERIFY(file.write(before + fragment) == before.size() + fragment.size());
+    file.close();
+    const size_t complete = tune::read_record_log(log.toStdString()).records.size();
+    QCOMPARE(complete, static_cast<size_t>(before.count('\n')));
+
+    Result r = tessel_cli(
+        {"tune", model, "--records", log, "--trials", "6", "--batch", "3", "--min-time-ms", "1", "--target", "accel-sim"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+    QVERIFY2(r.err.contains("its last line was cut off"), qPrintable(r.err));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray after = file.readAll();
+    QVERIFY2(after.startsWith(before + fragment + "\n"), "the bytes written before the kill changed");
+    const tune::RecordLog read = tune::read_record_log(log.toStdString());
+    QVERIFY2(read.records.size() > complete, qPrintable(r.out));
+    QCOMPARE(read.skipped.size(), size_t(1));
+    const std::string fragment_line = log.toStdString() + ":" + std::to_string(complete + 1) + ":";
+    QVERIFY2(read.skipped[0].find(fragment_line) == 0, read.skipped[0].c_str());
+
+    r = tessel_cli({"run", model, "--inputs", models_ + "/mlp", "--out-dir", path("resumed"), "--target", "accel-sim",
+                    "--records", log});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QString said = QString("1 of %1 records of %2 skipped as damaged").arg(read.records.size() + 1).arg(log);
+    QVERIFY2(r.err.contains(said), qPrintable(r.err));
+  }
 
   void tune_on_opencl_applies_with_run_records() {
     if (qEnvironmentVariable("TESSEL_TUNE_OPENCL") != "1")

@@ -14,10 +14,10 @@ namespace tessel::ops {
 
 namespace {
 
-// Element conversion for Cast: float → integer truncates toward zero (NaN → 0, out of range
-// saturates to int64 then wraps to the narrow type), anything → bool is "non-zero" (NaN → true,
-// as numpy), integer → float rounds once (not through double, which would round twice for large
-// int64 → f32). All of it is `store`'s rule.
+// Element conversion for Cast: float → integer follows float_to_int64 / float_to_uint64
+// (core/support/dtype.h: truncate toward zero, NaN → 0, saturate at int64, keep the low bits),
+// anything → bool is "non-zero" (NaN → true, as numpy), integer → float rounds once (not through
+// double, which would round twice for large int64 → f32). All of it is `store`'s rule.
 template <class D, class S>
 D cast_element(S v) {
   if constexpr (std::is_same_v<S, D>) {
@@ -27,10 +27,6 @@ D cast_element(S v) {
       return store<D>(static_cast<double>(v));
     else
       return store<D>(static_cast<int64_t>(v));  // keeps the low bits, as narrowing does
-  } else if constexpr (std::is_same_v<D, uint64_t> && kIsFloatLike<S>) {
-    const double x = load(v);
-    if (x >= 9223372036854775808.0 && x < 18446744073709551616.0) return static_cast<uint64_t>(x);
-    return store<D>(x);
   } else {
     return store<D>(load(v));
   }

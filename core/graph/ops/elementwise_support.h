@@ -66,17 +66,10 @@ Compute<T> load(T v) {
     return static_cast<int64_t>(v);
 }
 
-// double → int64 without undefined behaviour: truncates toward zero, NaN → 0, saturates.
-inline int64_t truncate_to_int64(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-  if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
-}
-
 // Writes a computed value back as T. Integers narrow modulo 2^bits (what the narrow type's own
 // arithmetic would give); floats round to nearest; a float result stored in an integer type
-// truncates toward zero (ONNX's astype).
+// follows float_to_int64 / float_to_uint64 (core/support/dtype.h: truncates toward zero, NaN → 0,
+// saturates at int64, then keeps the low bits).
 template <class T, class C>
 T store(C v) {
   if constexpr (kIsFloatLike<T>) {
@@ -89,7 +82,7 @@ T store(C v) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != C{0};
   } else if constexpr (std::is_same_v<C, double>) {
-    return static_cast<T>(truncate_to_int64(v));
+    return from_double<T>(v);
   } else {
     return static_cast<T>(v);
   }

@@ -146,7 +146,7 @@ void OneHotOp::reference(const Attrs& a, const KernelArgs& args) {
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t d = 0; d < depth; ++d)
       for (int64_t in = 0; in < s.inner; ++in) {
-        int64_t index = truncate_to_int64(indices.get_double(o * s.inner + in));
+        int64_t index = float_to_int64(indices.get_double(o * s.inner + in));
         if (index < 0) index += depth;
         copy_element(values, index == d ? 1 : 0, y, (o * depth + d) * s.inner + in);
       }
