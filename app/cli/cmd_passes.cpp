@@ -1,5 +1,5 @@
 // tessel passes MODEL [--target SPEC] [--dump-after all|changed|PASS] [--format text|json|dot|svg]
-//                     [--dump-dir DIR] [--shape NAME=DIMS]...
+//                     [--dump-dir DIR] [--shape NAME=DIMS]... [--why NODE]
 //
 // Runs the graph pipeline (core/graph/passes/pipeline.cpp) on MODEL and shows the graph after the
 // chosen passes plus a summary table. MODEL is ONNX (.onnx) or Tessel's graph text format.
@@ -14,6 +14,7 @@
 #include "core/frontend/load_model.h"
 #include "core/frontend/onnx_import.h"
 #include "core/graph/export_dot.h"
+#include "core/graph/passes/fusion_explain.h"
 #include "core/graph/passes/pipeline_json.h"
 
 namespace tessel::cli {
@@ -25,8 +26,8 @@ namespace {
 const ArgSpec kSpec{
     .usage =
         "tessel passes MODEL [--target SPEC] [--dump-after all|changed|PASS] [--format text|json|dot|svg] "
-        "[--dump-dir DIR] [--shape NAME=DIMS]...",
-    .value_options = {"--target", "--dump-after", "--format", "--dump-dir"},
+        "[--dump-dir DIR] [--shape NAME=DIMS]... [--why NODE]",
+    .value_options = {"--target", "--dump-after", "--format", "--dump-dir", "--why"},
     .repeatable_options = {"--shape"},
     .min_positional = 1,
     .max_positional = 1,
@@ -41,7 +42,9 @@ constexpr const char* kDetails =
     "  --format FORMAT       text (default), json (with fusion groups, blocked-edge reasons, per-edge layouts\n"
     "                        and the memory plan), dot or svg (fusion groups as clusters)\n"
     "  --dump-dir DIR        write one file per selected pass (NN_pass.txt/.json/.dot/.svg) instead of stdout\n"
-    "  --shape NAME=DIMS     binds symbolic input dims of an ONNX model\n";
+    "  --shape NAME=DIMS     binds symbolic input dims of an ONNX model\n"
+    "  --why NODE            instead of the graphs: NODE's kernel and, for every edge into or out of it,\n"
+    "                        whether it fused, and if not the rule that kept it apart, with the op kinds\n";
 
 bool selected(const StepRecord& r, const std::string& which) {
   if (which == "all") return true;
@@ -75,6 +78,14 @@ int run_passes_command(std::span<const std::string> argv) {
   import.input_shapes = parse_shape_options(args.values("--shape"));
   GraphPtr graph = std::make_shared<const Graph>(load_model_file(model, import));
   GraphPipelineResult result = run_graph_pipeline(graph, target, options);
+
+  if (const std::optional<std::string> node = args.value("--why")) {
+    if (!result.ok()) throw Error(model + ": " + result.error);
+    if (!result.fusion) throw Error(model + ": fusion did not run on target '" + target.kind() + "': nothing to explain");
+    const Graph& g = *result.graph;
+    std::cout << fusion_explanation_text(g, explain_node_fusion(g, *result.fusion, find_node_named(g, *node)));
+    return 0;
+  }
 
   const std::optional<std::string> dump_dir = args.value("--dump-dir");
   if (dump_dir) {

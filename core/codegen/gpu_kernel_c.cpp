@@ -294,12 +294,12 @@ class Emitter {
   }
 
   std::string call(const ir::Call& n) {
-    if (n.name.rfind("tessel_intrin_", 0) == 0)
+    if (n.builtin == ir::Builtin::kTensorIntrinsic)
       fail("tensor intrinsic '" + n.name + "' has no " + dialect_.language + " implementation");
     // Dependence tokens between an accelerator's queues: satisfied by running in program order.
-    if (n.name == "dep_push" || n.name == "dep_pop") return "0";
+    if (n.is_dependence_token()) return "0";
     // A CPU cache hint (inject_prefetch): GPU kernels stage data through shared memory instead.
-    if (n.name == "prefetch") return "0";
+    if (n.builtin == ir::Builtin::kPrefetch) return "0";
     // f16 and bf16 are computed in float, f64 in double.
     const DataType compute = n.dtype == DataType::kFloat64 ? DataType::kFloat64 : DataType::kFloat32;
     if (!dtype_is_float(n.dtype) && n.name != "abs")

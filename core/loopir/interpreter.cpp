@@ -154,7 +154,7 @@ class Interpreter {
       case NodeKind::kEvaluate: {
         const Expr& v = as<Evaluate>(s)->value;
         if (auto* c = as<Call>(v); c && (run_registered_call(*c) || run_dependence_token(*c))) return;
-        if (auto* c = as<Call>(v); c && c->name == "prefetch") return;  // a cache hint changes no value
+        if (auto* c = as<Call>(v); c && c->builtin == Builtin::kPrefetch) return;  // a cache hint changes no value
         eval(v);
         return;
       }
@@ -372,8 +372,8 @@ class Interpreter {
   // (inject_virtual_thread). Run in program order, a pop must find a token, or the queues would
   // wait for each other forever.
   bool run_dependence_token(const Call& n) {
-    bool push = n.name == "dep_push";
-    if (!push && n.name != "dep_pop") return false;
+    if (!n.is_dependence_token()) return false;
+    const bool push = n.builtin == Builtin::kDepPush;
     if (n.args.size() != 2) throw Error("interpreter: " + n.name + " takes 2 arguments (from, to)");
     auto key = std::make_pair(eval(n.args[0]).as_int(), eval(n.args[1]).as_int());
     int64_t& count = tokens_[key];

@@ -109,6 +109,28 @@ Expr make_load(Buffer b, std::vector<Expr> indices) { return std::make_shared<Lo
 Expr make_call(std::string name, std::vector<Expr> args, DataType t) {
   return std::make_shared<Call>(std::move(name), std::move(args), t);
 }
+
+Builtin builtin_of(std::string_view call_name) {
+  if (call_name == "address_of") return Builtin::kAddressOf;
+  if (call_name == "prefetch") return Builtin::kPrefetch;
+  if (call_name == "dep_push") return Builtin::kDepPush;
+  if (call_name == "dep_pop") return Builtin::kDepPop;
+  if (call_name.starts_with(kTensorIntrinsicPrefix)) return Builtin::kTensorIntrinsic;
+  return Builtin::kNone;
+}
+Expr make_address_of(Expr load, DataType t) { return make_call("address_of", {std::move(load)}, t); }
+const Load* address_of_load(const Expr& e) {
+  auto* c = as<Call>(e);
+  if (!c || c->builtin != Builtin::kAddressOf || c->args.size() != 1) return nullptr;
+  return as<Load>(c->args[0]);
+}
+Expr make_prefetch(Expr address) { return make_call("prefetch", {std::move(address)}, DataType::kInt32); }
+Expr make_dependence_token(Builtin push_or_pop, int64_t from_queue, int64_t to_queue) {
+  if (push_or_pop != Builtin::kDepPush && push_or_pop != Builtin::kDepPop)
+    throw Error("make_dependence_token: a token is dep_push or dep_pop");
+  return make_call(push_or_pop == Builtin::kDepPush ? "dep_push" : "dep_pop",
+                   {make_int(from_queue), make_int(to_queue)}, DataType::kInt32);
+}
 Expr make_reduce(Reducer r, Expr source, std::vector<IterVar> axes) {
   return std::make_shared<Reduce>(std::move(r), std::move(source), std::move(axes));
 }

@@ -146,13 +146,36 @@ struct Load : ExprNode {
   const std::vector<Expr> indices;
 };
 
-// A math intrinsic (exp, log, sqrt, tanh, erf, sigmoid, pow, fma) or a tensor intrinsic call.
+// The calls that lowering passes insert and every code generator must recognise, as a kind the
+// Call carries (set from its name when it is made), so no backend matches names of its own:
+//   address_of(B[i])            the address of one buffer element: a tensor intrinsic's operand,
+//                               a prefetch's target (make_address_of; read with address_of_load)
+//   prefetch(address_of(B[i]))  a cache hint (inject_prefetch); it changes no value
+//   dep_push(from, to)          counted tokens between an accelerator's decoupled queues
+//   dep_pop(from, to)           (inject_virtual_thread); satisfied by running in program order
+//   tessel_intrin_NAME(...)     a tensor intrinsic's update (tensorize; core/te/tensor_intrinsic.h)
+// Any other call (kNone) is a math intrinsic: exp, log, sqrt, tanh, erf, sigmoid, pow, fma, ...
+enum class Builtin : uint8_t { kNone, kAddressOf, kPrefetch, kDepPush, kDepPop, kTensorIntrinsic };
+inline constexpr std::string_view kTensorIntrinsicPrefix = "tessel_intrin_";
+Builtin builtin_of(std::string_view call_name);
+
 struct Call : ExprNode {
   static constexpr NodeKind kKind = NodeKind::kCall;
-  Call(std::string n, std::vector<Expr> a, DataType t) : ExprNode(kKind, t), name(std::move(n)), args(std::move(a)) {}
+  Call(std::string n, std::vector<Expr> a, DataType t)
+      : ExprNode(kKind, t), name(std::move(n)), args(std::move(a)), builtin(builtin_of(name)) {}
   const std::string name;
   const std::vector<Expr> args;
+  const Builtin builtin;
+  bool is_dependence_token() const { return builtin == Builtin::kDepPush || builtin == Builtin::kDepPop; }
 };
+
+// address_of(load), typed `t` (the pointer's element type for a prefetch, int64 for an operand).
+Expr make_address_of(Expr load, DataType t);
+// The buffer access `e` takes the address of when it is address_of(one load); nullptr otherwise
+// (another expression, or an address_of that does not hold exactly one load).
+const Load* address_of_load(const Expr& e);
+Expr make_prefetch(Expr address);
+Expr make_dependence_token(Builtin push_or_pop, int64_t from_queue, int64_t to_queue);
 
 // A commutative, associative combiner: `combine` is written in terms of `lhs` (the accumulator)
 // and `rhs` (the new value); `identity` is its neutral element.

@@ -104,8 +104,7 @@ std::vector<Stmt> hints(const For& loop, const std::string& tensor, const VarRef
   for (int64_t line : lines) {
     Expr index = arith::simplify(shifted + line * per_line);
     index = make_binary(BinaryOp::kMin, make_binary(BinaryOp::kMax, index, make_int(0)), make_int(last));
-    out.push_back(make_evaluate(
-        make_call("prefetch", {make_call("address_of", {make_load(buffer, {index})}, buffer->dtype)}, DataType::kInt32)));
+    out.push_back(make_evaluate(make_prefetch(make_address_of(make_load(buffer, {index}), buffer->dtype))));
   }
   return out;
 }

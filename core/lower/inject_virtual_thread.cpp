@@ -76,8 +76,7 @@ void classify(const Stmt& s, QueueMap& out) {
       if (!call || !te::find_tensor_intrinsic_call(call->name, nullptr)) return false;
       std::vector<Buffer> operands;
       for (auto& a : call->args)
-        if (auto* addr = as<Call>(a); addr && addr->name == "address_of")
-          if (auto* load = as<Load>(addr->args.at(0))) operands.push_back(load->buffer);
+        if (const Load* load = address_of_load(a)) operands.push_back(load->buffer);
       if (operands.empty() || !accelerator_scope(operands.back()->scope)) return false;
       QueueAccess& compute = out_[DepQueue::kCompute];
       compute.writes.insert(operands.back()->name);
@@ -100,9 +99,8 @@ bool conflict(const QueueAccess& a, const QueueAccess& b) {
   return meets(a.writes, b.reads) || meets(a.writes, b.writes) || meets(a.reads, b.writes);
 }
 
-Stmt token(const char* name, DepQueue from, DepQueue to) {
-  return make_evaluate(
-      make_call(name, {make_int(static_cast<int64_t>(from)), make_int(static_cast<int64_t>(to))}, DataType::kInt32));
+Stmt token(Builtin push_or_pop, DepQueue from, DepQueue to) {
+  return make_evaluate(make_dependence_token(push_or_pop, static_cast<int64_t>(from), static_cast<int64_t>(to)));
 }
 
 class TokenInserter {
@@ -187,8 +185,8 @@ class TokenInserter {
             auto key = std::make_pair(qi, qj);
             auto it = covered.find(key);
             if (it == covered.end() || it->second < static_cast<long>(i)) {
-              after[i].push_back(token("dep_push", qi, qj));
-              before[j].push_back(token("dep_pop", qi, qj));
+              after[i].push_back(token(Builtin::kDepPush, qi, qj));
+              before[j].push_back(token(Builtin::kDepPop, qi, qj));
               covered[key] = static_cast<long>(i);
             }
             found = true;
@@ -211,10 +209,10 @@ class TokenInserter {
                 it->second = {std::max(it->second.first, j), std::min(it->second.second, i)};
             }
       for (auto& [key, ji] : carried) {
-        after[ji.first].push_back(token("dep_push", key.first, key.second));
-        before[ji.second].insert(before[ji.second].begin(), token("dep_pop", key.first, key.second));
-        pre->push_back(token("dep_push", key.first, key.second));
-        post->push_back(token("dep_pop", key.first, key.second));
+        after[ji.first].push_back(token(Builtin::kDepPush, key.first, key.second));
+        before[ji.second].insert(before[ji.second].begin(), token(Builtin::kDepPop, key.first, key.second));
+        pre->push_back(token(Builtin::kDepPush, key.first, key.second));
+        post->push_back(token(Builtin::kDepPop, key.first, key.second));
       }
     }
     std::vector<Stmt> out;

@@ -68,7 +68,7 @@ class Tensorizer : public IRMutator {
       const te::OperandAccess& acc = m.operands.at(op->name);
       std::vector<Expr> base;
       for (auto& e : acc.indices) base.push_back(arith::simplify(substitute(e, zero)));
-      args.push_back(make_call("address_of", {make_load(acc.buffer, base)}, DataType::kInt64));
+      args.push_back(make_address_of(make_load(acc.buffer, base), DataType::kInt64));
       Shape strides = acc.buffer->strides.empty() ? contiguous_strides(acc.buffer->shape) : acc.buffer->strides;
       std::vector<int64_t> walked;
       for (size_t d = 0; d < acc.walk.size(); ++d)

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/loopir/functor.h"
 #include "core/loopir/printer.h"
 #include "core/support/error.h"
 
@@ -16,6 +17,38 @@ namespace {
 // Tensors read while a compute body is being built: `at` records them, `compute` collects them.
 thread_local std::vector<Tensor>* g_reads = nullptr;
 std::atomic<uint64_t> g_serial{0};
+
+// The buffers a body loads, in the order a left-to-right walk of the expression meets them.
+class LoadOrder : public IRVisitor {
+ public:
+  std::vector<const BufferNode*> buffers;
+
+ protected:
+  bool enter(const Load& n) override {
+    buffers.push_back(n.buffer.get());
+    return true;
+  }
+};
+
+// The tensors `reads` recorded, once each, in the order the finished body reads them. The order
+// `at` ran in is the C++ compiler's: `A(i) * B(j)` evaluates its operands in an unspecified order
+// (GCC builds read B first, clang builds A), which moved op->inputs, the DAG's op order, its print
+// and kernel keys between builds. A tensor read while building but absent from the body (an
+// expression built and dropped) keeps its place after those the body reads.
+std::vector<Tensor> inputs_in_body_order(const Expr& body, const std::vector<Tensor>& reads) {
+  LoadOrder order;
+  order.visit(body);
+  std::vector<Tensor> inputs;
+  std::set<const OperationNode*> seen;
+  auto add = [&](const Tensor& t) {
+    if (seen.insert(t.get()).second) inputs.push_back(t);
+  };
+  for (const BufferNode* b : order.buffers)
+    for (const Tensor& t : reads)
+      if (t->buffer.get() == b) add(t);
+  for (const Tensor& t : reads) add(t);
+  return inputs;
+}
 }  // namespace
 
 Tensor placeholder(std::string name, Shape shape, DataType dtype) {
@@ -52,9 +85,7 @@ Tensor compute(std::string name, Shape shape, const std::function<Expr(const std
     throw;
   }
   g_reads = saved;
-  std::set<const OperationNode*> seen;
-  for (auto& t : reads)
-    if (seen.insert(t.get()).second) op->inputs.push_back(t);
+  op->inputs = inputs_in_body_order(op->body, reads);
   op->dtype = op->body->dtype;
   op->buffer = make_buffer(op->name, op->dtype, op->shape);
   return op;

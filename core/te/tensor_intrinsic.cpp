@@ -32,7 +32,7 @@ TensorIntrinsic declare_gemm(int64_t n, DataType in_type) {
   TensorIntrinsic in;
   in.name = "gemm_" + size + "x" + size + "x" + size + (int8 ? "_i8" : "_f32");
   in.computation = make_dag(in.name, {c});
-  in.update_call = "tessel_intrin_" + in.name;
+  in.update_call = std::string(loopir::kTensorIntrinsicPrefix) + in.name;
   in.reset_call = in.update_call + "_reset";
   return in;
 }
@@ -53,7 +53,7 @@ TensorIntrinsic declare_dot_16x4_u8i8() {
   TensorIntrinsic in;
   in.name = "dot_16x4_u8i8_i32";
   in.computation = make_dag(in.name, {c});
-  in.update_call = "tessel_intrin_" + in.name;
+  in.update_call = std::string(loopir::kTensorIntrinsicPrefix) + in.name;
   in.reset_call = in.update_call + "_reset";
   return in;
 }
@@ -265,8 +265,7 @@ Stmt call_semantics(const TensorIntrinsic& in, bool reset, const Call& n, CallSi
   std::vector<std::vector<int64_t>> strides;
   size_t k = 0;
   for (auto& op : ops) {
-    const Call* addr = k < n.args.size() ? as<Call>(n.args[k]) : nullptr;
-    const Load* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? as<Load>(addr->args[0]) : nullptr;
+    const Load* l = k < n.args.size() ? address_of_load(n.args[k]) : nullptr;
     if (!l)
       throw Error("interpreter: argument " + std::to_string(k + 1) + " of " + n.name +
                   " must be address_of(BUFFER[index])");

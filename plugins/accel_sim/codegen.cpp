@@ -357,13 +357,13 @@ class Emitter {
     std::string where = first_line(self);
     auto* call = as<Call>(n.value);
     if (!call) refuse(where, "the accelerator has no instruction for this expression");
-    if (call->name == "prefetch") return;  // a CPU cache hint: the accelerator's DMA has no cache
-    if (call->name == "dep_push" || call->name == "dep_pop") {
+    if (call->builtin == Builtin::kPrefetch) return;  // a CPU cache hint: the accelerator's DMA has no cache
+    if (call->is_dependence_token()) {
       if (call->args.size() != 2) refuse(where, "a token names two queues");
       int64_t from = eval(call->args[0], where), to = eval(call->args[1], where);
       if (from < 0 || from >= kUnits || to < 0 || to >= kUnits || from == to)
         refuse(where, "the queues are load 0, compute 1 and store 2");
-      if (call->name == "dep_push")
+      if (call->builtin == Builtin::kDepPush)
         push(static_cast<int>(from), static_cast<int>(to));
       else
         ++pending_pop_[static_cast<size_t>(to)][static_cast<size_t>(from)];
@@ -380,8 +380,8 @@ class Emitter {
     std::vector<Region> regions;
     std::vector<Scratchpad> pads;
     for (size_t k = 0; k + 1 < call->args.size(); k += 2) {
-      auto* addr = as<Call>(call->args[k]);
-      const Load* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? flat_load(addr->args[0]) : nullptr;
+      // address_of(one load), and that load a flat buffer access
+      const Load* l = address_of_load(call->args[k]) ? flat_load(as<Call>(call->args[k])->args[0]) : nullptr;
       if (!l) refuse(where, "operand " + std::to_string(k / 2) + " is not address_of(a flat buffer access)");
       auto p = placed_.find(l->buffer->name);
       if (p == placed_.end())

@@ -244,11 +244,11 @@ class Emitter {
     std::vector<std::string> a, params;
     size_t last_pointer = 0;
     for (size_t k = 0; k < n.args.size(); ++k)
-      if (auto* c = ir::as<ir::Call>(n.args[k]); c && c->name == "address_of") last_pointer = k;
+      if (auto* c = ir::as<ir::Call>(n.args[k]); c && c->builtin == ir::Builtin::kAddressOf) last_pointer = k;
     for (size_t k = 0; k < n.args.size(); ++k) {
       auto* c = ir::as<ir::Call>(n.args[k]);
-      auto* l = c && c->name == "address_of" && c->args.size() == 1 ? ir::as<ir::Load>(c->args[0]) : nullptr;
-      if (c && c->name == "address_of" && !l) fail(n.name + ": address_of takes one buffer access");
+      const ir::Load* l = ir::address_of_load(n.args[k]);
+      if (c && c->builtin == ir::Builtin::kAddressOf && !l) fail(n.name + ": address_of takes one buffer access");
       if (l) {
         a.push_back("(&" + buffer_name(l->buffer->name) + "[" + flat_index(l->buffer, l->indices) + "])");
         params.push_back(std::string(k == last_pointer ? "" : "const ") + type(l->buffer->dtype) + "*");
@@ -267,13 +267,12 @@ class Emitter {
   }
 
   std::string call(const ir::Call& n) {
-    if (n.name.rfind("tessel_intrin_", 0) == 0) return extern_call(n);
+    if (n.builtin == ir::Builtin::kTensorIntrinsic) return extern_call(n);
     // Dependence tokens between an accelerator's queues: satisfied by running in program order.
-    if (n.name == "dep_push" || n.name == "dep_pop") return "0";
+    if (n.is_dependence_token()) return "0";
     // prefetch(address_of(B[i])) (inject_prefetch): a read hint into the L2 cache (GCC and Clang).
-    if (n.name == "prefetch" && n.args.size() == 1) {
-      auto* c = ir::as<ir::Call>(n.args[0]);
-      auto* l = c && c->name == "address_of" && c->args.size() == 1 ? ir::as<ir::Load>(c->args[0]) : nullptr;
+    if (n.builtin == ir::Builtin::kPrefetch && n.args.size() == 1) {
+      const ir::Load* l = ir::address_of_load(n.args[0]);
       if (!l) fail("prefetch takes address_of(BUFFER[index])");
       return "(__builtin_prefetch(&" + buffer_name(l->buffer->name) + "[" + flat_index(l->buffer, l->indices) +
              "], 0, 2), 0)";

@@ -15,10 +15,10 @@ namespace tessel::llvm_cpu {
 llvm::Value* KernelEmitter::call(const ir::Call& n) {
   // Dependence tokens between an accelerator's queues (inject_virtual_thread): one CPU thread
   // runs the queues' work in program order, so every token is already satisfied.
-  if (n.name == "dep_push" || n.name == "dep_pop") return llvm::Constant::getNullValue(scalar_type(n.dtype));
+  if (n.is_dependence_token()) return llvm::Constant::getNullValue(scalar_type(n.dtype));
   // prefetch(address_of(B[i])) (inject_prefetch): a read hint into the L2 cache (locality 2 is
   // prefetcht1 on x86): the line is needed a block of work later, not by the next instructions.
-  if (n.name == "prefetch" && n.args.size() == 1) {
+  if (n.builtin == ir::Builtin::kPrefetch && n.args.size() == 1) {
     b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
                        {operand_address(n, n.args[0]), b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)});
     return llvm::Constant::getNullValue(scalar_type(n.dtype));
@@ -32,13 +32,13 @@ llvm::Value* KernelEmitter::call(const ir::Call& n) {
                           operand_address(n, n.args[0]), llvm::Align(4));
     return llvm::Constant::getNullValue(scalar_type(n.dtype));
   }
-  if (n.name.rfind("tessel_intrin_", 0) == 0) {
+  if (n.builtin == ir::Builtin::kTensorIntrinsic) {
     std::vector<llvm::Value*> cargs;
     std::vector<llvm::Type*> types;
     for (const auto& a : n.args) {
       auto* addr = ir::as<ir::Call>(a);
-      auto* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? ir::as<ir::Load>(addr->args[0]) : nullptr;
-      if (addr && addr->name == "address_of" && !l) fail(n.name + ": address_of takes one buffer access");
+      const ir::Load* l = ir::address_of_load(a);
+      if (addr && addr->builtin == ir::Builtin::kAddressOf && !l) fail(n.name + ": address_of takes one buffer access");
       cargs.push_back(l ? b_.CreateGEP(memory_type(l->buffer->dtype), slot(l->buffer).ptr, flat_index(l->buffer, l->indices))
                         : convert(expr(a), a->dtype, DataType::kInt64));
       types.push_back(cargs.back()->getType());
@@ -142,8 +142,7 @@ bool KernelEmitter::vnni_dot(const ir::Call& n) {
 }
 
 llvm::Value* KernelEmitter::operand_address(const ir::Call& n, const ir::Expr& arg) {
-  auto* addr = ir::as<ir::Call>(arg);
-  auto* l = addr && addr->name == "address_of" && addr->args.size() == 1 ? ir::as<ir::Load>(addr->args[0]) : nullptr;
+  const ir::Load* l = ir::address_of_load(arg);
   if (!l) fail(n.name + ": an operand is not address_of(BUFFER[index])");
   return b_.CreateGEP(memory_type(l->buffer->dtype), slot(l->buffer).ptr, flat_index(l->buffer, l->indices));
 }

@@ -3,7 +3,9 @@
 #include <QtTest>
 
 #include "core/graph/passes/fuse_ops.h"
+#include "core/graph/passes/fusion_explain.h"
 #include "core/graph/text_format.h"
+#include "tests/error_of.h"
 
 using namespace tessel;
 
@@ -83,6 +85,43 @@ class TestFusion : public QObject {
     QCOMPARE(edge_rule(g, r, "relu1", "conv2"), QString("two_complex_groups"));
     QCOMPARE(edge_rule(g, r, "relu1", "add"), QString("two_complex_groups"));
     QCOMPARE(edge_rule(g, r, "conv2", "add"), QString("fused"));
+  }
+
+  // `tessel passes --why NODE`: every edge of the node, fused or with its rule and both op kinds.
+  void a_node_explains_each_of_its_edges() {
+    Graph g = parse_graph(kResidual);
+    FusionResult r = fuse_graph(g);
+    const NodeFusionExplanation e = explain_node_fusion(g, r, find_node_named(g, "relu1"));
+    QCOMPARE(QString::fromStdString(e.kernel), QString("fused_conv2d_relu_0"));
+    QCOMPARE(e.edges.size(), size_t{3});  // conv1 in; conv2 and add out
+    QVERIFY(e.edges[0].incoming && e.edges[0].fused && e.edges[0].other == node_named(g, "conv1"));
+    for (size_t k : {size_t{1}, size_t{2}}) {
+      QVERIFY(!e.edges[k].incoming && !e.edges[k].fused);
+      QVERIFY(e.edges[k].rule == FusionBlock::kTwoComplexGroups);
+    }
+    QCOMPARE(e.edges[1].other, node_named(g, "conv2"));
+    const std::string text = fusion_explanation_text(g, e);
+    QVERIFY2(text.find("node 'relu1' (Relu) is in kernel fused_conv2d_relu_0 (2 nodes: conv1, relu1)") == 0,
+             text.c_str());
+    QVERIFY2(text.find("not fused [two_complex_groups]: both sides hold a complex op") != std::string::npos &&
+                 text.find("(Relu 'relu1' -> Conv 'conv2')") != std::string::npos &&
+                 text.find("(Relu 'relu1' -> Add 'add')") != std::string::npos,
+             text.c_str());
+    // A constant input and the graph output say what they are.
+    const std::string conv = fusion_explanation_text(g, explain_node_fusion(g, r, find_node_named(g, "conv1")));
+    QVERIFY2(conv.find("a graph input") != std::string::npos && conv.find("a constant") != std::string::npos,
+             conv.c_str());
+    const std::string last = fusion_explanation_text(g, explain_node_fusion(g, r, find_node_named(g, "relu2")));
+    QVERIFY2(last.find("a graph output") != std::string::npos, last.c_str());
+    // Nodes a pass made of one and named after it ("conv_winograd_in", ...) are found by its name.
+    Graph rewritten = parse_graph(
+        "graph g(%x: f32[4]) {\n  %sq_in = Relu(%x)\n  %sq_out = Exp(%sq_in)\n  %single_only = Tanh(%sq_out)\n"
+        "  return %single_only\n}\n");
+    QCOMPARE(find_node_named(rewritten, "single"), node_named(rewritten, "single_only"));
+    const std::string two = testing::error_of([&] { find_node_named(rewritten, "sq"); });
+    QVERIFY2(two == "node 'sq' was rewritten by the graph passes into sq_in, sq_out: name one of them", two.c_str());
+    const std::string unknown = testing::error_of([&] { find_node_named(g, "nope"); });
+    QVERIFY2(unknown.find("no node named 'nope' in the optimized graph (nodes: conv1, relu1,") == 0, unknown.c_str());
   }
 
   void diamond_of_elementwise_ops_fuses_into_the_reduction() {

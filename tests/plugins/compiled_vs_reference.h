@@ -11,6 +11,7 @@
 #include <QString>
 #include <QtTest>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -86,6 +87,20 @@ inline QString compiled_vs_reference(const Graph& g, const std::vector<Tensor>& 
     }
   }
   return {};
+}
+
+// The backends a data-driven test runs on: llvm, c and interp; in a ctest entry labelled opencl
+// that sets TESSEL_TEST_OPENCL=1 (it needs an OpenCL device), opencl alone.
+inline std::vector<const char*> backends_under_test() {
+  if (std::getenv("TESSEL_TEST_OPENCL")) return {"opencl"};
+  return {"llvm", "c", "interp"};
+}
+
+// Every integer type, signed then unsigned, narrow to wide.
+inline const std::vector<DataType>& integer_types() {
+  static const std::vector<DataType> all = {DataType::kInt8,  DataType::kInt16,  DataType::kInt32, DataType::kInt64,
+                                            DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64};
+  return all;
 }
 
 // The rows "NAME@TARGET" (columns index, target) for every case on llvm, c and interp.

@@ -13,7 +13,6 @@
 // The opencl rows run in the test labelled opencl (float_casts_opencl), which needs a device.
 #include <QtTest>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "core/loopir/ir.h"
@@ -24,12 +23,6 @@
 using namespace tessel;
 
 namespace {
-
-const std::vector<DataType>& integer_types() {
-  static const std::vector<DataType> all = {DataType::kInt8,  DataType::kInt16,  DataType::kInt32, DataType::kInt64,
-                                            DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64};
-  return all;
-}
 
 // Where conversions go wrong: NaN, infinities, each integer width's edges and just past them,
 // fractions of both signs, and magnitudes beyond int64 and uint64.
@@ -48,11 +41,6 @@ Tensor values_as(DataType t) {
   Tensor out(t, {static_cast<int64_t>(v.size())});
   for (size_t i = 0; i < v.size(); ++i) out.set_double(static_cast<int64_t>(i), v[i]);
   return out;
-}
-
-std::vector<const char*> targets() {
-  if (std::getenv("TESSEL_TEST_OPENCL")) return {"opencl"};
-  return {"llvm", "c", "interp"};
 }
 
 }  // namespace
@@ -101,8 +89,8 @@ class TestFloatCasts : public QObject {
     QTest::addColumn<int>("to");
     QTest::addColumn<QString>("target");
     for (DataType from : {DataType::kFloat32, DataType::kFloat64})
-      for (DataType to : integer_types())
-        for (const char* target : targets())
+      for (DataType to : testing::integer_types())
+        for (const char* target : testing::backends_under_test())
           QTest::newRow(qPrintable(QString("%1_to_%2@%3")
                                        .arg(QString::fromStdString(std::string(dtype_name(from))))
                                        .arg(QString::fromStdString(std::string(dtype_name(to))))
@@ -124,7 +112,7 @@ class TestFloatCasts : public QObject {
     QTest::addColumn<int>("to");
     QTest::addColumn<QString>("target");
     for (DataType to : {DataType::kInt8, DataType::kUInt8})
-      for (const char* target : targets())
+      for (const char* target : testing::backends_under_test())
         QTest::newRow(qPrintable(QString("%1@%2").arg(QString::fromStdString(std::string(dtype_name(to)))).arg(target)))
             << static_cast<int>(to) << QString(target);
   }

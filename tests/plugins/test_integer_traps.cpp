@@ -1,6 +1,7 @@
 // Integer operations that trap in machine code (issue 40): `x % 0` and `MIN % -1` raise SIGFPE on
 // x86, which would kill `tessel run` or the process a `tessel build` library lives in. For every
-// integer type Mod takes, both fmod rules, and every CPU backend, a one-node graph:
+// integer type Mod takes, both fmod rules, and every backend (opencl in the test labelled opencl),
+// a one-node graph:
 //   - over divisors holding -1, 1, MIN, MAX and small values of both signs (against dividends that
 //     hold MIN, MAX, -1 and 0) compiles without falling back and gives the reference's values
 //     exactly (MIN % -1 is 0, as the reference defines it);
@@ -21,12 +22,6 @@ using namespace tessel;
 using tessel::testing::error_of;
 
 namespace {
-
-const std::vector<DataType>& integer_types() {
-  static const std::vector<DataType> all = {DataType::kInt8,  DataType::kInt16,  DataType::kInt32, DataType::kInt64,
-                                            DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64};
-  return all;
-}
 
 // Edges first, then random values; `divisor` leaves zero out (it is tried on its own).
 Tensor operand(DataType dtype, bool divisor, uint64_t seed) {
@@ -58,9 +53,9 @@ class TestIntegerTraps : public QObject {
     QTest::addColumn<int>("dtype");
     QTest::addColumn<int>("fmod");
     QTest::addColumn<QString>("target");
-    for (DataType t : integer_types())
+    for (DataType t : testing::integer_types())
       for (int fmod : {0, 1})
-        for (const char* target : {"llvm", "c", "interp"})
+        for (const char* target : testing::backends_under_test())
           QTest::newRow(qPrintable(QString("%1_fmod%2@%3").arg(QString::fromStdString(std::string(dtype_name(t)))).arg(fmod).arg(target)))
               << static_cast<int>(t) << fmod << QString(target);
   }

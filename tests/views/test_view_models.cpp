@@ -128,6 +128,30 @@ class ViewModelsTest : public QObject {
     QCOMPARE(model.rowCount(), 0);
   }
 
+  // Selecting a node of the optimized graph lists each of its edges under Fusion: fused, or the
+  // rule that kept it apart, with the sentence (what `tessel passes --why` prints) beside it.
+  void inspector_says_why_each_edge_of_a_node_fused_or_not() {
+    const Graph& g = *snap_->optimized;
+    QVERIFY(snap_->graph_at(snap_->last_pass()) == snap_->optimized);
+    const UnfusedEdge& apart = snap_->fusion->unfused_edges.at(0);
+    const QString consumer = QString::fromStdString(g.nodes[static_cast<size_t>(apart.consumer)].name);
+    InspectorModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.show_node(snap_, snap_->last_pass(), consumer);
+    QCOMPARE(model.value_of("kernel", "Fusion"), QString::fromStdString(snap_->fusion->group_of(apart.consumer).kernel_name));
+    const QString edge = "in " + QString::fromStdString(g.value(apart.value).name) + " " +
+                         QString::fromStdString(g.nodes[static_cast<size_t>(apart.producer)].name);
+    const InspectorRow* row = model.find(edge, "Fusion");
+    QVERIFY2(row, qPrintable(edge));
+    QCOMPARE(row->value, "not fused: " + QString::fromStdString(std::string(fusion_block_name(apart.rule))));
+    QVERIFY2(row->description.contains(QString::fromStdString(std::string(fusion_block_reason(apart.rule)))),
+             qPrintable(row->description));
+    bool some_fused = false;
+    for (const InspectorRow& r : model.rows()) some_fused = some_fused || r.value == "fused";
+    const FusionGroup& group = snap_->fusion->group_of(apart.consumer);
+    QVERIFY2(some_fused || group.nodes.size() == 1, "a node of a multi-node kernel has a fused edge");
+  }
+
   void diagnostics_carry_import_errors() {
     QTemporaryDir dir;
     QString bad = dir.filePath("broken.onnx");

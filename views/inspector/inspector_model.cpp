@@ -3,6 +3,7 @@
 #include <QFont>
 
 #include "core/compile/kernel_compiler.h"
+#include "core/graph/passes/fusion_explain.h"
 
 namespace tessel::views {
 
@@ -154,6 +155,17 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
     rows.push_back(row(tr("kernel"), q(group.kernel_name)));
     rows.push_back(
         row(tr("anchor"), group.anchor == id ? tr("this node") : q(g.nodes[static_cast<size_t>(group.anchor)].name)));
+    // Each edge of the node: fused, or the rule that kept it apart, in words (what
+    // `tessel passes --why NODE` prints).
+    for (const EdgeExplanation& e : explain_node_fusion(g, *snap->fusion, id).edges) {
+      const QString far = e.other < 0 ? QString() : " " + q(g.nodes[static_cast<size_t>(e.other)].name);
+      const QString edge = (e.incoming ? tr("in ") : tr("out ")) + q(g.value(e.value).name) + far;
+      const QString verdict = e.other < 0 ? tr("-")
+                              : e.fused   ? tr("fused")
+                              : e.rule    ? tr("not fused: %1").arg(q(std::string(fusion_block_name(*e.rule))))
+                                          : tr("not fused");
+      rows.push_back(row(edge, verdict, {}, q(e.sentence)));
+    }
   }
   set_rows(tr("%1 · %2").arg(q(op.name), name), std::move(rows));
 }
