@@ -14,13 +14,24 @@ namespace tessel::ops::te_builder {
 // integers already and pass through, as do NaN and infinities (the comparison fails).
 //
 //   x = -2.5:  t = -2   floor: x < t → -3   ceil: t = -2   round (half to even): |x-t| = .5, t even → -2
-Expr integral_limit(DataType t) {
-  return num(t, t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0);
-}  // 2^52, 2^23
-Expr truncated(const Expr& x) { return te::cast(x->dtype, te::cast(DataType::kInt64, x)); }
+namespace {
+
+double integral_limit_value(DataType t) { return t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0; }  // 2^52, 2^23
+Expr integral_limit(DataType t) { return num(t, integral_limit_value(t)); }
+// trunc(x) as int64, of x clamped to the limit first: every use is under when_fractional, which
+// keeps x itself beyond it, and a cast of a clamped value is a plain conversion
+// (loopir::float_cast_is_in_range) rather than the saturating rule that NaN and huge values would
+// need (a compare and two selects per element more, in QuantizeLinear's inner loop).
+Expr truncated_integer(const Expr& x) {
+  const double limit = integral_limit_value(x->dtype);
+  return te::cast(DataType::kInt64, loopir::min(loopir::max(x, num(x->dtype, -limit)), num(x->dtype, limit)));
+}
+Expr truncated(const Expr& x) { return te::cast(x->dtype, truncated_integer(x)); }
 Expr when_fractional(const Expr& x, const Expr& rounded) {
   return te::if_then_else(loopir::lt(te::intrinsic("abs", {x}), integral_limit(x->dtype)), rounded, x);
 }
+}  // namespace
+
 Expr floor_of(const Expr& x) {
   Expr t = truncated(x);
   return when_fractional(x, te::if_then_else(loopir::lt(x, t), t - num(x->dtype, 1), t));
@@ -34,7 +45,7 @@ Expr round_half_even(const Expr& x) {
   Expr whole = truncated(x);
   Expr away = whole + te::if_then_else(loopir::lt(x, num(t, 0)), num(t, -1), num(t, 1));
   Expr fraction = te::intrinsic("abs", {x - whole});  // exact: |x - trunc(x)| < 1
-  Expr odd = loopir::ne(te::cast(DataType::kInt64, whole) % 2, make_int(0));
+  Expr odd = loopir::ne(truncated_integer(x) % 2, make_int(0));
   Expr up = loopir::logical_or(loopir::gt(fraction, num(t, 0.5)),
                                loopir::logical_and(loopir::eq(fraction, num(t, 0.5)), odd));
   return when_fractional(x, te::if_then_else(up, away, whole));
