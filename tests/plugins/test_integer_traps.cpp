@@ -7,7 +7,10 @@
 //     exactly (MIN % -1 is 0, as the reference defines it);
 //   - with a zero divisor fails with an Error naming the node and the remainder by zero, as the
 //     reference executor does -- never with a signal.
+// Integer Div (run by the reference kernels on every backend) over the same operands: MIN / -1
+// wraps, and a zero divisor is an Error naming the node.
 #include <QtTest>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -91,6 +94,33 @@ class TestIntegerTraps : public QObject {
       QVERIFY2(kernel.compiled, qPrintable(QString::fromStdString(kernel.name + ": " + kernel.fallback_reason)));
     const std::string got = error_of([&] { compiled->run(values); });
     QVERIFY2(got.find("node 'n' (Mod): integer remainder by zero") != std::string::npos, got.c_str());
+  }
+
+  // Integer Div: ONNX truncates where the loop IR floors, so it runs on the reference kernels,
+  // which is what must hold on every backend: MIN / -1 wraps (no SIGFPE), edge divisors give the
+  // reference's values, a zero divisor is an Error naming the node.
+  void integer_div_never_traps_data() {
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<QString>("target");
+    for (DataType t : testing::integer_types())
+      for (const char* target : testing::backends_under_test())
+        QTest::newRow(qPrintable(QString("%1@%2").arg(QString::fromStdString(std::string(dtype_name(t)))).arg(target)))
+            << static_cast<int>(t) << QString(target);
+  }
+  void integer_div_never_traps() {
+    QFETCH(int, dtype);
+    QFETCH(QString, target);
+    const DataType t = static_cast<DataType>(dtype);
+    std::vector<Tensor> values = {operand(t, false, 3), operand(t, true, 5)};
+    const Graph g = testing::one_node_graph("Div", {}, values);
+    auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
+    const std::vector<Tensor> got = compiled->run(values), want = run_reference(g, values);
+    QCOMPARE(got.size(), want.size());
+    QVERIFY(std::memcmp(got[0].raw_data(), want[0].raw_data(), want[0].nbytes()) == 0);
+    values[1].set_double(11, 0);
+    const std::string err = error_of([&] { compiled->run(values); });
+    QVERIFY2(err.find("node 'n' (Div)") != std::string::npos && err.find("integer division by zero") != std::string::npos,
+             err.c_str());
   }
 };
 
