@@ -249,7 +249,8 @@ std::pair<double, double> integer_range(DataType t) {
 bool float_cast_is_in_range(const Expr& value, DataType to) {
   // f16 and bf16 round bounds such as 65535 to infinity: only f32 and f64 are recognised.
   if (!value || (value->dtype != DataType::kFloat32 && value->dtype != DataType::kFloat64)) return false;
-  const auto [low, high] = integer_range(to);
+  const std::pair<double, double> range = integer_range(to);
+  const double low = range.first, high = range.second;  // not a structured binding: clang 14's lambdas cannot capture one
   // A bound as the kernel holds it: an f32 immediate 2147483647 is 2^31, outside int32.
   auto inside = [&](double bound) {
     if (!(bound >= low && bound <= high)) return false;  // also NaN, and before narrowing to f32
