@@ -36,8 +36,10 @@ void report_tuned_kernels(const Args& args, const compile::CompiledModel& model)
     // A record that did not lower (past the schedule limits, or from another version) costs only
     // itself: the kernel takes its default schedule, and the user is told which and why.
     if (!k.record_passed_over.empty())
-      std::fprintf(stderr, "tessel: warning: kernel '%s': the tuning record from %s was passed over for the "
-                           "default schedule: %s\n", k.name.c_str(), log->c_str(), k.record_passed_over.c_str());
+      std::fprintf(stderr,
+                   "tessel: warning: kernel '%s': the tuning record from %s was passed over for the "
+                   "default schedule: %s\n",
+                   k.name.c_str(), log->c_str(), k.record_passed_over.c_str());
   }
   std::fprintf(stderr, "tessel: %d of %d compiled kernels use tuned schedules from %s\n", tuned, compiled,
                log->c_str());

@@ -81,7 +81,8 @@ int run_passes_command(std::span<const std::string> argv) {
 
   if (const std::optional<std::string> node = args.value("--why")) {
     if (!result.ok()) throw Error(model + ": " + result.error);
-    if (!result.fusion) throw Error(model + ": fusion did not run on target '" + target.kind() + "': nothing to explain");
+    if (!result.fusion)
+      throw Error(model + ": fusion did not run on target '" + target.kind() + "': nothing to explain");
     const Graph& g = *result.graph;
     std::cout << fusion_explanation_text(g, explain_node_fusion(g, *result.fusion, find_node_named(g, *node)));
     return 0;

@@ -222,9 +222,12 @@ namespace {
 bool clamp_by_immediate(const Expr& e, BinaryOp op, Expr* other, double* bound) {
   auto* b = as<Binary>(e);
   if (!b || b->op != op) return false;
-  if (auto* imm = as<FloatImm>(b->b)) *other = b->a, *bound = imm->value;
-  else if (auto* imm_a = as<FloatImm>(b->a)) *other = b->b, *bound = imm_a->value;
-  else return false;
+  if (auto* imm = as<FloatImm>(b->b))
+    *other = b->a, *bound = imm->value;
+  else if (auto* imm_a = as<FloatImm>(b->a))
+    *other = b->b, *bound = imm_a->value;
+  else
+    return false;
   return true;
 }
 
@@ -232,15 +235,24 @@ bool clamp_by_immediate(const Expr& e, BinaryOp op, Expr* other, double* bound) 
 // for 64 bits the largest double below 2^63 / 2^64 keeps the bound inside).
 std::pair<double, double> integer_range(DataType t) {
   switch (t) {
-    case DataType::kInt8: return {-128.0, 127.0};
-    case DataType::kInt16: return {-32768.0, 32767.0};
-    case DataType::kInt32: return {-2147483648.0, 2147483647.0};
-    case DataType::kInt64: return {-9223372036854775808.0, 9223372036854774784.0};
-    case DataType::kUInt8: return {0.0, 255.0};
-    case DataType::kUInt16: return {0.0, 65535.0};
-    case DataType::kUInt32: return {0.0, 4294967295.0};
-    case DataType::kUInt64: return {0.0, 18446744073709549568.0};
-    default: return {0.0, -1.0};  // bool and floats: no range, nothing is inside
+    case DataType::kInt8:
+      return {-128.0, 127.0};
+    case DataType::kInt16:
+      return {-32768.0, 32767.0};
+    case DataType::kInt32:
+      return {-2147483648.0, 2147483647.0};
+    case DataType::kInt64:
+      return {-9223372036854775808.0, 9223372036854774784.0};
+    case DataType::kUInt8:
+      return {0.0, 255.0};
+    case DataType::kUInt16:
+      return {0.0, 65535.0};
+    case DataType::kUInt32:
+      return {0.0, 4294967295.0};
+    case DataType::kUInt64:
+      return {0.0, 18446744073709549568.0};
+    default:
+      return {0.0, -1.0};  // bool and floats: no range, nothing is inside
   }
 }
 
@@ -250,7 +262,8 @@ bool float_cast_is_in_range(const Expr& value, DataType to) {
   // f16 and bf16 round bounds such as 65535 to infinity: only f32 and f64 are recognised.
   if (!value || (value->dtype != DataType::kFloat32 && value->dtype != DataType::kFloat64)) return false;
   const std::pair<double, double> range = integer_range(to);
-  const double low = range.first, high = range.second;  // not a structured binding: clang 14's lambdas cannot capture one
+  const double low = range.first,
+               high = range.second;  // not a structured binding: clang 14's lambdas cannot capture one
   // A bound as the kernel holds it: an f32 immediate 2147483647 is 2^31, outside int32.
   auto inside = [&](double bound) {
     if (!(bound >= low && bound <= high)) return false;  // also NaN, and before narrowing to f32

@@ -106,8 +106,10 @@ template <class T> T from_double(double v) {
   if constexpr (std::is_same_v<T, Float16>) return to_float16(static_cast<float>(v));
   else if constexpr (std::is_same_v<T, BFloat16>) return to_bfloat16(static_cast<float>(v));
   else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
-  else if constexpr (std::is_same_v<T, uint64_t>) return float_to_uint64(v);
-  else if constexpr (std::is_integral_v<T>) return static_cast<T>(float_to_int64(v));
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return float_to_uint64(v);
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(float_to_int64(v));
   else return static_cast<T>(v);
 }
 

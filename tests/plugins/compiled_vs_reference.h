@@ -98,7 +98,7 @@ inline std::vector<const char*> backends_under_test() {
 
 // Every integer type, signed then unsigned, narrow to wide.
 inline const std::vector<DataType>& integer_types() {
-  static const std::vector<DataType> all = {DataType::kInt8,  DataType::kInt16,  DataType::kInt32, DataType::kInt64,
+  static const std::vector<DataType> all = {DataType::kInt8,  DataType::kInt16,  DataType::kInt32,  DataType::kInt64,
                                             DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64};
   return all;
 }

@@ -62,9 +62,9 @@ class TestFloatCasts : public QObject {
     const std::vector<Case> cases = {
         {nan, DataType::kInt32, 0},
         {-1.9, DataType::kInt32, -1},
-        {3e9, DataType::kInt32, -1294967296.0},     // 3000000000 − 2^32
-        {1e30, DataType::kInt32, -1},               // INT64_MAX's low 32 bits
-        {-inf, DataType::kInt16, 0},                // INT64_MIN's low 16 bits
+        {3e9, DataType::kInt32, -1294967296.0},  // 3000000000 − 2^32
+        {1e30, DataType::kInt32, -1},            // INT64_MAX's low 32 bits
+        {-inf, DataType::kInt16, 0},             // INT64_MIN's low 16 bits
         {-1.0, DataType::kUInt8, 255},
         {300.7, DataType::kUInt8, 44},
         {inf, DataType::kInt64, 9223372036854775807.0},
@@ -77,10 +77,10 @@ class TestFloatCasts : public QObject {
       const Graph g = testing::one_node_graph("Cast", {{"to", int64_t{dtype_to_onnx(c.to)}}}, {x});
       const double got = run_reference(g, {x})[0].get_double(0);
       QVERIFY2(got == c.want, qPrintable(QString("%1 → %2 gave %3, the rule says %4")
-                                              .arg(c.x, 0, 'g', 20)
-                                              .arg(QString::fromStdString(std::string(dtype_name(c.to))))
-                                              .arg(got, 0, 'g', 20)
-                                              .arg(c.want, 0, 'g', 20)));
+                                             .arg(c.x, 0, 'g', 20)
+                                             .arg(QString::fromStdString(std::string(dtype_name(c.to))))
+                                             .arg(got, 0, 'g', 20)
+                                             .arg(c.want, 0, 'g', 20)));
     }
   }
 
@@ -102,8 +102,7 @@ class TestFloatCasts : public QObject {
     QFETCH(int, to);
     QFETCH(QString, target);
     const std::vector<Tensor> x = {values_as(static_cast<DataType>(from))};
-    const Graph g =
-        testing::one_node_graph("Cast", {{"to", int64_t{dtype_to_onnx(static_cast<DataType>(to))}}}, x);
+    const Graph g = testing::one_node_graph("Cast", {{"to", int64_t{dtype_to_onnx(static_cast<DataType>(to))}}}, x);
     const QString failure = testing::compiled_vs_reference(g, x, target, testing::kExact);
     QVERIFY2(failure.isEmpty(), qPrintable(failure));
   }

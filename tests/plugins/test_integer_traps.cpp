@@ -113,14 +113,16 @@ class TestIntegerTraps : public QObject {
     const DataType t = static_cast<DataType>(dtype);
     std::vector<Tensor> values = {operand(t, false, 3), operand(t, true, 5)};
     const Graph g = testing::one_node_graph("Div", {}, values);
-    auto compiled = compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
+    auto compiled =
+        compile::CompiledModel::compile(std::make_shared<const Graph>(g), Target::parse(target.toStdString()));
     const std::vector<Tensor> got = compiled->run(values), want = run_reference(g, values);
     QCOMPARE(got.size(), want.size());
     QVERIFY(std::memcmp(got[0].raw_data(), want[0].raw_data(), want[0].nbytes()) == 0);
     values[1].set_double(11, 0);
     const std::string err = error_of([&] { compiled->run(values); });
-    QVERIFY2(err.find("node 'n' (Div)") != std::string::npos && err.find("integer division by zero") != std::string::npos,
-             err.c_str());
+    QVERIFY2(
+        err.find("node 'n' (Div)") != std::string::npos && err.find("integer division by zero") != std::string::npos,
+        err.c_str());
   }
 };
 

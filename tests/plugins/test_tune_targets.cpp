@@ -263,8 +263,8 @@ class TestTuneTargets : public QObject {
     const size_t complete = tune::read_record_log(log.toStdString()).records.size();
     QCOMPARE(complete, static_cast<size_t>(before.count('\n')));
 
-    Result r = tessel_cli(
-        {"tune", model, "--records", log, "--trials", "6", "--batch", "3", "--min-time-ms", "1", "--target", "accel-sim"});
+    Result r = tessel_cli({"tune", model, "--records", log, "--trials", "6", "--batch", "3", "--min-time-ms", "1",
+                           "--target", "accel-sim"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
     QVERIFY2(r.err.contains("its last line was cut off"), qPrintable(r.err));
     QVERIFY(file.open(QIODevice::ReadOnly));

@@ -138,7 +138,8 @@ class ViewModelsTest : public QObject {
     InspectorModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.show_node(snap_, snap_->last_pass(), consumer);
-    QCOMPARE(model.value_of("kernel", "Fusion"), QString::fromStdString(snap_->fusion->group_of(apart.consumer).kernel_name));
+    QCOMPARE(model.value_of("kernel", "Fusion"),
+             QString::fromStdString(snap_->fusion->group_of(apart.consumer).kernel_name));
     const QString edge = "in " + QString::fromStdString(g.value(apart.value).name) + " " +
                          QString::fromStdString(g.nodes[static_cast<size_t>(apart.producer)].name);
     const InspectorRow* row = model.find(edge, "Fusion");

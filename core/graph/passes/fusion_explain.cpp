@@ -19,8 +19,8 @@ std::optional<FusionBlock> recorded_rule(const FusionResult& f, NodeId producer,
   return std::nullopt;
 }
 
-EdgeExplanation between_nodes(const Graph& g, const FusionResult& f, NodeId producer, NodeId consumer,
-                              ValueId value, bool incoming) {
+EdgeExplanation between_nodes(const Graph& g, const FusionResult& f, NodeId producer, NodeId consumer, ValueId value,
+                              bool incoming) {
   EdgeExplanation e;
   e.incoming = incoming;
   e.value = value;
@@ -33,11 +33,11 @@ EdgeExplanation between_nodes(const Graph& g, const FusionResult& f, NodeId prod
   const std::string ends = "(" + describe(g, producer) + " -> " + describe(g, consumer) + ")";
   e.rule = recorded_rule(f, producer, consumer, value);
   if (e.rule)
-    e.sentence = "not fused [" + std::string(fusion_block_name(*e.rule)) + "]: " +
-                 std::string(fusion_block_reason(*e.rule)) + " " + ends;
+    e.sentence = "not fused [" + std::string(fusion_block_name(*e.rule)) +
+                 "]: " + std::string(fusion_block_reason(*e.rule)) + " " + ends;
   else  // fusion records the edge it refused; the two ends joined other kernels first
-    e.sentence = "not fused: the two ends joined different kernels " + ends + " (" +
-                 f.group_of(producer).kernel_name + ", " + f.group_of(consumer).kernel_name + ")";
+    e.sentence = "not fused: the two ends joined different kernels " + ends + " (" + f.group_of(producer).kernel_name +
+                 ", " + f.group_of(consumer).kernel_name + ")";
   return e;
 }
 
@@ -49,7 +49,8 @@ NodeId find_node_named(const Graph& g, std::string_view name) {
   // A pass that rewrites a node names what it makes after it ("conv_winograd_in", "x_NCHW16c").
   std::vector<std::string> derived;
   for (const Node& n : g.nodes)
-    if (n.name.size() > name.size() && n.name.starts_with(name) && n.name[name.size()] == '_') derived.push_back(n.name);
+    if (n.name.size() > name.size() && n.name.starts_with(name) && n.name[name.size()] == '_')
+      derived.push_back(n.name);
   if (derived.size() == 1) return find_node_named(g, derived.front());
   if (!derived.empty()) {
     std::string list;
@@ -106,14 +107,16 @@ NodeFusionExplanation explain_node_fusion(const Graph& g, const FusionResult& f,
 std::string fusion_explanation_text(const Graph& g, const NodeFusionExplanation& e) {
   std::string members;
   for (NodeId m : e.kernel_nodes) members += (members.empty() ? "" : ", ") + g.nodes[m].name;
-  std::string text = "node '" + g.nodes[e.node].name + "' (" + g.nodes[e.node].op->name + ") is in kernel " +
-                     e.kernel + " (" + std::to_string(e.kernel_nodes.size()) + " node" +
-                     (e.kernel_nodes.size() == 1 ? "" : "s") + ": " + members + ")\n";
+  std::string text = "node '" + g.nodes[e.node].name + "' (" + g.nodes[e.node].op->name + ") is in kernel " + e.kernel +
+                     " (" + std::to_string(e.kernel_nodes.size()) + " node" + (e.kernel_nodes.size() == 1 ? "" : "s") +
+                     ": " + members + ")\n";
   for (const EdgeExplanation& edge : e.edges) {
     std::string far = edge.other < 0 ? std::string{}
-                                     : std::string(edge.incoming ? "from " : "to ") + "'" +
-                                           g.nodes[edge.other].name + "' (" + g.nodes[edge.other].op->name + ")";
-    auto padded = [](std::string s, size_t width) { return s.size() < width ? s + std::string(width - s.size(), ' ') : s; };
+                                     : std::string(edge.incoming ? "from " : "to ") + "'" + g.nodes[edge.other].name +
+                                           "' (" + g.nodes[edge.other].op->name + ")";
+    auto padded = [](std::string s, size_t width) {
+      return s.size() < width ? s + std::string(width - s.size(), ' ') : s;
+    };
     text += "  " + padded(edge.incoming ? "in" : "out", 5) + padded(g.values[edge.value].name, 24) + " " +
             padded(far, 36) + " " + edge.sentence + "\n";
   }

@@ -18,19 +18,19 @@
 namespace tessel {
 
 struct EdgeExplanation {
-  bool incoming = true;     // the value feeds the node (else the node produces it)
+  bool incoming = true;  // the value feeds the node (else the node produces it)
   ValueId value = kNoValue;
-  NodeId other = -1;        // the node at the far end; -1: a graph input, a constant or a graph output
-  bool fused = false;       // both ends are members of one kernel
+  NodeId other = -1;                // the node at the far end; -1: a graph input, a constant or a graph output
+  bool fused = false;               // both ends are members of one kernel
   std::optional<FusionBlock> rule;  // for an edge between kernels: the rule fusion recorded
-  std::string sentence;     // "fused: same kernel", "not fused [rule]: reason (Conv 'a' -> Relu 'b')", ...
+  std::string sentence;             // "fused: same kernel", "not fused [rule]: reason (Conv 'a' -> Relu 'b')", ...
 };
 
 struct NodeFusionExplanation {
   NodeId node = -1;
-  std::string kernel;                 // its kernel's name
-  std::vector<NodeId> kernel_nodes;   // the kernel's members in order
-  std::vector<EdgeExplanation> edges; // inputs in order, then each output's uses
+  std::string kernel;                  // its kernel's name
+  std::vector<NodeId> kernel_nodes;    // the kernel's members in order
+  std::vector<EdgeExplanation> edges;  // inputs in order, then each output's uses
 };
 
 // Throws Error when `node` is not a node of `g` or `fusion` was made for another graph.

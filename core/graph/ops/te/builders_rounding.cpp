@@ -16,7 +16,8 @@ namespace tessel::ops::te_builder {
 //   x = -2.5:  t = -2   floor: x < t → -3   ceil: t = -2   round (half to even): |x-t| = .5, t even → -2
 namespace {
 
-double integral_limit_value(DataType t) { return t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0; }  // 2^52, 2^23
+// 2^52, 2^23: at or above it, every value of the type is an integer.
+double integral_limit_value(DataType t) { return t == DataType::kFloat64 ? 4503599627370496.0 : 8388608.0; }
 Expr integral_limit(DataType t) { return num(t, integral_limit_value(t)); }
 // trunc(x) as int64, of x clamped to the limit first: every use is under when_fractional, which
 // keeps x itself beyond it, and a cast of a clamped value is a plain conversion
