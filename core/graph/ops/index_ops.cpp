@@ -124,7 +124,7 @@ void CumSumOp::reference(const Attrs& a, const KernelArgs& args) {
 void OneHotOp::infer(const Attrs& a, InferContext& ctx) {
   const TensorType& indices = ctx.input(0);
   require_dtype("OneHot", "indices", indices.dtype, kNumericTypes);
-  const int64_t depth = static_cast<int64_t>(ctx.require_value(1, "depth").get_double(0));
+  const int64_t depth = float_to_int64(ctx.require_value(1, "depth").get_double(0));
   if (shape_numel(ctx.input(1).shape) != 1) throw Error("OneHot: depth must hold one value");
   if (depth < 1) throw Error("OneHot: depth " + std::to_string(depth) + " must be at least 1");
   if (shape_numel(ctx.input(2).shape) != 2)
@@ -140,7 +140,7 @@ void OneHotOp::reference(const Attrs& a, const KernelArgs& args) {
   const Tensor& indices = args.in(0);
   const Tensor& values = args.in(2);
   Tensor& y = args.out(0);
-  const int64_t depth = static_cast<int64_t>(args.in(1).get_double(0));
+  const int64_t depth = float_to_int64(args.in(1).get_double(0));
   const int64_t axis = axis_in(a.axis, y.rank(), "OneHot");
   const AxisSplit s = split_at(y.shape(), axis);
   for (int64_t o = 0; o < s.outer; ++o)

@@ -38,8 +38,13 @@ void RoiAlignOp::reference(const Attrs& a, const KernelArgs& args) {
     double rw = rois[r * 4 + 2] * scale - offset - x0, rh = rois[r * 4 + 3] * scale - offset - y0;
     if (!half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
     const double bin_h = rh / static_cast<double>(OH), bin_w = rw / static_cast<double>(OW);
-    const int64_t grid_h = a.sampling_ratio > 0 ? a.sampling_ratio : static_cast<int64_t>(std::ceil(rh / OH));
-    const int64_t grid_w = a.sampling_ratio > 0 ? a.sampling_ratio : static_cast<int64_t>(std::ceil(rw / OW));
+    // The adaptive grid comes from the box, which is data: NaN gives 0 samples, and a box of
+    // absurd size is held to 2^20 samples a side, so grid_h * grid_w cannot overflow.
+    auto adaptive = [](double extent_per_bin) {
+      return std::clamp<int64_t>(float_to_int64(std::ceil(extent_per_bin)), 0, int64_t{1} << 20);
+    };
+    const int64_t grid_h = a.sampling_ratio > 0 ? a.sampling_ratio : adaptive(rh / static_cast<double>(OH));
+    const int64_t grid_w = a.sampling_ratio > 0 ? a.sampling_ratio : adaptive(rw / static_cast<double>(OW));
     const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
     for (int64_t c = 0; c < C; ++c) {
       const double* img = x.data() + (b * C + c) * H * W;

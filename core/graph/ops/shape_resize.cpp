@@ -52,7 +52,8 @@ ResizePlan plan_resize(const Shape& in, const Tensor* scales, const Tensor* size
       if (!(s > 0) || !std::isfinite(s))
         throw Error("scale " + std::to_string(s) + " of axis " + std::to_string(k) + " must be positive");
       p.scale.push_back(s);
-      p.out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[k]) * s)));
+      // A huge scale saturates (float_to_int64) and fails later as a size, never as a conversion.
+      p.out.push_back(float_to_int64(std::floor(static_cast<double>(in[k]) * s)));
     }
   } else {
     const std::vector<int64_t> s = sizes->to_int64s();

@@ -126,7 +126,8 @@ void MelWeightMatrixOp::reference(const Attrs&, const KernelArgs& args) {
   std::vector<int64_t> edge;
   for (int64_t k = 0; k < bands + 2; ++k) {
     const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(k) * step + low_mel) / 2595.0) - 1.0);
-    edge.push_back(static_cast<int64_t>(std::floor(static_cast<double>(length + 1) * hz / rate)));
+    // A sample rate of 0 or NaN gives an infinite or NaN edge: saturated, then refused by `set`.
+    edge.push_back(float_to_int64(std::floor(static_cast<double>(length + 1) * hz / rate)));
   }
   Tensor& y = args.out(0);
   auto set = [&](int64_t bin, int64_t band, double v) {
