@@ -156,15 +156,19 @@ void InspectorModel::show_node(const StudioSnapshotPtr& snap, int pass, const QS
     rows.push_back(
         row(tr("anchor"), group.anchor == id ? tr("this node") : q(g.nodes[static_cast<size_t>(group.anchor)].name)));
     // Each edge of the node: fused, or the rule that kept it apart, in words (what
-    // `tessel passes --why NODE` prints).
+    // `tessel passes --why NODE` prints). The property column stays short ("edge in 0"); the
+    // value and the node at the far end lead the description, which the pane lets wrap.
+    int in = 0, out = 0;
     for (const EdgeExplanation& e : explain_node_fusion(g, *snap->fusion, id).edges) {
-      const QString far = e.other < 0 ? QString() : " " + q(g.nodes[static_cast<size_t>(e.other)].name);
-      const QString edge = (e.incoming ? tr("in ") : tr("out ")) + q(g.value(e.value).name) + far;
+      const QString edge = e.incoming ? tr("edge in %1").arg(in++) : tr("edge out %1").arg(out++);
+      const QString far = e.other < 0 ? QString()
+                                      : (e.incoming ? tr(" from '%1'") : tr(" to '%1'"))
+                                            .arg(q(g.nodes[static_cast<size_t>(e.other)].name));
       const QString verdict = e.other < 0 ? tr("-")
                               : e.fused   ? tr("fused")
                               : e.rule    ? tr("not fused: %1").arg(q(std::string(fusion_block_name(*e.rule))))
                                           : tr("not fused");
-      rows.push_back(row(edge, verdict, {}, q(e.sentence)));
+      rows.push_back(row(edge, verdict, {}, q(g.value(e.value).name) + far + ": " + q(e.sentence)));
     }
   }
   set_rows(tr("%1 · %2").arg(q(op.name), name), std::move(rows));

@@ -25,6 +25,7 @@ InspectorPane::InspectorPane(QWidget* parent) : QWidget(parent), model_(new Insp
   view_->setTextElideMode(Qt::ElideMiddle);
   view_->horizontalHeader()->setStretchLastSection(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->viewport()->installEventFilter(this);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(title_);
@@ -60,18 +61,35 @@ void InspectorPane::resizeEvent(QResizeEvent* event) {
   fit_columns();
 }
 
-void InspectorPane::fit_columns() {
-  view_->resizeColumnsToContents();
-  const int width = view_->viewport()->width();
-  const double share[] = {0.28, 0.30, 0.14};  // of the width, at most, for property, value, default
-  int used = 0;
-  for (int c = 0; c < InspectorModel::kDescription; ++c) {
-    view_->setColumnWidth(c, std::min(view_->columnWidth(c), static_cast<int>(width * share[c])));
-    used += view_->columnWidth(c);
+bool InspectorPane::eventFilter(QObject* watched, QEvent* event) {
+  // Rows that wrap grow taller, which can bring in the vertical scroll bar after the columns were
+  // fitted (a node's Fusion rows did): the description would end under it.
+  if (watched == view_->viewport() && event->type() == QEvent::Resize) {
+    auto* resize = static_cast<QResizeEvent*>(event);
+    if (!fitting_ && resize->size().width() != resize->oldSize().width()) fit_columns();
   }
-  view_->setColumnWidth(InspectorModel::kDescription, std::max(80, width - used));
-  view_->horizontalHeader()->setStretchLastSection(true);
-  view_->resizeRowsToContents();
+  return QWidget::eventFilter(watched, event);
+}
+
+void InspectorPane::fit_columns() {
+  fitting_ = true;
+  // Twice when the scroll bar came or went while the rows were resized (synchronously; the event
+  // filter covers a later resize).
+  for (int pass = 0; pass < 2; ++pass) {
+    view_->resizeColumnsToContents();
+    const int width = view_->viewport()->width();
+    const double share[] = {0.28, 0.30, 0.14};  // of the width, at most, for property, value, default
+    int used = 0;
+    for (int c = 0; c < InspectorModel::kDescription; ++c) {
+      view_->setColumnWidth(c, std::min(view_->columnWidth(c), static_cast<int>(width * share[c])));
+      used += view_->columnWidth(c);
+    }
+    view_->setColumnWidth(InspectorModel::kDescription, std::max(80, width - used));
+    view_->horizontalHeader()->setStretchLastSection(true);
+    view_->resizeRowsToContents();
+    if (view_->viewport()->width() == width) break;
+  }
+  fitting_ = false;
 }
 
 }  // namespace tessel::views

@@ -20,6 +20,8 @@ class InspectorPane final : public QWidget {
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  // The table's viewport narrows when its vertical scroll bar appears: the columns are refitted.
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void refresh();
@@ -29,6 +31,7 @@ class InspectorPane final : public QWidget {
   InspectorModel* model_;
   QLabel* title_;
   QTableView* view_;
+  bool fitting_ = false;  // fit_columns is running (its own row resizing can resize the viewport)
 };
 
 }  // namespace tessel::views
